@@ -1,0 +1,1 @@
+"""Tally's local-stack launcher (in the spirit of Cassandra's ccm)."""

@@ -1,0 +1,134 @@
+"""./tally: the local stack's command line (up, down, status, logs, test, build)."""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+from . import build, packages
+from .settings import REPO, Settings
+from .stack import Stack, StackError, tail_lines
+
+
+def say(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def cmd_up(args, settings: Settings) -> int:
+    t0 = time.monotonic()
+    packages.ensure_packages(say)
+    if not args.no_build:
+        build.build_java(say)
+    stack = Stack(settings, say)
+    started = stack.up()
+    if not started:
+        say("the stack is already running (nothing to do)")
+    print_status(stack)
+    say(f"up took {time.monotonic() - t0:.1f}s")
+    return 0
+
+
+def cmd_down(args, settings: Settings) -> int:
+    stack = Stack(settings, say)
+    stopped = stack.down(wipe=args.wipe)
+    if not stopped:
+        say("nothing was running")
+    return 0
+
+
+def print_status(stack: Stack) -> None:
+    rows = stack.status()
+    head = ("COMPONENT", "PID", "PORTS", "HEALTH", "RSS_MB", "VERSION", "URL")
+    table = [head] + [(r.name, r.pid, r.ports, r.health, r.rss_mb, r.version, r.url) for r in rows]
+    widths = [max(len(str(row[i])) for row in table) for i in range(len(head))]
+    for row in table:
+        say("  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip())
+
+
+def cmd_status(args, settings: Settings) -> int:
+    stack = Stack(settings, say)
+    print_status(stack)
+    for c in stack.components:
+        err = stack.state.components.get(c.name, {}).get("error")
+        if err and not stack.running(c):
+            say(f"{c.name}: last start failed: {err}  (./tally logs {c.name})")
+    return 0
+
+
+def cmd_logs(args, settings: Settings) -> int:
+    stack = Stack(settings, say)
+    c = stack.component(args.component)
+    if not c.log_file.exists():
+        say(f"no log yet for {c.name} ({c.log_file})")
+        return 1
+    if args.follow:
+        os.execvp("tail", ["tail", "-n", str(args.lines), "-F", str(c.log_file)])
+    for line in tail_lines(c.log_file, args.lines):
+        print(line)
+    return 0
+
+
+def cmd_build(args, settings: Settings) -> int:
+    build.build_java(say, force=True)
+    return 0
+
+
+def cmd_test(args, settings: Settings) -> int:
+    """Unit tests (Maven, pytest), then the stack (started if needed), then integration tests."""
+    t0 = time.monotonic()
+    results: list[tuple[str, int]] = []
+    py = sys.executable
+    env = dict(os.environ, PYTHONPATH=str(REPO / "infra"))
+    if not args.integration_only:
+        results.append(("maven unit tests", run(build.mvn_cmd("-B", "test"))))
+        results.append(("python unit tests", run([py, "-m", "pytest", "-q", str(REPO / "infra" / "tests" / "unit")], env)))
+    if not args.unit_only:
+        packages.ensure_packages(say)
+        build.build_java(say)
+        Stack(settings, say).up()
+        results.append(("python integration tests",
+                        run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(REPO / "infra" / "tests" / "integration")], env)))
+    failed = [name for name, rc in results if rc != 0]
+    say(f"\n./tally test took {time.monotonic() - t0:.0f}s")
+    for name, rc in results:
+        say(f"  {'PASS' if rc == 0 else 'FAIL'}  {name}")
+    return 1 if failed else 0
+
+
+def run(cmd: list[str], env: dict | None = None) -> int:
+    say(f"\n$ {' '.join(cmd)}")
+    return subprocess.run(cmd, cwd=REPO, env=env).returncode
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="tally", description="Tally's local stack and tools.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    up = sub.add_parser("up", help="install, fetch, build and start the whole stack (idempotent)")
+    up.add_argument("--no-build", action="store_true", help="do not build the Java modules")
+    up.set_defaults(fn=cmd_up)
+    down = sub.add_parser("down", help="stop everything the stack started (by PID)")
+    down.add_argument("--wipe", action="store_true", help="also delete data, configs and logs")
+    down.set_defaults(fn=cmd_down)
+    sub.add_parser("status", help="pid, ports, health, version and URL of each component").set_defaults(fn=cmd_status)
+    logs = sub.add_parser("logs", help="a component's log")
+    logs.add_argument("component")
+    logs.add_argument("-n", "--lines", type=int, default=100)
+    logs.add_argument("-f", "--follow", action="store_true")
+    logs.set_defaults(fn=cmd_logs)
+    sub.add_parser("build", help="build the Java modules (jobs, services)").set_defaults(fn=cmd_build)
+    test = sub.add_parser("test", help="all tests: unit, then integration against the running stack")
+    g = test.add_mutually_exclusive_group()
+    g.add_argument("--unit-only", action="store_true")
+    g.add_argument("--integration-only", action="store_true")
+    test.set_defaults(fn=cmd_test)
+    args = p.parse_args(argv)
+    try:
+        settings = Settings.load()
+        return args.fn(args, settings)
+    except (StackError, RuntimeError, ValueError) as e:
+        print(f"tally {args.cmd}: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,89 @@
+"""One component of the local stack: fetch, configure, start, wait until ready, stop."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from ..fetch import fetch_dist, jar
+from ..process import tcp_open
+from ..settings import Settings
+
+JAVA = shutil.which("java") or "java"
+
+
+class Component:
+    name = ""
+    version = ""
+    depends: tuple[str, ...] = ()
+    dists: tuple[str, ...] = ()        # infra/dist/<name>/pom.xml fetched with Maven; the first is its own
+    ready_timeout = 120.0
+    stop_timeout = 60.0
+
+    def __init__(self, settings: Settings, log=print):
+        self.s = settings
+        self.log = log
+
+    # ---- facts -------------------------------------------------------------------
+    def ports(self) -> dict[str, int]:
+        """Every port the component binds, by a readable name."""
+        return {}
+
+    def url(self) -> str:
+        return ""
+
+    def metrics_target(self) -> str | None:
+        """host:port that Prometheus scrapes for this component, if any."""
+        return None
+
+    @property
+    def host(self) -> str:
+        return self.s.host
+
+    @property
+    def data_dir(self) -> Path:
+        return self.s.data(self.name)
+
+    @property
+    def conf_dir(self) -> Path:
+        return self.s.conf(self.name)
+
+    @property
+    def log_file(self) -> Path:
+        return self.s.log(self.name)
+
+    # ---- lifecycle ---------------------------------------------------------------
+    def fetch(self) -> None:
+        for dist in self.dists:
+            fetch_dist(self.s, dist, self.log)
+
+    def configure(self) -> None:
+        """Writes config files into the state directory (idempotent)."""
+
+    def command(self) -> tuple[list[str], dict[str, str]]:
+        raise NotImplementedError
+
+    def ready(self) -> bool:
+        main = next(iter(self.ports().values()), None)
+        return main is not None and tcp_open(self.host, main)
+
+    def after_ready(self) -> None:
+        """Provisioning that needs the running server (topics, keyspaces, ...)."""
+
+    # ---- helpers -----------------------------------------------------------------
+    @property
+    def lib(self) -> Path:
+        return self.s.dist(self.dists[0]) / "lib"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(extra)
+        return env
+
+    def jmx_agent(self, port: int, rules: str = "- pattern: '.*'\n") -> str:
+        """-javaagent flag for the Prometheus JMX exporter, bound to the stack host."""
+        cfg = self.conf_dir / "jmx-exporter.yaml"
+        cfg.parent.mkdir(parents=True, exist_ok=True)
+        cfg.write_text("lowercaseOutputName: true\nrules:\n" + rules)
+        agent = jar(self.s.dist("jmx-exporter") / "lib", "jmx_prometheus_javaagent")
+        return f"-javaagent:{agent}={self.host}:{port}:{cfg}"

@@ -1,0 +1,158 @@
+"""Cassandra 5 single node, started from the cassandra-all jar (no tarball on Maven)."""
+from __future__ import annotations
+
+from ..fetch import jar
+from .base import JAVA, Component
+
+# Upstream conf/jvm17-server.options: module access Cassandra needs on Java 17.
+JVM17_OPTIONS = """
+-Djdk.attach.allowAttachSelf=true
+--add-exports java.base/jdk.internal.misc=ALL-UNNAMED
+--add-exports java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED
+--add-exports java.rmi/sun.rmi.registry=ALL-UNNAMED
+--add-exports java.rmi/sun.rmi.server=ALL-UNNAMED
+--add-exports java.sql/java.sql=ALL-UNNAMED
+--add-exports java.base/java.lang.ref=ALL-UNNAMED
+--add-exports jdk.unsupported/sun.misc=ALL-UNNAMED
+--add-exports jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED
+--add-exports jdk.attach/sun.tools.attach=ALL-UNNAMED
+--add-opens java.base/java.lang.module=ALL-UNNAMED
+--add-opens java.base/jdk.internal.loader=ALL-UNNAMED
+--add-opens java.base/jdk.internal.ref=ALL-UNNAMED
+--add-opens java.base/jdk.internal.reflect=ALL-UNNAMED
+--add-opens java.base/jdk.internal.math=ALL-UNNAMED
+--add-opens java.base/jdk.internal.module=ALL-UNNAMED
+--add-opens java.base/jdk.internal.util.jar=ALL-UNNAMED
+--add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED
+--add-opens java.base/sun.nio.ch=ALL-UNNAMED
+--add-opens java.base/java.io=ALL-UNNAMED
+--add-opens java.base/java.lang.reflect=ALL-UNNAMED
+--add-opens jdk.compiler/com.sun.tools.javac=ALL-UNNAMED
+--add-opens java.base/java.lang=ALL-UNNAMED
+--add-opens java.base/java.util=ALL-UNNAMED
+-Dio.netty.tryReflectionSetAccessible=true
+-Dio.netty.allocator.useCacheForAllThreads=true
+-Dio.netty.allocator.maxOrder=11
+"""
+
+# tally_meta: the slice catalogue of shared DESIGN.md (start-inclusive, end-exclusive).
+META_CQL = [
+    "CREATE KEYSPACE IF NOT EXISTS tally_meta WITH replication = "
+    "{'class': 'SimpleStrategy', 'replication_factor': 1}",
+    "CREATE TABLE IF NOT EXISTS tally_meta.slices (namespace text, table_name text, "
+    "start_time timestamp, end_time timestamp, status text, config text, "
+    "PRIMARY KEY ((namespace), start_time)) WITH CLUSTERING ORDER BY (start_time ASC)",
+]
+
+
+class Cassandra(Component):
+    name = "cassandra"
+    version = "5.0.9"
+    dists = ("cassandra", "jmx-exporter")
+    ready_timeout = 180.0
+    stop_timeout = 30.0
+
+    def ports(self):
+        return {"cql": self.s.port("TALLY_CASSANDRA_PORT"),
+                "storage": self.s.port("TALLY_CASSANDRA_STORAGE_PORT"),
+                "metrics": self.s.port("TALLY_CASSANDRA_METRICS_PORT")}
+
+    def url(self):
+        return f"cql://{self.host}:{self.ports()['cql']}"
+
+    def metrics_target(self):
+        return f"{self.host}:{self.ports()['metrics']}"
+
+    def configure(self):
+        p = self.ports()
+        d = self.data_dir
+        for sub in ("data", "commitlog", "saved_caches", "hints", "cdc_raw"):
+            (d / sub).mkdir(parents=True, exist_ok=True)
+        self.conf_dir.mkdir(parents=True, exist_ok=True)
+        (self.conf_dir / "cassandra.yaml").write_text(f"""# Written by ./tally up; edit infra/tally/components/cassandra.py instead.
+cluster_name: tally-local
+num_tokens: 16
+allocate_tokens_for_local_replication_factor: 1
+partitioner: org.apache.cassandra.dht.Murmur3Partitioner
+data_file_directories: [{d / 'data'}]
+commitlog_directory: {d / 'commitlog'}
+saved_caches_directory: {d / 'saved_caches'}
+hints_directory: {d / 'hints'}
+cdc_raw_directory: {d / 'cdc_raw'}
+commitlog_sync: periodic
+commitlog_sync_period: 10000ms
+commitlog_segment_size: 32MiB
+seed_provider:
+  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+    parameters:
+      - seeds: "{self.host}:{p['storage']}"
+listen_address: {self.host}
+rpc_address: {self.host}
+storage_port: {p['storage']}
+native_transport_port: {p['cql']}
+start_native_transport: true
+endpoint_snitch: SimpleSnitch
+authenticator: AllowAllAuthenticator
+authorizer: AllowAllAuthorizer
+disk_failure_policy: stop
+commit_failure_policy: stop
+concurrent_reads: 16
+concurrent_writes: 16
+concurrent_counter_writes: 16
+concurrent_materialized_view_writes: 8
+read_request_timeout: 10000ms
+range_request_timeout: 20000ms
+write_request_timeout: 5000ms
+request_timeout: 20000ms
+batch_size_warn_threshold: 64KiB
+batch_size_fail_threshold: 640KiB
+dynamic_snitch: false
+""")
+        (self.conf_dir / "logback.xml").write_text("""<configuration>
+  <appender name="STDOUT" class="ch.qos.logback.core.ConsoleAppender">
+    <encoder><pattern>%-5level [%thread] %date{ISO8601} %F:%L - %msg%n</pattern></encoder>
+  </appender>
+  <root level="INFO"><appender-ref ref="STDOUT"/></root>
+</configuration>
+""")
+
+    def command(self):
+        heap = self.s.get("TALLY_CASSANDRA_HEAP")
+        jamm = jar(self.lib, "jamm")
+        argv = [JAVA, f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=300",
+                "-Xss256k",
+                *JVM17_OPTIONS.split(),
+                f"-javaagent:{jamm}",
+                self.jmx_agent(self.ports()["metrics"],
+                               "- pattern: 'org.apache.cassandra.metrics<type=(\\\\w+), name=(\\\\w+)><>(Count|Value)'\n"
+                               "  name: cassandra_$1_$2\n"),
+                f"-Dcassandra.config=file://{self.conf_dir}/cassandra.yaml",
+                f"-Dlogback.configurationFile={self.conf_dir}/logback.xml",
+                f"-Dcassandra.logdir={self.data_dir}/logs",
+                f"-Dcassandra.storagedir={self.data_dir}",
+                "-Dcassandra-foreground=yes",
+                # A single node: skip the ring settling delays made for real clusters.
+                "-Dcassandra.ring_delay_ms=1000", "-Dcassandra.skip_wait_for_gossip_to_settle=0",
+                "-Dcassandra.superuser_setup_delay_ms=0",
+                "-cp", f"{self.lib}/*", "org.apache.cassandra.service.CassandraDaemon"]
+        return argv, self.env()
+
+    def session(self):
+        from cassandra.cluster import Cluster
+        cluster = Cluster([self.host], port=self.ports()["cql"], connect_timeout=3)
+        return cluster, cluster.connect()
+
+    def ready(self):
+        cluster, session = self.session()
+        try:
+            return session.execute("SELECT release_version FROM system.local").one() is not None
+        finally:
+            cluster.shutdown()
+
+    def after_ready(self):
+        cluster, session = self.session()
+        try:
+            for stmt in META_CQL:
+                session.execute(stmt, timeout=30)
+        finally:
+            cluster.shutdown()

@@ -1,0 +1,109 @@
+"""Kafka Connect standalone running the Debezium Postgres connector for the control plane.
+
+Debezium's Kafka libraries are excluded in infra/dist/connect, so one Kafka version is
+on the classpath. Offsets live in a file (standalone mode), so a restart resumes."""
+from __future__ import annotations
+
+import json
+import urllib.request
+
+from .base import JAVA, Component
+
+CONNECTOR = "tally-control-plane"
+
+
+class Connect(Component):
+    name = "connect"
+    version = "4.3.1 + debezium 3.6.1.Final"
+    depends = ("kafka", "postgres")
+    dists = ("connect", "jmx-exporter")
+    ready_timeout = 120.0
+    stop_timeout = 30.0
+
+    def ports(self):
+        return {"rest": self.s.port("TALLY_CONNECT_PORT"), "metrics": self.s.port("TALLY_CONNECT_METRICS_PORT")}
+
+    def url(self):
+        return f"http://{self.host}:{self.ports()['rest']}"
+
+    def metrics_target(self):
+        return f"{self.host}:{self.ports()['metrics']}"
+
+    def configure(self):
+        self.conf_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        kafka = f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}"
+        (self.conf_dir / "worker.properties").write_text(f"""# Written by ./tally up; edit infra/tally/components/connect.py instead.
+bootstrap.servers={kafka}
+listeners=http://{self.host}:{self.ports()['rest']}
+rest.advertised.host.name={self.host}
+key.converter=org.apache.kafka.connect.json.JsonConverter
+key.converter.schemas.enable=false
+value.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter.schemas.enable=false
+offset.storage.file.filename={self.data_dir / 'connect.offsets'}
+offset.flush.interval.ms=1000
+plugin.discovery=only_scan
+""")
+        (self.conf_dir / f"{CONNECTOR}.properties").write_text(f"""# Debezium Postgres: namespaces -> tally.control.namespaces (compacted, key = name).
+name={CONNECTOR}
+connector.class=io.debezium.connector.postgresql.PostgresConnector
+tasks.max=1
+plugin.name=pgoutput
+database.hostname={self.host}
+database.port={self.s.port('TALLY_POSTGRES_PORT')}
+database.user={self.s.get('TALLY_CDC_USER')}
+database.password={self.s.get('TALLY_CDC_PASSWORD')}
+database.dbname=tally_control
+topic.prefix=tally.control
+slot.name=tally_control
+publication.name=tally_control_pub
+publication.autocreate.mode=disabled
+table.include.list=public.namespaces,public.stack_probe
+decimal.handling.mode=string
+poll.interval.ms=50
+snapshot.mode=initial
+topic.creation.default.replication.factor=1
+topic.creation.default.partitions=1
+topic.creation.default.cleanup.policy=compact
+transforms=route,name
+transforms.route.type=org.apache.kafka.connect.transforms.RegexRouter
+transforms.route.regex=tally\\\\.control\\\\.public\\\\.(.*)
+transforms.route.replacement=tally.control.$1
+transforms.name.type=org.apache.kafka.connect.transforms.ExtractField$Key
+transforms.name.field=name
+transforms.name.predicate=isNamespaces
+predicates=isNamespaces
+predicates.isNamespaces.type=org.apache.kafka.connect.transforms.predicates.TopicNameMatches
+predicates.isNamespaces.pattern=tally\\\\.control\\\\.namespaces
+""")
+        (self.conf_dir / "log4j2.yaml").write_text("""Configuration:
+  Appenders:
+    Console:
+      name: STDOUT
+      PatternLayout:
+        pattern: "[%d] %p %m (%c)%n"
+  Loggers:
+    Root:
+      level: INFO
+      AppenderRef:
+        - ref: STDOUT
+""")
+
+    def command(self):
+        heap = self.s.get("TALLY_CONNECT_HEAP")
+        argv = [JAVA, f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC",
+                f"-Dlog4j2.configurationFile={self.conf_dir}/log4j2.yaml",
+                self.jmx_agent(self.ports()["metrics"]),
+                "-cp", f"{self.lib}/*", "org.apache.kafka.connect.cli.ConnectStandalone",
+                str(self.conf_dir / "worker.properties"), str(self.conf_dir / f"{CONNECTOR}.properties")]
+        return argv, self.env()
+
+    def status(self) -> dict:
+        with urllib.request.urlopen(f"{self.url()}/connectors/{CONNECTOR}/status", timeout=3) as r:
+            return json.load(r)
+
+    def ready(self):
+        st = self.status()
+        tasks = st.get("tasks", [])
+        return st["connector"]["state"] == "RUNNING" and bool(tasks) and all(t["state"] == "RUNNING" for t in tasks)

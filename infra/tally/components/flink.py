@@ -1,0 +1,189 @@
+"""Flink 1.20 session cluster (a JobManager and a TaskManager) assembled from module jars.
+
+flink-dist is not on Maven, so the cluster classpath is the module jars of
+infra/dist/flink; the Prometheus reporter goes to plugins/ as Flink expects."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import urllib.request
+
+from ..fetch import layout_stamp
+from .base import JAVA, Component
+
+# Flink's own Java 17 list (flink-dist config.yaml, env.java.opts.all): without it job
+# submission fails with InaccessibleObjectException.
+JAVA17_OPTS = (
+    "--add-exports=java.base/sun.net.util=ALL-UNNAMED --add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED "
+    "--add-exports=jdk.compiler/com.sun.tools.javac.api=ALL-UNNAMED --add-exports=jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED "
+    "--add-exports=jdk.compiler/com.sun.tools.javac.parser=ALL-UNNAMED --add-exports=jdk.compiler/com.sun.tools.javac.tree=ALL-UNNAMED "
+    "--add-exports=jdk.compiler/com.sun.tools.javac.util=ALL-UNNAMED --add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED "
+    "--add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.net=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED "
+    "--add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED "
+    "--add-opens=java.base/java.text=ALL-UNNAMED --add-opens=java.base/java.time=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED "
+    "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED "
+    "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED")
+
+REPORTER_JAR_PREFIX = "flink-metrics-prometheus-"
+
+
+class _FlinkProcess(Component):
+    version = "1.20.3"
+    dists = ("flink",)
+    stop_timeout = 30.0
+    entrypoint = ""
+    resource_query = ""
+
+    @property
+    def flink_home(self):
+        return self.s.dist("flink") / "home"
+
+    @property
+    def flink_conf(self):
+        return self.s.conf("flink")
+
+    @property
+    def rest(self) -> str:
+        return f"http://{self.host}:{self.s.port('TALLY_FLINK_PORT')}"
+
+    def fetch(self):
+        super().fetch()
+        home = self.flink_home
+        stamp = home / ".built"
+        wanted = layout_stamp(self.s, self.dists[0], "flink-home-1")
+        if stamp.exists() and stamp.read_text() == wanted:
+            return
+        if home.exists():
+            shutil.rmtree(home)
+        (home / "lib").mkdir(parents=True)
+        plugin = home / "plugins" / "metrics-prometheus"
+        plugin.mkdir(parents=True)
+        for j in sorted(self.lib.glob("*.jar")):
+            shutil.copy2(j, (plugin if j.name.startswith(REPORTER_JAR_PREFIX) else home / "lib") / j.name)
+        stamp.write_text(wanted)
+
+    def configure(self):
+        data = self.s.data("flink")
+        for d in ("checkpoints", "savepoints", "tmp", "web-upload"):
+            (data / d).mkdir(parents=True, exist_ok=True)
+        conf = self.flink_conf
+        conf.mkdir(parents=True, exist_ok=True)
+        h = self.host
+        settings = {
+            "env.java.opts.all": JAVA17_OPTS,
+            "jobmanager.rpc.address": h,
+            "jobmanager.rpc.port": self.s.port("TALLY_FLINK_RPC_PORT"),
+            "jobmanager.bind-host": h,
+            "jobmanager.memory.process.size": self.s.get("TALLY_FLINK_JM_MEMORY"),
+            "jobmanager.execution.failover-strategy": "region",
+            "taskmanager.bind-host": h,
+            "taskmanager.host": h,
+            "taskmanager.memory.process.size": self.s.get("TALLY_FLINK_TM_MEMORY"),
+            "taskmanager.numberOfTaskSlots": self.s.int("TALLY_FLINK_TASK_SLOTS"),
+            "parallelism.default": 1,
+            "rest.address": h,
+            "rest.bind-address": h,
+            "rest.port": self.s.port("TALLY_FLINK_PORT"),
+            "state.backend.type": "rocksdb",
+            "state.backend.incremental": "true",
+            "state.checkpoints.dir": f"file://{data / 'checkpoints'}",
+            "state.savepoints.dir": f"file://{data / 'savepoints'}",
+            "io.tmp.dirs": str(data / "tmp"),
+            "web.upload.dir": str(data / "web-upload"),
+            "metrics.reporter.prom.factory.class": "org.apache.flink.metrics.prometheus.PrometheusReporterFactory",
+            "metrics.reporter.prom.port": self.s.port("TALLY_FLINK_JM_METRICS_PORT"),
+        }
+        text = "# Written by ./tally up; edit infra/tally/components/flink.py instead.\n"
+        text += "".join(f"{k}: {json.dumps(v) if isinstance(v, str) else v}\n" for k, v in settings.items())
+        (conf / "config.yaml").write_text(text)
+        (conf / "log4j.properties").write_text("""monitorInterval = 30
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = MainAppender
+appender.main.name = MainAppender
+appender.main.type = File
+appender.main.append = true
+appender.main.fileName = ${sys:log.file}
+appender.main.layout.type = PatternLayout
+appender.main.layout.pattern = %d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %-60c %x - %m%n
+logger.akka.name = org.apache.pekko
+logger.akka.level = INFO
+logger.kafka.name = org.apache.kafka
+logger.kafka.level = INFO
+""")
+
+    def _resource_params(self) -> tuple[list[str], list[str]]:
+        """JVM memory flags and derived -D options, computed by Flink as its scripts do."""
+        r = subprocess.run([JAVA, "-cp", f"{self.flink_home}/lib/*",
+                            "org.apache.flink.runtime.util.bash.BashJavaUtils", self.resource_query,
+                            "--configDir", str(self.flink_conf)],
+                           capture_output=True, text=True)
+        lines = [l.split(":", 1)[1] for l in r.stdout.splitlines() if l.startswith("BASH_JAVA_UTILS_EXEC_RESULT:")]
+        if r.returncode != 0 or len(lines) < 2:
+            raise RuntimeError(f"Flink BashJavaUtils {self.resource_query} failed: {r.stdout[-2000:]}{r.stderr[-2000:]}")
+        return lines[0].split(), lines[1].split()
+
+    def extra_dynamic(self) -> list[str]:
+        return []
+
+    def command(self):
+        jvm, dynamic = self._resource_params()
+        argv = [JAVA, *jvm, *JAVA17_OPTS.split(),
+                f"-Dlog.file={self.log_file}",
+                f"-Dlog4j.configurationFile=file:{self.flink_conf}/log4j.properties",
+                "-cp", f"{self.flink_home}/lib/*", self.entrypoint,
+                "--configDir", str(self.flink_conf), *dynamic, *self.extra_dynamic()]
+        env = self.env(FLINK_CONF_DIR=str(self.flink_conf), FLINK_LIB_DIR=str(self.flink_home / "lib"),
+                       FLINK_PLUGINS_DIR=str(self.flink_home / "plugins"))
+        return argv, env
+
+    def overview(self) -> dict:
+        with urllib.request.urlopen(f"{self.rest}/overview", timeout=3) as r:
+            return json.load(r)
+
+
+class FlinkJobManager(_FlinkProcess):
+    name = "flink-jobmanager"
+    entrypoint = "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint"
+    resource_query = "GET_JM_RESOURCE_PARAMS"
+    ready_timeout = 120.0
+
+    def ports(self):
+        return {"rest": self.s.port("TALLY_FLINK_PORT"), "rpc": self.s.port("TALLY_FLINK_RPC_PORT"),
+                "metrics": self.s.port("TALLY_FLINK_JM_METRICS_PORT")}
+
+    def url(self):
+        return self.rest
+
+    def metrics_target(self):
+        return f"{self.host}:{self.ports()['metrics']}"
+
+    def ready(self):
+        return "flink-version" in self.overview()
+
+
+class FlinkTaskManager(_FlinkProcess):
+    name = "flink-taskmanager"
+    depends = ("flink-jobmanager",)
+    entrypoint = "org.apache.flink.runtime.taskexecutor.TaskManagerRunner"
+    resource_query = "GET_TM_RESOURCE_PARAMS"
+    ready_timeout = 120.0
+
+    def configure(self):
+        pass  # the JobManager writes the shared conf
+
+    def ports(self):
+        return {"metrics": self.s.port("TALLY_FLINK_TM_METRICS_PORT")}
+
+    def url(self):
+        return f"{self.rest}/#/task-manager"
+
+    def metrics_target(self):
+        return f"{self.host}:{self.ports()['metrics']}"
+
+    def extra_dynamic(self):
+        # JM and TM share one conf; the TM's reporter needs its own port.
+        return ["-D", f"metrics.reporter.prom.port={self.ports()['metrics']}"]
+
+    def ready(self):
+        return self.overview().get("taskmanagers", 0) >= 1

@@ -1,0 +1,141 @@
+"""Kafka 4 broker in KRaft combined mode (one node is both broker and controller)."""
+from __future__ import annotations
+
+import subprocess
+import uuid
+
+from ..process import tcp_open
+from .base import JAVA, Component
+
+# Tally's topics (shared DESIGN.md). Partitions of the event topics come from settings.
+WEEK_MS = 7 * 24 * 3600 * 1000
+
+
+def tally_topics(partitions: int) -> dict[str, tuple[int, dict[str, str]]]:
+    return {
+        "tally.counter.events": (partitions, {"retention.ms": str(WEEK_MS)}),
+        "tally.timeseries.events": (partitions, {"retention.ms": str(WEEK_MS)}),
+        "tally.deadletter": (partitions, {"retention.ms": str(4 * WEEK_MS)}),
+        "tally.alerts": (partitions, {}),
+        "tally.control.namespaces": (1, {"cleanup.policy": "compact"}),
+        "_schemas": (1, {"cleanup.policy": "compact"}),
+    }
+
+
+class Kafka(Component):
+    name = "kafka"
+    version = "4.3.1"
+    dists = ("kafka", "jmx-exporter")
+    ready_timeout = 90.0
+
+    def ports(self):
+        return {"broker": self.s.port("TALLY_KAFKA_PORT"),
+                "controller": self.s.port("TALLY_KAFKA_CONTROLLER_PORT"),
+                "metrics": self.s.port("TALLY_KAFKA_METRICS_PORT")}
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.host}:{self.ports()['broker']}"
+
+    def url(self):
+        return f"kafka://{self.bootstrap}"
+
+    def metrics_target(self):
+        return f"{self.host}:{self.ports()['metrics']}"
+
+    def configure(self):
+        p = self.ports()
+        self.conf_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        props = self.conf_dir / "server.properties"
+        props.write_text(f"""# Written by ./tally up; edit infra/tally/components/kafka.py instead.
+process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers={self.host}:{p['controller']}
+listeners=PLAINTEXT://{self.host}:{p['broker']},CONTROLLER://{self.host}:{p['controller']}
+advertised.listeners=PLAINTEXT://{self.host}:{p['broker']}
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs={self.data_dir}
+num.partitions={self.s.int('TALLY_TOPIC_PARTITIONS')}
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=true
+log.retention.hours=168
+""")
+        (self.conf_dir / "log4j2.yaml").write_text("""Configuration:
+  Appenders:
+    Console:
+      name: STDOUT
+      PatternLayout:
+        pattern: "[%d] %p %m (%c)%n"
+  Loggers:
+    Root:
+      level: INFO
+      AppenderRef:
+        - ref: STDOUT
+    Logger:
+      - name: kafka.log
+        level: WARN
+      - name: org.apache.kafka.storage
+        level: WARN
+""")
+        if not (self.data_dir / "meta.properties").exists():
+            self.log("formatting Kafka storage (KRaft)")
+            cluster_id = _kafka_uuid()
+            r = subprocess.run([JAVA, "-cp", f"{self.lib}/*", f"-Dlog4j2.configurationFile={self.conf_dir}/log4j2.yaml",
+                                "kafka.tools.StorageTool", "format", "--standalone", "-t", cluster_id,
+                                "-c", str(props)], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"Kafka storage format failed: {r.stdout}{r.stderr}")
+
+    def command(self):
+        heap = self.s.get("TALLY_KAFKA_HEAP")
+        argv = [JAVA, f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true",
+                f"-Dlog4j2.configurationFile={self.conf_dir}/log4j2.yaml",
+                self.jmx_agent(self.ports()["metrics"],
+                               "- pattern: 'kafka.server<type=(.+), name=(.+)PerSec\\\\w*><>Count'\n"
+                               "  name: kafka_server_$1_$2_total\n"
+                               "- pattern: '.*'\n"),
+                "-cp", f"{self.lib}/*", "kafka.Kafka", str(self.conf_dir / "server.properties")]
+        return argv, self.env()
+
+    def ready(self):
+        from confluent_kafka.admin import AdminClient
+        if not tcp_open(self.host, self.ports()["broker"]):
+            return False
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
+        md = admin.list_topics(timeout=2)
+        return len(md.brokers) >= 1
+
+    def after_ready(self):
+        create_topics(self.bootstrap, tally_topics(self.s.int("TALLY_TOPIC_PARTITIONS")))
+
+
+def _kafka_uuid() -> str:
+    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding."""
+    import base64
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def create_topics(bootstrap: str, topics: dict[str, tuple[int, dict[str, str]]]) -> list[str]:
+    """Creates the topics that do not exist yet; returns their names."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    existing = set(admin.list_topics(timeout=10).topics)
+    new = [NewTopic(t, num_partitions=n, replication_factor=1, config=cfg)
+           for t, (n, cfg) in topics.items() if t not in existing]
+    if not new:
+        return []
+    for topic, fut in admin.create_topics(new, request_timeout=30).items():
+        try:
+            fut.result()
+        except Exception as e:
+            if "TOPIC_ALREADY_EXISTS" not in str(e):
+                raise
+    return [t.topic for t in new]

@@ -1,0 +1,116 @@
+"""A private PostgreSQL 15 cluster for the control plane (own data dir and port,
+wal_level=logical for Debezium). initdb and postgres refuse root, so they run as the
+distribution's 'postgres' user."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from .base import Component
+from ..settings import REPO
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+MIGRATIONS = REPO / "infra" / "postgres" / "migrations"
+AS_POSTGRES = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups"]
+
+
+class Postgres(Component):
+    name = "postgres"
+    version = "15"
+    ready_timeout = 60.0
+    stop_timeout = 30.0
+
+    def ports(self):
+        return {"sql": self.s.port("TALLY_POSTGRES_PORT")}
+
+    def url(self):
+        return f"postgresql://postgres@{self.host}:{self.ports()['sql']}/tally_control"
+
+    @property
+    def pgdata(self) -> Path:
+        return self.data_dir / "pgdata"
+
+    def fetch(self):
+        if not (PG_BIN / "postgres").exists():
+            raise RuntimeError(f"PostgreSQL 15 is not installed ({PG_BIN}); apt-get install postgresql-15")
+
+    def configure(self):
+        run_dir = self.data_dir / "run"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        shutil.chown(self.data_dir, "postgres", "postgres")
+        shutil.chown(run_dir, "postgres", "postgres")
+        if not (self.pgdata / "PG_VERSION").exists():
+            self.log("initialising the private PostgreSQL cluster")
+            pwfile = self.data_dir / ".pw"
+            pwfile.write_text(self.s.get("TALLY_POSTGRES_PASSWORD") + "\n")
+            shutil.chown(pwfile, "postgres", "postgres")
+            os.chmod(pwfile, 0o600)
+            try:
+                subprocess.run([*AS_POSTGRES, str(PG_BIN / "initdb"), "-D", str(self.pgdata), "-U", "postgres",
+                                "--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={pwfile}",
+                                "-E", "UTF8", "--locale=C.UTF-8"],
+                               check=True, capture_output=True, text=True)
+            except subprocess.CalledProcessError as e:
+                raise RuntimeError(f"initdb failed: {e.stdout}{e.stderr}") from None
+            finally:
+                pwfile.unlink(missing_ok=True)
+        conf = self.pgdata / "postgresql.auto.conf"
+        conf.write_text(f"""# Written by ./tally up; edit infra/tally/components/postgres.py instead.
+listen_addresses = '{self.host}'
+port = {self.ports()['sql']}
+unix_socket_directories = '{run_dir}'
+wal_level = logical
+max_replication_slots = 10
+max_wal_senders = 10
+max_slot_wal_keep_size = '1GB'
+shared_buffers = '64MB'
+""")
+        shutil.chown(conf, "postgres", "postgres")
+
+    def command(self):
+        return [*AS_POSTGRES, str(PG_BIN / "postgres"), "-D", str(self.pgdata)], self.env()
+
+    def psql(self, sql: str, db: str = "postgres", user: str = "postgres", password: str | None = None,
+             check: bool = True) -> str:
+        env = self.env(PGPASSWORD=password or self.s.get("TALLY_POSTGRES_PASSWORD"), PGCONNECT_TIMEOUT="3")
+        r = subprocess.run(["psql", "-h", self.host, "-p", str(self.ports()["sql"]), "-U", user, "-d", db,
+                            "-v", "ON_ERROR_STOP=1", "-X", "-q", "-t", "-A", "-c", sql],
+                           capture_output=True, text=True, env=env)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"psql failed: {r.stderr.strip()}")
+        return r.stdout.strip()
+
+    def ready(self):
+        r = subprocess.run([str(PG_BIN / "pg_isready"), "-h", self.host, "-p", str(self.ports()["sql"])],
+                           capture_output=True)
+        return r.returncode == 0
+
+    def after_ready(self):
+        if self.psql("SELECT 1 FROM pg_database WHERE datname = 'tally_control'") != "1":
+            self.psql("CREATE DATABASE tally_control")
+        cdc_user, cdc_pw = self.s.get("TALLY_CDC_USER"), self.s.get("TALLY_CDC_PASSWORD")
+        if self.psql(f"SELECT 1 FROM pg_roles WHERE rolname = '{cdc_user}'") != "1":
+            self.psql(f"CREATE ROLE {cdc_user} WITH LOGIN REPLICATION PASSWORD '{cdc_pw}'")
+        apply_migrations(self)
+        self.psql(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {cdc_user}", db="tally_control")
+
+
+def apply_migrations(pg: Postgres) -> list[str]:
+    """Applies infra/postgres/migrations/V<n>__<name>.sql in order, once each, recording
+    them in schema_migrations (each file runs in one transaction)."""
+    pg.psql("CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, name text NOT NULL, "
+            "applied_at timestamptz NOT NULL DEFAULT now())", db="tally_control")
+    done = set(pg.psql("SELECT version FROM schema_migrations", db="tally_control").split())
+    applied = []
+    for f in sorted(MIGRATIONS.glob("V*__*.sql"), key=lambda p: int(p.name[1:].split("__")[0])):
+        version = f.name[1:].split("__")[0]
+        if version in done:
+            continue
+        sql = f.read_text()
+        name = f.stem.split("__", 1)[1]
+        pg.psql(f"BEGIN;\n{sql}\nINSERT INTO schema_migrations (version, name) VALUES ({int(version)}, '{name}');\nCOMMIT;",
+                db="tally_control")
+        applied.append(f.name)
+    return applied

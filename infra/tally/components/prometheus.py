@@ -1,0 +1,114 @@
+"""Prometheus (Debian package) scraping every component, and the two Debian exporters
+for the servers that have no Prometheus endpoint of their own and no JVM agent."""
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.request
+
+from .base import Component
+
+
+class ElasticsearchExporter(Component):
+    name = "elasticsearch-exporter"
+    version = "1.5.0 (Debian)"
+    depends = ("elasticsearch",)
+    ready_timeout = 30.0
+    binary = "prometheus-elasticsearch-exporter"
+
+    def ports(self):
+        return {"metrics": self.s.port("TALLY_ELASTICSEARCH_EXPORTER_PORT")}
+
+    def url(self):
+        return f"http://{self.host}:{self.ports()['metrics']}/metrics"
+
+    def metrics_target(self):
+        return f"{self.host}:{self.ports()['metrics']}"
+
+    def fetch(self):
+        if not shutil.which(self.binary):
+            raise RuntimeError(f"{self.binary} is not installed (apt-get install {self.binary})")
+
+    def command(self):
+        es = f"http://{self.host}:{self.s.port('TALLY_ELASTICSEARCH_PORT')}"
+        return [shutil.which(self.binary), f"--es.uri={es}",
+                f"--web.listen-address={self.metrics_target()}"], self.env()
+
+
+class PostgresExporter(Component):
+    name = "postgres-exporter"
+    version = "0.11.1 (Debian)"
+    depends = ("postgres",)
+    ready_timeout = 30.0
+    binary = "prometheus-postgres-exporter"
+
+    def ports(self):
+        return {"metrics": self.s.port("TALLY_POSTGRES_EXPORTER_PORT")}
+
+    def url(self):
+        return f"http://{self.host}:{self.ports()['metrics']}/metrics"
+
+    def metrics_target(self):
+        return f"{self.host}:{self.ports()['metrics']}"
+
+    def fetch(self):
+        if not shutil.which(self.binary):
+            raise RuntimeError(f"{self.binary} is not installed (apt-get install {self.binary})")
+
+    def command(self):
+        dsn = (f"postgresql://postgres:{self.s.get('TALLY_POSTGRES_PASSWORD')}@{self.host}:"
+               f"{self.s.port('TALLY_POSTGRES_PORT')}/tally_control?sslmode=disable")
+        return [shutil.which(self.binary), f"--web.listen-address={self.metrics_target()}"], \
+            self.env(DATA_SOURCE_NAME=dsn)
+
+
+class Prometheus(Component):
+    name = "prometheus"
+    version = "2.42 (Debian)"
+    ready_timeout = 30.0
+    binary = "prometheus"
+
+    def __init__(self, settings, log=print, targets: dict[str, str] | None = None):
+        super().__init__(settings, log)
+        self.targets = targets or {}
+
+    def ports(self):
+        return {"http": self.s.port("TALLY_PROMETHEUS_PORT")}
+
+    def url(self):
+        return f"http://{self.host}:{self.ports()['http']}"
+
+    def metrics_target(self):
+        return f"{self.host}:{self.ports()['http']}"
+
+    def fetch(self):
+        if not shutil.which(self.binary):
+            raise RuntimeError("prometheus is not installed (apt-get install prometheus)")
+
+    def configure(self):
+        self.conf_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        (self.conf_dir / "prometheus.yml").write_text(render_config(self.targets))
+
+    def command(self):
+        return [shutil.which(self.binary), f"--config.file={self.conf_dir / 'prometheus.yml'}",
+                f"--storage.tsdb.path={self.data_dir}", "--storage.tsdb.retention.time=2d",
+                f"--web.listen-address={self.metrics_target()}", "--web.enable-lifecycle"], self.env()
+
+    def ready(self):
+        with urllib.request.urlopen(f"{self.url()}/-/ready", timeout=3) as r:
+            return r.status == 200
+
+    def query(self, promql: str) -> list[dict]:
+        from urllib.parse import urlencode
+        with urllib.request.urlopen(f"{self.url()}/api/v1/query?{urlencode({'query': promql})}", timeout=5) as r:
+            return json.load(r)["data"]["result"]
+
+
+def render_config(targets: dict[str, str]) -> str:
+    """One scrape job per component, named after it (the 'job' label)."""
+    lines = ["# Written by ./tally up from the components' metrics targets.",
+             "global:", "  scrape_interval: 5s", "  evaluation_interval: 5s", "scrape_configs:"]
+    for job, target in sorted(targets.items()):
+        lines += [f"  - job_name: {job}", "    static_configs:", f"      - targets: ['{target}']"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,142 @@
+"""Processes the launcher starts: spawn detached, identify by PID + start time, stop by PID."""
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class ProcessRef:
+    """A PID plus the kernel's start time of that PID, so a recycled PID is never mistaken
+    for (and never killed as) the process we started."""
+    pid: int
+    start_ticks: int
+
+    def to_json(self) -> dict:
+        return {"pid": self.pid, "start_ticks": self.start_ticks}
+
+    @classmethod
+    def from_json(cls, d: dict | None) -> "ProcessRef | None":
+        if not d:
+            return None
+        return cls(int(d["pid"]), int(d["start_ticks"]))
+
+
+def start_ticks(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may contain spaces; fields after the last ')' are fixed.
+    fields = stat[stat.rindex(")") + 2:].split()
+    if fields[0] == "Z":  # a zombie is not running
+        return None
+    return int(fields[19])
+
+
+def alive(ref: ProcessRef | None) -> bool:
+    return ref is not None and start_ticks(ref.pid) == ref.start_ticks
+
+
+def rss_bytes(ref: ProcessRef | None) -> int | None:
+    if not alive(ref):
+        return None
+    try:
+        for line in Path(f"/proc/{ref.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def spawn(argv: list[str], log: Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> ProcessRef:
+    """Starts argv in its own session (so a terminal's Ctrl-C does not reach it), with
+    stdout and stderr appended to log."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as out:
+        out.write(f"\n==== {time.strftime('%Y-%m-%dT%H:%M:%S')} starting: {' '.join(argv)}\n".encode())
+        out.flush()
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=env, cwd=cwd, start_new_session=True)
+    ticks = None
+    for _ in range(50):
+        ticks = start_ticks(proc.pid)
+        if ticks is not None:
+            break
+        if proc.poll() is not None:
+            break
+        time.sleep(0.01)
+    return ProcessRef(proc.pid, ticks if ticks is not None else -1)
+
+
+def stop(ref: ProcessRef | None, timeout: float = 60.0) -> bool:
+    """SIGTERM, then SIGKILL after timeout. Signals only the PID we started (verified by
+    its start time). Returns True if it was running."""
+    if not alive(ref):
+        return False
+    try:
+        os.kill(ref.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not alive(ref):
+            return True
+        time.sleep(0.2)
+    if alive(ref):
+        os.kill(ref.pid, signal.SIGKILL)
+        for _ in range(100):
+            if not alive(ref):
+                break
+            time.sleep(0.1)
+    return True
+
+
+def port_free(host: str, port: int) -> bool:
+    """True when nothing listens on host:port (a wildcard listener counts as busy)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as e:
+            if e.errno in (errno.EADDRINUSE, errno.EACCES):
+                return False
+            raise
+    return True
+
+
+def tcp_open(host: str, port: int, timeout: float = 1.0) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+class NotReady(Exception):
+    pass
+
+
+def wait_until(what: str, probe: Callable[[], bool], timeout: float, still_running: Callable[[], bool],
+               interval: float = 0.5) -> None:
+    """Polls probe until it is true. Fails early when the process died, or at timeout."""
+    deadline = time.monotonic() + timeout
+    last_error = ""
+    while time.monotonic() < deadline:
+        if not still_running():
+            raise NotReady(f"{what}: the process exited during start-up")
+        try:
+            if probe():
+                return
+        except Exception as e:  # a probe that cannot connect yet is simply not ready
+            last_error = f" (last probe error: {e})"
+        time.sleep(interval)
+    raise NotReady(f"{what}: not ready after {timeout:.0f}s{last_error}")

@@ -1,0 +1,175 @@
+"""The local stack: every component in dependency order, started, checked and stopped."""
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+
+from . import process
+from .components.base import Component
+from .components.cassandra import Cassandra
+from .components.connect import Connect
+from .components.elasticsearch import Elasticsearch
+from .components.flink import FlinkJobManager, FlinkTaskManager
+from .components.kafka import Kafka
+from .components.postgres import Postgres
+from .components.prometheus import ElasticsearchExporter, PostgresExporter, Prometheus
+from .settings import Settings
+from .state import State
+
+
+class StackError(Exception):
+    pass
+
+
+@dataclass
+class Row:
+    name: str
+    pid: str
+    ports: str
+    health: str
+    version: str
+    url: str
+    rss_mb: str
+
+
+class Stack:
+    def __init__(self, settings: Settings, log=print):
+        self.s = settings
+        self.log = log
+        self.state = State(settings.home / "state.json")
+        servers: list[Component] = [
+            Postgres(settings, log), Kafka(settings, log), Cassandra(settings, log), Elasticsearch(settings, log),
+            FlinkJobManager(settings, log), FlinkTaskManager(settings, log), Connect(settings, log),
+            ElasticsearchExporter(settings, log), PostgresExporter(settings, log),
+        ]
+        targets = {c.name: c.metrics_target() for c in servers if c.metrics_target()}
+        prometheus = Prometheus(settings, log, targets)
+        targets[prometheus.name] = prometheus.metrics_target()
+        self.components: list[Component] = servers + [prometheus]
+        self.by_name = {c.name: c for c in self.components}
+
+    # ---- queries -------------------------------------------------------------------
+    def component(self, name: str) -> Component:
+        if name not in self.by_name:
+            raise StackError(f"unknown component {name!r}; components: {', '.join(self.by_name)}")
+        return self.by_name[name]
+
+    def running(self, c: Component) -> bool:
+        return process.alive(self.state.ref(c.name))
+
+    def healthy(self, c: Component) -> bool:
+        if not self.running(c):
+            return False
+        try:
+            return bool(c.ready())
+        except Exception:
+            return False
+
+    def port_conflicts(self) -> list[str]:
+        """Ports that components not yet running would need but something else holds."""
+        conflicts = []
+        seen: dict[int, str] = {}
+        for c in self.components:
+            for label, port in c.ports().items():
+                if port in seen:
+                    conflicts.append(f"port {port} is configured for both {seen[port]} and {c.name} ({label})")
+                seen[port] = c.name
+                if not self.running(c) and not process.port_free(self.s.host, port):
+                    conflicts.append(f"port {port} ({c.name} {label}) is already in use on {self.s.host}")
+        return conflicts
+
+    # ---- lifecycle -----------------------------------------------------------------
+    def up(self) -> list[str]:
+        """Starts what is not running; returns the names it started. A second call while
+        everything runs is a no-op."""
+        conflicts = self.port_conflicts()
+        if conflicts:
+            raise StackError("cannot start: " + "; ".join(conflicts) +
+                             ". Stop whatever holds the port or override it (see infra/tally.env).")
+        todo = [c for c in self.components if not self.running(c)]
+        for c in todo:
+            c.fetch()
+        started: list[Component] = []
+        for c in self.components:
+            if self.running(c):
+                continue
+            try:
+                self.start(c)
+                started.append(c)
+            except Exception as e:
+                self.state.record(c.name, status="failed", error=str(e), failed_at=time.time())
+                self.log(f"!! {c.name} failed to start: {e}")
+                tail = tail_lines(c.log_file, 25)
+                if tail:
+                    self.log(f"   last lines of {c.log_file}:\n" + "\n".join("   | " + l for l in tail))
+                for s in reversed(started):
+                    self.log(f"   stopping {s.name} (started by this run)")
+                    self.stop(s)
+                raise StackError(f"{c.name} failed to start: {e}  (./tally logs {c.name})") from None
+        return [c.name for c in started]
+
+    def start(self, c: Component) -> None:
+        for dep in c.depends:
+            if not self.running(self.by_name[dep]):
+                raise StackError(f"{c.name} needs {dep}, which is not running")
+        t0 = time.monotonic()
+        self.log(f"starting {c.name} ...")
+        c.configure()
+        argv, env = c.command()
+        ref = process.spawn(argv, c.log_file, env=env)
+        self.state.record(c.name, process=ref.to_json(), status="starting", version=c.version,
+                          ports=c.ports(), url=c.url(), started_at=time.time(), error=None)
+        process.wait_until(c.name, c.ready, c.ready_timeout, lambda: process.alive(ref))
+        c.after_ready()
+        self.state.record(c.name, status="running")
+        self.log(f"   {c.name} ready in {time.monotonic() - t0:.1f}s  {c.url()}")
+
+    def stop(self, c: Component) -> bool:
+        ref = self.state.ref(c.name)
+        was = process.stop(ref, timeout=c.stop_timeout)
+        self.state.forget_process(c.name)
+        self.state.record(c.name, status="stopped")
+        return was
+
+    def down(self, wipe: bool = False) -> list[str]:
+        stopped = []
+        for c in reversed(self.components):
+            if self.running(c):
+                self.log(f"stopping {c.name} (pid {self.state.ref(c.name).pid})")
+                self.stop(c)
+                stopped.append(c.name)
+        if wipe:
+            for sub in ("data", "conf", "logs"):
+                path = self.s.home / sub
+                if path.exists():
+                    shutil.rmtree(path)
+            (self.s.home / "state.json").unlink(missing_ok=True)
+            self.log(f"wiped data, configs and logs under {self.s.home} (downloads kept)")
+        return stopped
+
+    def status(self) -> list[Row]:
+        rows = []
+        for c in self.components:
+            entry = self.state.components.get(c.name, {})
+            ref = self.state.ref(c.name)
+            if self.running(c):
+                health = "healthy" if self.healthy(c) else "unhealthy"
+            elif entry.get("status") == "failed":
+                health = "failed"
+            elif ref is not None:
+                health = "crashed"
+            else:
+                health = "stopped"
+            rss = process.rss_bytes(ref)
+            rows.append(Row(c.name, str(ref.pid) if ref and self.running(c) else "-",
+                            ",".join(str(p) for p in c.ports().values()), health, c.version, c.url(),
+                            f"{rss / 2**20:.0f}" if rss else "-"))
+        return rows
+
+
+def tail_lines(path, n: int) -> list[str]:
+    try:
+        return path.read_text(errors="replace").splitlines()[-n:]
+    except OSError:
+        return []
