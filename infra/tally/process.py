@@ -1,7 +1,6 @@
 """Processes the launcher starts: spawn detached, identify by PID + start time, stop by PID."""
 from __future__ import annotations
 
-import errno
 import os
 import signal
 import socket
@@ -101,16 +100,10 @@ def stop(ref: ProcessRef | None, timeout: float = 60.0) -> bool:
 
 
 def port_free(host: str, port: int) -> bool:
-    """True when nothing listens on host:port (a wildcard listener counts as busy)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-        except OSError as e:
-            if e.errno in (errno.EADDRINUSE, errno.EACCES):
-                return False
-            raise
-    return True
+    """True when nothing listens on host:port (a wildcard listener answers too). A connect
+    test, not a bind test: sockets a crashed server left in FIN_WAIT/TIME_WAIT on its port do
+    not stop it from starting again (servers bind with SO_REUSEADDR), so they are no conflict."""
+    return not tcp_open(host, port, timeout=0.5)
 
 
 def tcp_open(host: str, port: int, timeout: float = 1.0) -> bool:

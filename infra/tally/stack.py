@@ -34,10 +34,16 @@ class Row:
 
 
 class Stack:
-    def __init__(self, settings: Settings, log=print):
+    def __init__(self, settings: Settings, log=print, components: list[Component] | None = None):
         self.s = settings
         self.log = log
         self.state = State(settings.home / "state.json")
+        self.components = components if components is not None else self.default_components(settings, log)
+        self.by_name = {c.name: c for c in self.components}
+
+    @staticmethod
+    def default_components(settings: Settings, log) -> list[Component]:
+        """The servers of shared DESIGN.md, in start order; Prometheus last, scraping them all."""
         servers: list[Component] = [
             Postgres(settings, log), Kafka(settings, log), Cassandra(settings, log), Elasticsearch(settings, log),
             FlinkJobManager(settings, log), FlinkTaskManager(settings, log), Connect(settings, log),
@@ -46,8 +52,7 @@ class Stack:
         targets = {c.name: c.metrics_target() for c in servers if c.metrics_target()}
         prometheus = Prometheus(settings, log, targets)
         targets[prometheus.name] = prometheus.metrics_target()
-        self.components: list[Component] = servers + [prometheus]
-        self.by_name = {c.name: c for c in self.components}
+        return servers + [prometheus]
 
     # ---- queries -------------------------------------------------------------------
     def component(self, name: str) -> Component:
@@ -75,9 +80,23 @@ class Stack:
                 if port in seen:
                     conflicts.append(f"port {port} is configured for both {seen[port]} and {c.name} ({label})")
                 seen[port] = c.name
-                if not self.running(c) and not process.port_free(self.s.host, port):
+                if not self.running(c) and not self._port_released(c, port):
                     conflicts.append(f"port {port} ({c.name} {label}) is already in use on {self.s.host}")
         return conflicts
+
+    def _port_released(self, c: Component, port: int) -> bool:
+        """A process of ours that just died can hold its sockets a moment longer (its other
+        threads are still exiting), so its own ports get a few seconds to close."""
+        if process.port_free(self.s.host, port):
+            return True
+        if self.state.ref(c.name) is None:
+            return False
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            if process.port_free(self.s.host, port):
+                return True
+        return False
 
     # ---- lifecycle -----------------------------------------------------------------
     def up(self) -> list[str]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..fetch import jar
+from ..settings import REPO
 from .base import JAVA, Component
 
 # Upstream conf/jvm17-server.options: module access Cassandra needs on Java 17.
@@ -35,14 +36,13 @@ JVM17_OPTIONS = """
 -Dio.netty.allocator.maxOrder=11
 """
 
-# tally_meta: the slice catalogue of shared DESIGN.md (start-inclusive, end-exclusive).
-META_CQL = [
-    "CREATE KEYSPACE IF NOT EXISTS tally_meta WITH replication = "
-    "{'class': 'SimpleStrategy', 'replication_factor': 1}",
-    "CREATE TABLE IF NOT EXISTS tally_meta.slices (namespace text, table_name text, "
-    "start_time timestamp, end_time timestamp, status text, config text, "
-    "PRIMARY KEY ((namespace), start_time)) WITH CLUSTERING ORDER BY (start_time ASC)",
-]
+META_CQL = REPO / "infra" / "cassandra" / "tally_meta.cql"
+
+
+def cql_statements(path) -> list[str]:
+    """The statements of a .cql file: '--' comments dropped, split on ';'."""
+    text = "\n".join(l for l in path.read_text().splitlines() if not l.strip().startswith("--"))
+    return [st.strip() for st in text.split(";") if st.strip()]
 
 
 class Cassandra(Component):
@@ -152,7 +152,7 @@ dynamic_snitch: false
     def after_ready(self):
         cluster, session = self.session()
         try:
-            for stmt in META_CQL:
+            for stmt in cql_statements(META_CQL):
                 session.execute(stmt, timeout=30)
         finally:
             cluster.shutdown()

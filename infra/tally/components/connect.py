@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import urllib.request
 
+from ..settings import REPO
 from .base import JAVA, Component
 
 CONNECTOR = "tally-control-plane"
+CONNECTOR_CONFIG = REPO / "infra" / "connect" / f"{CONNECTOR}.json"
 
 
 class Connect(Component):
@@ -44,38 +46,10 @@ value.converter.schemas.enable=false
 offset.storage.file.filename={self.data_dir / 'connect.offsets'}
 offset.flush.interval.ms=1000
 plugin.discovery=only_scan
-""")
-        (self.conf_dir / f"{CONNECTOR}.properties").write_text(f"""# Debezium Postgres: namespaces -> tally.control.namespaces (compacted, key = name).
-name={CONNECTOR}
-connector.class=io.debezium.connector.postgresql.PostgresConnector
-tasks.max=1
-plugin.name=pgoutput
-database.hostname={self.host}
-database.port={self.s.port('TALLY_POSTGRES_PORT')}
-database.user={self.s.get('TALLY_CDC_USER')}
-database.password={self.s.get('TALLY_CDC_PASSWORD')}
-database.dbname=tally_control
-topic.prefix=tally.control
-slot.name=tally_control
-publication.name=tally_control_pub
-publication.autocreate.mode=disabled
-table.include.list=public.namespaces,public.stack_probe
-decimal.handling.mode=string
-poll.interval.ms=50
-snapshot.mode=initial
-topic.creation.default.replication.factor=1
-topic.creation.default.partitions=1
-topic.creation.default.cleanup.policy=compact
-transforms=route,name
-transforms.route.type=org.apache.kafka.connect.transforms.RegexRouter
-transforms.route.regex=tally\\\\.control\\\\.public\\\\.(.*)
-transforms.route.replacement=tally.control.$1
-transforms.name.type=org.apache.kafka.connect.transforms.ExtractField$Key
-transforms.name.field=name
-transforms.name.predicate=isNamespaces
-predicates=isNamespaces
-predicates.isNamespaces.type=org.apache.kafka.connect.transforms.predicates.TopicNameMatches
-predicates.isNamespaces.pattern=tally\\\\.control\\\\.namespaces
+# The connector config (infra/connect/tally-control-plane.json, shared with docker-compose)
+# takes addresses and credentials from the environment.
+config.providers=env
+config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider
 """)
         (self.conf_dir / "log4j2.yaml").write_text("""Configuration:
   Appenders:
@@ -96,8 +70,10 @@ predicates.isNamespaces.pattern=tally\\\\.control\\\\.namespaces
                 f"-Dlog4j2.configurationFile={self.conf_dir}/log4j2.yaml",
                 self.jmx_agent(self.ports()["metrics"]),
                 "-cp", f"{self.lib}/*", "org.apache.kafka.connect.cli.ConnectStandalone",
-                str(self.conf_dir / "worker.properties"), str(self.conf_dir / f"{CONNECTOR}.properties")]
-        return argv, self.env()
+                str(self.conf_dir / "worker.properties"), str(CONNECTOR_CONFIG)]
+        return argv, self.env(TALLY_PG_HOST=self.host, TALLY_PG_PORT=str(self.s.port("TALLY_POSTGRES_PORT")),
+                              TALLY_CDC_USER=self.s.get("TALLY_CDC_USER"),
+                              TALLY_CDC_PASSWORD=self.s.get("TALLY_CDC_PASSWORD"))
 
     def status(self) -> dict:
         with urllib.request.urlopen(f"{self.url()}/connectors/{CONNECTOR}/status", timeout=3) as r:

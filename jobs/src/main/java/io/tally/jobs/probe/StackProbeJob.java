@@ -23,7 +23,10 @@ public final class StackProbeJob {
         long n = ParameterTool.fromArgs(args).getLong("n", 1000L);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         JobExecutionResult result = run(env, n);
-        System.out.println("sumOfSquares=" + result.getAccumulatorResult(ACCUMULATOR));
+        // Submitted detached (REST /jars/run), the result is only known later through the REST API.
+        if (result.isJobExecutionResult()) {
+            System.out.println(ACCUMULATOR + "=" + result.getAccumulatorResult(ACCUMULATOR));
+        }
     }
 
     static JobExecutionResult run(StreamExecutionEnvironment env, long n) throws Exception {

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Creates Tally's topics (shared DESIGN.md) in docker-compose's kafka-init service.
+# ./tally up creates the same set from infra/tally/components/kafka.py; a unit test keeps
+# the two lists equal.
+set -euo pipefail
+bootstrap="${KAFKA_BOOTSTRAP:-kafka:9092}"
+partitions="${TALLY_TOPIC_PARTITIONS:-3}"
+week=$((7 * 24 * 3600 * 1000))
+topics=/opt/kafka/bin/kafka-topics.sh
+create() { "$topics" --bootstrap-server "$bootstrap" --create --if-not-exists --topic "$1" --partitions "$2" --replication-factor 1 "${@:3}"; }
+create tally.counter.events     "$partitions" --config retention.ms=$week
+create tally.timeseries.events  "$partitions" --config retention.ms=$week
+create tally.deadletter         "$partitions" --config retention.ms=$((4 * week))
+create tally.alerts             "$partitions"
+create tally.control.namespaces 1 --config cleanup.policy=compact
+create _schemas                 1 --config cleanup.policy=compact

@@ -1,0 +1,146 @@
+"""Proves every server of the local stack is the real thing: each test does real work
+through the server's own protocol and reads the result back."""
+import json
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import requests
+from cassandra.cluster import Cluster
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, ConfigResource
+
+from tally.components.kafka import tally_topics
+from tally.settings import REPO
+
+
+def kafka_conf(settings):
+    return {"bootstrap.servers": f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}", "log_level": 0}
+
+
+def consume_until(settings, topic, match, timeout=60.0):
+    """Reads topic from the beginning until match(msg) is true; returns that message."""
+    consumer = Consumer({**kafka_conf(settings), "group.id": f"smoke-{uuid.uuid4()}",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([topic])
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg = consumer.poll(1.0)
+            if msg is None or msg.error():
+                continue
+            if match(msg):
+                return msg
+        pytest.fail(f"no matching record on {topic} within {timeout}s")
+    finally:
+        consumer.close()
+
+
+def test_kafka_record_is_produced_and_consumed(stack, settings):
+    topic = f"smoke.kafka.{uuid.uuid4().hex[:8]}"
+    payload = uuid.uuid4().hex.encode()
+    producer = Producer({**kafka_conf(settings), "acks": "all", "enable.idempotence": True})
+    producer.produce(topic, key=b"k", value=payload)
+    assert producer.flush(30) == 0
+    msg = consume_until(settings, topic, lambda m: m.value() == payload)
+    assert msg.key() == b"k"
+    AdminClient(kafka_conf(settings)).delete_topics([topic])
+
+
+def test_tally_topics_exist_with_their_configs(stack, settings):
+    admin = AdminClient(kafka_conf(settings))
+    md = admin.list_topics(timeout=10)
+    expected = tally_topics(settings.int("TALLY_TOPIC_PARTITIONS"))
+    for topic, (partitions, _) in expected.items():
+        assert topic in md.topics, f"{topic} missing"
+        assert len(md.topics[topic].partitions) == partitions, topic
+    resources = [ConfigResource("topic", t) for t in ("tally.control.namespaces", "_schemas")]
+    for res, fut in admin.describe_configs(resources).items():
+        assert fut.result()["cleanup.policy"].value == "compact", res
+
+
+def test_cql_row_is_written_and_read(stack, settings):
+    cluster = Cluster([settings.host], port=settings.port("TALLY_CASSANDRA_PORT"))
+    session = cluster.connect()
+    try:
+        session.execute("CREATE KEYSPACE IF NOT EXISTS tally_smoke WITH replication = "
+                        "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+        session.execute("CREATE TABLE IF NOT EXISTS tally_smoke.probe (id uuid PRIMARY KEY, note text)")
+        row_id, note = uuid.uuid4(), f"smoke {time.time()}"
+        session.execute("INSERT INTO tally_smoke.probe (id, note) VALUES (%s, %s)", (row_id, note))
+        row = session.execute("SELECT note FROM tally_smoke.probe WHERE id = %s", (row_id,)).one()
+        assert row.note == note
+        # the launcher's own keyspace
+        cols = session.execute("SELECT column_name FROM system_schema.columns "
+                               "WHERE keyspace_name = 'tally_meta' AND table_name = 'slices'")
+        assert {"namespace", "table_name", "start_time", "end_time", "status", "config"} <= {c.column_name for c in cols}
+    finally:
+        cluster.shutdown()
+
+
+def test_elasticsearch_document_is_indexed_and_found(stack, settings):
+    es = f"http://{settings.host}:{settings.port('TALLY_ELASTICSEARCH_PORT')}"
+    index = f"tally-smoke-{uuid.uuid4().hex[:8]}"
+    word = uuid.uuid4().hex
+    r = requests.put(f"{es}/{index}/_doc/1?refresh=true", json={"note": word, "n": 7}, timeout=30)
+    assert r.status_code == 201, r.text
+    hits = requests.post(f"{es}/{index}/_search", json={"query": {"match": {"note": word}}}, timeout=30).json()
+    assert hits["hits"]["total"]["value"] == 1
+    assert hits["hits"]["hits"][0]["_source"]["n"] == 7
+    requests.delete(f"{es}/{index}", timeout=30)
+
+
+def test_flink_job_jar_runs_to_completion_on_the_session_cluster(stack, settings):
+    rest = f"http://{settings.host}:{settings.port('TALLY_FLINK_PORT')}"
+    jar = next((REPO / "jobs" / "target").glob("tally-jobs-*.jar"))
+    with open(jar, "rb") as f:
+        up = requests.post(f"{rest}/jars/upload", files={"jarfile": (jar.name, f, "application/x-java-archive")},
+                           timeout=60).json()
+    jar_id = Path(up["filename"]).name
+    try:
+        n = 2000
+        run = requests.post(f"{rest}/jars/{jar_id}/run", json={
+            "entryClass": "io.tally.jobs.probe.StackProbeJob", "programArgsList": ["--n", str(n)]}, timeout=120)
+        assert run.status_code == 200, run.text
+        job_id = run.json()["jobid"]
+        deadline = time.monotonic() + 120
+        state = None
+        while time.monotonic() < deadline:
+            state = requests.get(f"{rest}/jobs/{job_id}", timeout=10).json()["state"]
+            if state in ("FINISHED", "FAILED", "CANCELED"):
+                break
+            time.sleep(0.5)
+        assert state == "FINISHED"
+        acc = requests.get(f"{rest}/jobs/{job_id}/accumulators", timeout=10).json()["user-task-accumulators"]
+        values = {a["name"]: a["value"] for a in acc}
+        assert int(values["sumOfSquares"]) == n * (n + 1) * (2 * n + 1) // 6
+    finally:
+        requests.delete(f"{rest}/jars/{jar_id}", timeout=10)
+
+
+def test_postgres_insert_arrives_in_kafka_as_a_debezium_change_event(stack, settings):
+    pg = stack.component("postgres")
+    note = f"smoke-{uuid.uuid4()}"
+    pg.psql(f"INSERT INTO stack_probe (note) VALUES ('{note}')", db="tally_control")
+    msg = consume_until(settings, "tally.control.stack_probe",
+                        lambda m: m.value() is not None and note.encode() in m.value())
+    event = json.loads(msg.value())
+    assert event["op"] == "c"
+    assert event["after"]["note"] == note
+    assert event["source"]["connector"] == "postgresql"
+    assert event["source"]["table"] == "stack_probe"
+
+
+def test_prometheus_reports_every_target_up(stack, settings):
+    prom = stack.component("prometheus")
+    expected = set(prom.targets)
+    deadline = time.monotonic() + 60
+    up = {}
+    while time.monotonic() < deadline:
+        up = {r["metric"]["job"]: r["value"][1] for r in prom.query("up")}
+        if set(up) >= expected and all(up[j] == "1" for j in expected):
+            break
+        time.sleep(2)
+    assert {j: up.get(j) for j in expected} == {j: "1" for j in expected}

@@ -1,0 +1,51 @@
+import socket
+import sys
+
+from tally import process
+
+
+def test_spawned_process_is_alive_until_stopped(tmp_path):
+    log = tmp_path / "p.log"
+    ref = process.spawn([sys.executable, "-c", "import time; print('hello', flush=True); time.sleep(60)"], log)
+    assert process.alive(ref)
+    assert process.stop(ref, timeout=5)
+    assert not process.alive(ref)
+    assert "starting:" in log.read_text()
+
+
+def test_a_recycled_pid_is_not_our_process(tmp_path):
+    ref = process.spawn(["sleep", "30"], tmp_path / "s.log")
+    try:
+        other = process.ProcessRef(ref.pid, ref.start_ticks + 1)
+        assert not process.alive(other)
+        assert not process.stop(other, timeout=1)  # never signals a process it did not start
+        assert process.alive(ref)
+    finally:
+        process.stop(ref, timeout=5)
+
+
+def test_stop_escalates_to_sigkill_when_term_is_ignored(tmp_path):
+    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('r', flush=True); time.sleep(60)"
+    ref = process.spawn([sys.executable, "-c", code], tmp_path / "k.log")
+    process.wait_until("ignoring", lambda: "r" in (tmp_path / "k.log").read_text().splitlines()[-1],
+                       10, lambda: process.alive(ref), interval=0.05)
+    assert process.stop(ref, timeout=1)
+    assert not process.alive(ref)
+
+
+def test_port_free_sees_a_listener():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert not process.port_free("127.0.0.1", port)
+        assert process.tcp_open("127.0.0.1", port)
+    assert process.port_free("127.0.0.1", port)
+
+
+def test_wait_until_fails_fast_when_the_process_died():
+    import pytest
+    with pytest.raises(process.NotReady, match="exited"):
+        process.wait_until("x", lambda: False, 30, lambda: False)
+    with pytest.raises(process.NotReady, match="not ready after"):
+        process.wait_until("x", lambda: False, 0.3, lambda: True, interval=0.1)

@@ -1,0 +1,41 @@
+from pathlib import Path
+
+import pytest
+
+from tally.settings import DEFAULTS_FILE, REPO, Settings, read_env_file
+
+
+def test_defaults_file_documents_every_key_with_a_value():
+    values = read_env_file(DEFAULTS_FILE)
+    assert values["TALLY_KAFKA_PORT"] == "9092"
+    assert values["TALLY_POSTGRES_PORT"] == "55432"
+    assert values["TALLY_HOST"] == "127.0.0.1"
+
+
+def test_environment_overrides_defaults_and_empty_means_default():
+    s = Settings.load({"TALLY_KAFKA_PORT": "19092", "TALLY_FLINK_PORT": ""})
+    assert s.port("TALLY_KAFKA_PORT") == 19092
+    assert s.port("TALLY_FLINK_PORT") == 8081
+
+
+def test_home_defaults_to_repo_dot_tally_and_is_overridable(tmp_path):
+    assert Settings.load({}).home == REPO / ".tally"
+    assert Settings.load({"TALLY_HOME": str(tmp_path)}).home == tmp_path
+
+
+@pytest.mark.parametrize("raw", ["abc", "0", "70000"])
+def test_bad_ports_are_rejected_with_the_key_named(raw):
+    s = Settings.load({"TALLY_KAFKA_PORT": raw})
+    with pytest.raises(ValueError, match="TALLY_KAFKA_PORT"):
+        s.port("TALLY_KAFKA_PORT")
+
+
+def test_unknown_setting_is_an_error():
+    with pytest.raises(KeyError, match="TALLY_NOPE"):
+        Settings.load({}).get("TALLY_NOPE")
+
+
+def test_comments_and_blank_lines_are_ignored(tmp_path):
+    f = tmp_path / "x.env"
+    f.write_text("# TALLY_A=1\n\nTALLY_B = two words \nnot a setting\n")
+    assert read_env_file(f) == {"TALLY_B": "two words"}

@@ -1,0 +1,138 @@
+"""The launcher's lifecycle rules, with small real processes standing in for servers."""
+import socket
+import sys
+
+import pytest
+
+from tally import process
+from tally.components.base import Component
+from tally.settings import Settings
+from tally.stack import Stack, StackError
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class HttpServer(Component):
+    """A real listener (python -m http.server) on its own port."""
+    version = "test"
+
+    def __init__(self, settings, name, port, depends=()):
+        super().__init__(settings, log=lambda *_: None)
+        self.name, self._port, self.depends = name, port, depends
+        self.ready_timeout = 15
+
+    def ports(self):
+        return {"http": self._port}
+
+    def command(self):
+        return [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(self._port)], self.env()
+
+
+class Broken(HttpServer):
+    def command(self):
+        return [sys.executable, "-c", "import sys; print('cannot open data dir: permission denied'); sys.exit(3)"], self.env()
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return Settings.load({"TALLY_HOME": str(tmp_path)})
+
+
+@pytest.fixture
+def stacks(settings):
+    made = []
+
+    def make(components):
+        st = Stack(settings, log=lambda *_: None, components=components)
+        made.append(st)
+        return st
+    yield make
+    for st in made:
+        st.down()
+
+
+def test_up_starts_in_order_and_a_second_up_is_a_no_op(settings, stacks):
+    a, b = HttpServer(settings, "a", free_port()), HttpServer(settings, "b", free_port(), depends=("a",))
+    st = stacks([a, b])
+    assert st.up() == ["a", "b"]
+    pids = {c.name: st.state.ref(c.name).pid for c in (a, b)}
+    assert st.up() == []
+    assert {c.name: st.state.ref(c.name).pid for c in (a, b)} == pids
+    assert [r.health for r in st.status()] == ["healthy", "healthy"]
+
+
+def test_a_busy_port_names_port_and_component_and_starts_nothing(settings, stacks):
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen()
+        busy = blocker.getsockname()[1]
+        a, b = HttpServer(settings, "a", free_port()), HttpServer(settings, "b", busy)
+        st = stacks([a, b])
+        with pytest.raises(StackError, match=f"port {busy} \\(b http\\) is already in use"):
+            st.up()
+        assert not st.running(a) and not st.running(b)
+
+
+def test_a_port_configured_twice_is_reported(settings, stacks):
+    port = free_port()
+    st = stacks([HttpServer(settings, "a", port), HttpServer(settings, "b", port)])
+    with pytest.raises(StackError, match=f"port {port} is configured for both a and b"):
+        st.up()
+
+
+def test_a_failed_start_rolls_back_and_status_and_logs_say_why(settings, stacks):
+    a, bad = HttpServer(settings, "a", free_port()), Broken(settings, "bad", free_port())
+    st = stacks([a, bad])
+    with pytest.raises(StackError, match="bad failed to start"):
+        st.up()
+    assert not st.running(a), "what this up started is stopped again"
+    health = {r.name: r.health for r in st.status()}
+    assert health == {"a": "stopped", "bad": "failed"}
+    assert "exited during start-up" in st.state.components["bad"]["error"]
+    assert "permission denied" in bad.log_file.read_text()
+
+
+def test_a_crashed_component_is_restarted_by_up(settings, stacks):
+    a = HttpServer(settings, "a", free_port())
+    st = stacks([a])
+    st.up()
+    ref = st.state.ref("a")
+    process.os.kill(ref.pid, 9)
+    process.wait_until("dead", lambda: not process.alive(ref), 5, lambda: True, interval=0.05)
+    assert [r.health for r in st.status()] == ["crashed"]
+    assert st.up() == ["a"]
+    assert st.state.ref("a").pid != ref.pid
+
+
+def test_down_with_nothing_running_is_a_no_op(settings, stacks):
+    st = stacks([HttpServer(settings, "a", free_port())])
+    assert st.down() == []
+    assert st.down(wipe=True) == []
+
+
+def test_down_wipe_removes_data_but_keeps_downloads(settings, stacks):
+    (settings.home / "data" / "x").mkdir(parents=True)
+    (settings.home / "dist" / "kafka").mkdir(parents=True)
+    st = stacks([HttpServer(settings, "a", free_port())])
+    st.up()
+    assert st.down(wipe=True) == ["a"]
+    assert not (settings.home / "data").exists()
+    assert (settings.home / "dist" / "kafka").exists()
+
+
+def test_default_stack_binds_every_port_to_the_configured_host_and_has_no_duplicates():
+    s = Settings.load({})
+    st = Stack(s, log=lambda *_: None)
+    ports = [p for c in st.components for p in c.ports().values()]
+    assert len(ports) == len(set(ports))
+    names = [c.name for c in st.components]
+    for c in st.components:
+        for dep in c.depends:
+            assert names.index(dep) < names.index(c.name), f"{c.name} starts before {dep}"
+    assert names[-1] == "prometheus"
+    assert set(st.components[-1].targets) >= {"kafka", "cassandra", "flink-jobmanager", "flink-taskmanager",
+                                               "connect", "elasticsearch-exporter", "postgres-exporter"}
