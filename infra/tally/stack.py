@@ -13,6 +13,7 @@ from .components.elasticsearch import Elasticsearch
 from .components.flink import FlinkJobManager, FlinkTaskManager
 from .components.kafka import Kafka
 from .components.postgres import Postgres
+from .components.registry import Registry
 from .components.prometheus import ElasticsearchExporter, PostgresExporter, Prometheus
 from .settings import Settings
 from .state import State
@@ -46,6 +47,7 @@ class Stack:
         """The servers of shared DESIGN.md, in start order; Prometheus last, scraping them all."""
         servers: list[Component] = [
             Postgres(settings, log), Kafka(settings, log), Cassandra(settings, log), Elasticsearch(settings, log),
+            Registry(settings, log),
             FlinkJobManager(settings, log), FlinkTaskManager(settings, log), Connect(settings, log),
             ElasticsearchExporter(settings, log), PostgresExporter(settings, log),
         ]
@@ -126,7 +128,20 @@ class Stack:
                     self.log(f"   stopping {s.name} (started by this run)")
                     self.stop(s)
                 raise StackError(f"{c.name} failed to start: {e}  (./tally logs {c.name})") from None
+        self._refresh_prometheus(started)
         return [c.name for c in started]
+
+    def _refresh_prometheus(self, started: list[Component]) -> None:
+        """A running Prometheus gets the current scrape targets (they change as components are added)."""
+        prom = self.by_name.get("prometheus")
+        if prom is None or prom in started or not self.running(prom):
+            return
+        cfg = prom.conf_dir / "prometheus.yml"
+        before = cfg.read_text() if cfg.exists() else ""
+        prom.configure()
+        if cfg.read_text() != before:
+            prom.reload()
+            self.log("   prometheus reloaded with the current scrape targets")
 
     def start(self, c: Component) -> None:
         for dep in c.depends:

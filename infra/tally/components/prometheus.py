@@ -99,6 +99,11 @@ class Prometheus(Component):
         with urllib.request.urlopen(f"{self.url()}/-/ready", timeout=3) as r:
             return r.status == 200
 
+    def reload(self) -> None:
+        req = urllib.request.Request(f"{self.url()}/-/reload", method="POST")
+        with urllib.request.urlopen(req, timeout=10):
+            pass
+
     def query(self, promql: str) -> list[dict]:
         from urllib.parse import urlencode
         with urllib.request.urlopen(f"{self.url()}/api/v1/query?{urlencode({'query': promql})}", timeout=5) as r:

@@ -1,0 +1,96 @@
+package io.tally.serde;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.avro.AvroRuntimeException;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericDatumReader;
+import org.apache.avro.generic.GenericDatumWriter;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.io.BinaryDecoder;
+import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.DecoderFactory;
+import org.apache.avro.io.EncoderFactory;
+
+/**
+ * Avro records in Confluent wire format, with schemas from a registry (TopicNameStrategy:
+ * subject {@code <topic>-value}). Decoding resolves the writer's schema (from the id in the
+ * payload) to the caller's reader schema, so records of old and new producers both decode.
+ * Thread-safe; writers and readers are cached per schema.
+ */
+public final class AvroSerde {
+    private final SchemaRegistryClient registry;
+    private final boolean autoRegister;
+    private final Map<Schema, GenericDatumWriter<GenericRecord>> writers = new ConcurrentHashMap<>();
+    private final Map<Long, GenericDatumReader<GenericRecord>> readers = new ConcurrentHashMap<>();
+    private final Map<Schema, Integer> readerIds = new ConcurrentHashMap<>();
+    private final AtomicInteger nextReaderId = new AtomicInteger();
+
+    public AvroSerde(SchemaRegistryClient registry) {
+        this(registry, true);
+    }
+
+    /** @param autoRegister register a record's schema on first use; otherwise it must exist already. */
+    public AvroSerde(SchemaRegistryClient registry, boolean autoRegister) {
+        this.registry = registry;
+        this.autoRegister = autoRegister;
+    }
+
+    public static String valueSubject(String topic) {
+        return topic + "-value";
+    }
+
+    public byte[] serialize(String topic, GenericRecord record) {
+        Schema schema = record.getSchema();
+        String subject = valueSubject(topic);
+        int id = autoRegister ? registry.register(subject, schema) : registry.lookup(subject, schema);
+        ByteArrayOutputStream out = new ByteArrayOutputStream(128);
+        out.write(new byte[WireFormat.HEADER_SIZE], 0, WireFormat.HEADER_SIZE);
+        BinaryEncoder enc = EncoderFactory.get().directBinaryEncoder(out, null);
+        try {
+            writers.computeIfAbsent(schema, GenericDatumWriter::new).write(record, enc);
+            enc.flush();
+        } catch (IOException | AvroRuntimeException | ClassCastException | NullPointerException e) {
+            throw new SerdeException("record does not match its schema " + schema.getFullName() + ": " + e.getMessage(), e);
+        }
+        byte[] bytes = out.toByteArray();
+        WireFormat.writeHeader(bytes, id);
+        return bytes;
+    }
+
+    /** Decodes with the writer's own schema. */
+    public GenericRecord deserialize(byte[] data) {
+        int id = WireFormat.schemaId(data);
+        Schema writer = registry.schemaById(id);
+        return decode(data, id, writer, writer);
+    }
+
+    /** Decodes and resolves the writer's schema to reader (Avro schema resolution rules). */
+    public GenericRecord deserialize(byte[] data, Schema reader) {
+        int id = WireFormat.schemaId(data);
+        Schema writer = registry.schemaById(id);
+        return decode(data, id, writer, reader);
+    }
+
+    private GenericRecord decode(byte[] data, int id, Schema writer, Schema reader) {
+        int readerKey = readerIds.computeIfAbsent(reader, r -> nextReaderId.getAndIncrement());
+        GenericDatumReader<GenericRecord> datumReader = readers.computeIfAbsent(
+                ((long) id << 32) | readerKey, k -> new GenericDatumReader<>(writer, reader));
+        BinaryDecoder dec = DecoderFactory.get().binaryDecoder(data, WireFormat.HEADER_SIZE,
+                data.length - WireFormat.HEADER_SIZE, null);
+        try {
+            GenericRecord record = datumReader.read(null, dec);
+            if (!dec.isEnd()) {
+                throw new SerdeException("corrupt Avro payload for schema id " + id + ": "
+                        + "bytes left over after the record");
+            }
+            return record;
+        } catch (IOException | AvroRuntimeException | ArrayIndexOutOfBoundsException | NegativeArraySizeException e) {
+            throw new SerdeException("corrupt Avro payload for schema id " + id + " (" + writer.getFullName()
+                    + "): " + e.getMessage(), e);
+        }
+    }
+}
