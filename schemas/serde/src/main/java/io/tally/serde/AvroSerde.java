@@ -28,6 +28,10 @@ public final class AvroSerde {
     private final Map<Long, GenericDatumReader<GenericRecord>> readers = new ConcurrentHashMap<>();
     private final Map<Schema, Integer> readerIds = new ConcurrentHashMap<>();
     private final AtomicInteger nextReaderId = new AtomicInteger();
+    /** Readers that decode with the writer's own schema, by schema id (the common case). */
+    private final Map<Integer, GenericDatumReader<GenericRecord>> ownReaders = new ConcurrentHashMap<>();
+    /** Subject per topic, so the hot path does not build a string per record. */
+    private final Map<String, String> subjects = new ConcurrentHashMap<>();
 
     public AvroSerde(SchemaRegistryClient registry) {
         this(registry, true);
@@ -45,10 +49,12 @@ public final class AvroSerde {
 
     public byte[] serialize(String topic, GenericRecord record) {
         Schema schema = record.getSchema();
-        String subject = valueSubject(topic);
+        String subject = subjects.computeIfAbsent(topic, AvroSerde::valueSubject);
         int id = autoRegister ? registry.register(subject, schema) : registry.lookup(subject, schema);
         ByteArrayOutputStream out = new ByteArrayOutputStream(128);
-        out.write(new byte[WireFormat.HEADER_SIZE], 0, WireFormat.HEADER_SIZE);
+        for (int i = 0; i < WireFormat.HEADER_SIZE; i++) {
+            out.write(0); // room for the header, written once the id is final
+        }
         BinaryEncoder enc = EncoderFactory.get().directBinaryEncoder(out, null);
         try {
             writers.computeIfAbsent(schema, GenericDatumWriter::new).write(record, enc);
@@ -64,8 +70,12 @@ public final class AvroSerde {
     /** Decodes with the writer's own schema. */
     public GenericRecord deserialize(byte[] data) {
         int id = WireFormat.schemaId(data);
-        Schema writer = registry.schemaById(id);
-        return decode(data, id, writer, writer);
+        GenericDatumReader<GenericRecord> reader = ownReaders.get(id);
+        if (reader == null) {
+            Schema writer = registry.schemaById(id);
+            reader = ownReaders.computeIfAbsent(id, i -> new GenericDatumReader<>(writer, writer));
+        }
+        return decode(data, id, reader);
     }
 
     /** Decodes and resolves the writer's schema to reader (Avro schema resolution rules). */
@@ -77,8 +87,11 @@ public final class AvroSerde {
 
     private GenericRecord decode(byte[] data, int id, Schema writer, Schema reader) {
         int readerKey = readerIds.computeIfAbsent(reader, r -> nextReaderId.getAndIncrement());
-        GenericDatumReader<GenericRecord> datumReader = readers.computeIfAbsent(
-                ((long) id << 32) | readerKey, k -> new GenericDatumReader<>(writer, reader));
+        return decode(data, id, readers.computeIfAbsent(((long) id << 32) | readerKey,
+                k -> new GenericDatumReader<>(writer, reader)));
+    }
+
+    private GenericRecord decode(byte[] data, int id, GenericDatumReader<GenericRecord> datumReader) {
         BinaryDecoder dec = DecoderFactory.get().binaryDecoder(data, WireFormat.HEADER_SIZE,
                 data.length - WireFormat.HEADER_SIZE, null);
         try {
@@ -89,8 +102,8 @@ public final class AvroSerde {
             }
             return record;
         } catch (IOException | AvroRuntimeException | ArrayIndexOutOfBoundsException | NegativeArraySizeException e) {
-            throw new SerdeException("corrupt Avro payload for schema id " + id + " (" + writer.getFullName()
-                    + "): " + e.getMessage(), e);
+            throw new SerdeException("corrupt Avro payload for schema id " + id + " ("
+                    + datumReader.getSchema().getFullName() + "): " + e.getMessage(), e);
         }
     }
 }

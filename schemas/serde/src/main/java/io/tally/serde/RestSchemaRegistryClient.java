@@ -41,6 +41,11 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
 
     @Override
     public int register(String subject, Schema schema) {
+        Map<Schema, Integer> ids = idsBySubject.get(subject);
+        Integer cached = ids == null ? null : ids.get(schema);
+        if (cached != null) {
+            return cached; // the hot path: no allocation, no lock
+        }
         return idsBySubject.computeIfAbsent(subject, s -> new ConcurrentHashMap<>())
                 .computeIfAbsent(schema, s -> {
                     JsonNode r = call("POST", "subjects/" + enc(subject) + "/versions", body(s));
@@ -63,6 +68,10 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
 
     @Override
     public Schema schemaById(int id) {
+        Schema cached = schemasById.get(id);
+        if (cached != null) {
+            return cached;
+        }
         return schemasById.computeIfAbsent(id, i -> {
             JsonNode r = call("GET", "schemas/ids/" + i, null);
             try {
