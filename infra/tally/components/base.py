@@ -80,6 +80,15 @@ class Component:
         env.update(extra)
         return env
 
+    def write_console_log4j2(self, quiet_loggers: dict[str, str] | None = None) -> Path:
+        """A log4j2 config that logs to stdout (the launcher appends it to the component's log)."""
+        loggers = "".join(f"      - name: {n}\n        level: {lvl}\n" for n, lvl in (quiet_loggers or {}).items())
+        path = self.conf_dir / "log4j2.yaml"
+        path.write_text("Configuration:\n  Appenders:\n    Console:\n      name: STDOUT\n      PatternLayout:\n"
+                        "        pattern: \"[%d] %p %m (%c)%n\"\n  Loggers:\n    Root:\n      level: INFO\n"
+                        "      AppenderRef:\n        - ref: STDOUT\n" + (f"    Logger:\n{loggers}" if loggers else ""))
+        return path
+
     def jmx_agent(self, port: int, rules: str = "- pattern: '.*'\n") -> str:
         """-javaagent flag for the Prometheus JMX exporter, bound to the stack host."""
         cfg = self.conf_dir / "jmx-exporter.yaml"

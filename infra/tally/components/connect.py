@@ -51,18 +51,7 @@ plugin.discovery=only_scan
 config.providers=env
 config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider
 """)
-        (self.conf_dir / "log4j2.yaml").write_text("""Configuration:
-  Appenders:
-    Console:
-      name: STDOUT
-      PatternLayout:
-        pattern: "[%d] %p %m (%c)%n"
-  Loggers:
-    Root:
-      level: INFO
-      AppenderRef:
-        - ref: STDOUT
-""")
+        self.write_console_log4j2(None)
 
     def command(self):
         heap = self.s.get("TALLY_CONNECT_HEAP")

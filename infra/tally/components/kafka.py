@@ -68,23 +68,7 @@ group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=true
 log.retention.hours=168
 """)
-        (self.conf_dir / "log4j2.yaml").write_text("""Configuration:
-  Appenders:
-    Console:
-      name: STDOUT
-      PatternLayout:
-        pattern: "[%d] %p %m (%c)%n"
-  Loggers:
-    Root:
-      level: INFO
-      AppenderRef:
-        - ref: STDOUT
-    Logger:
-      - name: kafka.log
-        level: WARN
-      - name: org.apache.kafka.storage
-        level: WARN
-""")
+        self.write_console_log4j2({"kafka.log": "WARN", "org.apache.kafka.storage": "WARN"})
         if not (self.data_dir / "meta.properties").exists():
             self.log("formatting Kafka storage (KRaft)")
             cluster_id = _kafka_uuid()

@@ -9,57 +9,57 @@ import urllib.request
 from .base import Component
 
 
-class ElasticsearchExporter(Component):
+class DebianExporter(Component):
+    """A Prometheus exporter from Debian's packages, scraping one server."""
+    binary = ""
+    port_setting = ""
+    ready_timeout = 30.0
+
+    def ports(self):
+        return {"metrics": self.s.port(self.port_setting)}
+
+    def url(self):
+        return f"http://{self.host}:{self.ports()['metrics']}/metrics"
+
+    def metrics_target(self):
+        return f"{self.host}:{self.ports()['metrics']}"
+
+    def fetch(self):
+        if not shutil.which(self.binary):
+            raise RuntimeError(f"{self.binary} is not installed (apt-get install {self.binary})")
+
+    def command(self):
+        return [shutil.which(self.binary), f"--web.listen-address={self.metrics_target()}", *self.args()], \
+            self.env(**self.extra_env())
+
+    def args(self) -> list[str]:
+        return []
+
+    def extra_env(self) -> dict[str, str]:
+        return {}
+
+
+class ElasticsearchExporter(DebianExporter):
     name = "elasticsearch-exporter"
     version = "1.5.0 (Debian)"
     depends = ("elasticsearch",)
-    ready_timeout = 30.0
     binary = "prometheus-elasticsearch-exporter"
+    port_setting = "TALLY_ELASTICSEARCH_EXPORTER_PORT"
 
-    def ports(self):
-        return {"metrics": self.s.port("TALLY_ELASTICSEARCH_EXPORTER_PORT")}
-
-    def url(self):
-        return f"http://{self.host}:{self.ports()['metrics']}/metrics"
-
-    def metrics_target(self):
-        return f"{self.host}:{self.ports()['metrics']}"
-
-    def fetch(self):
-        if not shutil.which(self.binary):
-            raise RuntimeError(f"{self.binary} is not installed (apt-get install {self.binary})")
-
-    def command(self):
-        es = f"http://{self.host}:{self.s.port('TALLY_ELASTICSEARCH_PORT')}"
-        return [shutil.which(self.binary), f"--es.uri={es}",
-                f"--web.listen-address={self.metrics_target()}"], self.env()
+    def args(self):
+        return [f"--es.uri=http://{self.host}:{self.s.port('TALLY_ELASTICSEARCH_PORT')}"]
 
 
-class PostgresExporter(Component):
+class PostgresExporter(DebianExporter):
     name = "postgres-exporter"
     version = "0.11.1 (Debian)"
     depends = ("postgres",)
-    ready_timeout = 30.0
     binary = "prometheus-postgres-exporter"
+    port_setting = "TALLY_POSTGRES_EXPORTER_PORT"
 
-    def ports(self):
-        return {"metrics": self.s.port("TALLY_POSTGRES_EXPORTER_PORT")}
-
-    def url(self):
-        return f"http://{self.host}:{self.ports()['metrics']}/metrics"
-
-    def metrics_target(self):
-        return f"{self.host}:{self.ports()['metrics']}"
-
-    def fetch(self):
-        if not shutil.which(self.binary):
-            raise RuntimeError(f"{self.binary} is not installed (apt-get install {self.binary})")
-
-    def command(self):
-        dsn = (f"postgresql://postgres:{self.s.get('TALLY_POSTGRES_PASSWORD')}@{self.host}:"
-               f"{self.s.port('TALLY_POSTGRES_PORT')}/tally_control?sslmode=disable")
-        return [shutil.which(self.binary), f"--web.listen-address={self.metrics_target()}"], \
-            self.env(DATA_SOURCE_NAME=dsn)
+    def extra_env(self):
+        return {"DATA_SOURCE_NAME": f"postgresql://postgres:{self.s.get('TALLY_POSTGRES_PASSWORD')}@{self.host}:"
+                                    f"{self.s.port('TALLY_POSTGRES_PORT')}/tally_control?sslmode=disable"}
 
 
 class Prometheus(Component):
