@@ -13,6 +13,7 @@ from .components.elasticsearch import Elasticsearch
 from .components.flink import FlinkJobManager, FlinkTaskManager
 from .components.kafka import Kafka
 from .components.postgres import Postgres
+from .components.gateway import Gateway
 from .components.registry import Registry
 from .components.prometheus import ElasticsearchExporter, PostgresExporter, Prometheus
 from .settings import Settings
@@ -47,7 +48,7 @@ class Stack:
         """The servers of shared DESIGN.md, in start order; Prometheus last, scraping them all."""
         servers: list[Component] = [
             Postgres(settings, log), Kafka(settings, log), Cassandra(settings, log), Elasticsearch(settings, log),
-            Registry(settings, log),
+            Registry(settings, log), Gateway(settings, log),
             FlinkJobManager(settings, log), FlinkTaskManager(settings, log), Connect(settings, log),
             ElasticsearchExporter(settings, log), PostgresExporter(settings, log),
         ]

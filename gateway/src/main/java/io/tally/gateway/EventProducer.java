@@ -1,0 +1,130 @@
+package io.tally.gateway;
+
+import io.tally.gateway.WriteBatch.Outgoing;
+import io.tally.serde.AvroSerde;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * The gateway's one Kafka producer: idempotent, acks=all, with a bounded buffer. A batch that
+ * does not fit the free buffer is refused whole before anything is sent (429), so memory
+ * never grows without bound and a refused request writes nothing.
+ */
+final class EventProducer implements AutoCloseable {
+    /** The producer buffer cannot take the batch now; retry later. */
+    static final class Backpressure extends RuntimeException {
+        Backpressure(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    private final KafkaProducer<byte[], byte[]> producer;
+    private final AvroSerde serde;
+    private final GatewayMetrics metrics;
+    private final Metric bufferAvailable;
+
+    EventProducer(GatewayConfig config, AvroSerde serde, GatewayMetrics metrics) {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.get(GatewayConfig.BOOTSTRAP));
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, 128 * 1024);
+        p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, config.longOf(GatewayConfig.BUFFER_BYTES));
+        // Never park an event-loop thread: a full buffer is answered with 429 instead.
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 50);
+        long delivery = config.longOf(GatewayConfig.DELIVERY_TIMEOUT_MS);
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) delivery);
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.min(delivery - 5, 10_000));
+        this.producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+        this.serde = serde;
+        this.metrics = metrics;
+        Metric available = null;
+        for (Map.Entry<MetricName, ? extends Metric> e : producer.metrics().entrySet()) {
+            if (e.getKey().name().equals("buffer-available-bytes") && e.getKey().group().equals("producer-metrics")) {
+                available = e.getValue();
+            }
+        }
+        this.bufferAvailable = available;
+    }
+
+    /** Fetches topic metadata up front, so the first request does not wait for it. */
+    void warmUp(List<String> topics, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (String t : topics) {
+            while (true) {
+                try {
+                    producer.partitionsFor(t);
+                    break;
+                } catch (TimeoutException e) {
+                    if (System.nanoTime() > deadline) {
+                        throw e;
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Encodes and sends every record of the batch; the future completes when Kafka has
+     * acknowledged all of them (acks=all) or fails with the first error.
+     *
+     * @throws Backpressure when the free buffer cannot take the batch (nothing was sent)
+     */
+    CompletableFuture<Void> send(List<Outgoing> batch) {
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>(batch.size());
+        long bytes = 0;
+        for (Outgoing o : batch) {
+            byte[] value = serde.serialize(o.topic(), o.value());
+            byte[] key = o.key().getBytes(StandardCharsets.UTF_8);
+            bytes += value.length + key.length + 64;
+            records.add(new ProducerRecord<>(o.topic(), key, value));
+        }
+        if (bufferAvailable != null && ((Number) bufferAvailable.metricValue()).doubleValue() < bytes) {
+            throw new Backpressure("the producer buffer is full (Kafka is slower than the request rate)");
+        }
+        CompletableFuture<?>[] acks = new CompletableFuture<?>[records.size()];
+        long t0 = System.nanoTime();
+        for (int i = 0; i < records.size(); i++) {
+            CompletableFuture<Void> ack = new CompletableFuture<>();
+            acks[i] = ack;
+            try {
+                producer.send(records.get(i), (md, err) -> {
+                    if (err != null) {
+                        metrics.produceFailures.inc();
+                        ack.completeExceptionally(err);
+                    } else {
+                        metrics.produceSeconds.observe((System.nanoTime() - t0) / 1e9);
+                        ack.complete(null);
+                    }
+                });
+            } catch (TimeoutException e) { // includes BufferExhaustedException
+                // Only when other requests filled the buffer between the check and here.
+                ack.completeExceptionally(new Backpressure("the producer buffer is full: " + e.getMessage()));
+            }
+        }
+        return CompletableFuture.allOf(acks);
+    }
+
+    void flush() {
+        producer.flush();
+    }
+
+    @Override
+    public void close() {
+        producer.close(Duration.ofSeconds(10));
+    }
+}

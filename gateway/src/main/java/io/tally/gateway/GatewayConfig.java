@@ -1,0 +1,83 @@
+package io.tally.gateway;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The gateway's settings, declared once with defaults and descriptions. Each can be set by
+ * environment variable or {@code --name=value} flag (flags win). {@code --help} lists them.
+ */
+public final class GatewayConfig {
+    /** One setting. */
+    public record Field(String name, String env, String defaultValue, String description) {}
+
+    public static final Field HOST = new Field("host", "TALLY_GATEWAY_HOST", "127.0.0.1", "Address the HTTP API binds to.");
+    public static final Field PORT = new Field("port", "TALLY_GATEWAY_PORT", "8080", "HTTP port.");
+    public static final Field BOOTSTRAP = new Field("kafka.bootstrap", "TALLY_KAFKA_BOOTSTRAP", "127.0.0.1:9092", "Kafka bootstrap servers.");
+    public static final Field REGISTRY = new Field("registry.url", "TALLY_REGISTRY_URL", "http://127.0.0.1:8085", "Schema registry URL.");
+    public static final Field NAMESPACES = new Field("namespaces.dir", "TALLY_GATEWAY_NAMESPACES_DIR", "infra/namespaces", "Directory of <namespace>.json configs.");
+    public static final Field MAX_BODY = new Field("max.body.bytes", "TALLY_GATEWAY_MAX_BODY_BYTES", "4194304", "Largest request body (413 above).");
+    public static final Field MAX_EVENTS = new Field("max.events", "TALLY_GATEWAY_MAX_EVENTS", "1000", "Most events in one write request (413 above).");
+    public static final Field MAX_ITEMS = new Field("max.items", "TALLY_GATEWAY_MAX_ITEMS", "64", "Most items in one event (413 above).");
+    public static final Field MAX_VALUE = new Field("max.value.bytes", "TALLY_GATEWAY_MAX_VALUE_BYTES", "65536", "Largest decoded eventItemValue (413 above).");
+    public static final Field MAX_ID = new Field("max.id.length", "TALLY_GATEWAY_MAX_ID_LENGTH", "256", "Longest timeSeriesId, counter_name, eventId, token or item key.");
+    public static final Field FUTURE_SKEW_MS = new Field("future.skew.ms", "TALLY_GATEWAY_FUTURE_SKEW_MS", "5000", "How far in the future an event time may be.");
+    public static final Field BUFFER_BYTES = new Field("producer.buffer.bytes", "TALLY_GATEWAY_PRODUCER_BUFFER_BYTES", "67108864", "Producer buffer; when full, writes get 429.");
+    public static final Field SYNC_TIMEOUT_MS = new Field("sync.timeout.ms", "TALLY_GATEWAY_SYNC_TIMEOUT_MS", "5000", "How long a sync write waits for Kafka before 503.");
+    public static final Field DELIVERY_TIMEOUT_MS = new Field("delivery.timeout.ms", "TALLY_GATEWAY_DELIVERY_TIMEOUT_MS", "30000", "How long the producer retries a record.");
+    public static final Field TOKEN_CACHE = new Field("idempotency.cache.entries", "TALLY_GATEWAY_IDEMPOTENCY_CACHE_ENTRIES", "200000", "Recent idempotency keys kept to answer 409 on reuse.");
+    public static final Field[] ALL = {HOST, PORT, BOOTSTRAP, REGISTRY, NAMESPACES, MAX_BODY, MAX_EVENTS, MAX_ITEMS,
+        MAX_VALUE, MAX_ID, FUTURE_SKEW_MS, BUFFER_BYTES, SYNC_TIMEOUT_MS, DELIVERY_TIMEOUT_MS, TOKEN_CACHE};
+
+    private final Map<String, String> values = new LinkedHashMap<>();
+
+    private GatewayConfig() {}
+
+    public static GatewayConfig from(Map<String, String> env, String[] args) {
+        GatewayConfig c = new GatewayConfig();
+        for (Field f : ALL) {
+            c.values.put(f.name(), env.getOrDefault(f.env(), f.defaultValue()));
+        }
+        for (String arg : args) {
+            int eq = arg.indexOf('=');
+            if (!arg.startsWith("--") || eq < 0 || !c.values.containsKey(arg.substring(2, eq))) {
+                throw new IllegalArgumentException("unknown or malformed setting " + arg + "\n" + usage());
+            }
+            c.values.put(arg.substring(2, eq), arg.substring(eq + 1));
+        }
+        for (Field f : ALL) {
+            if (f != HOST && f != BOOTSTRAP && f != REGISTRY && f != NAMESPACES) {
+                c.longOf(f);
+            }
+        }
+        return c;
+    }
+
+    public static String usage() {
+        StringBuilder sb = new StringBuilder("settings (flag / environment, default):\n");
+        for (Field f : ALL) {
+            sb.append(String.format("  --%-26s %-42s %-22s %s%n", f.name(), f.env(), f.defaultValue(), f.description()));
+        }
+        return sb.toString();
+    }
+
+    public String get(Field f) {
+        return values.get(f.name());
+    }
+
+    public long longOf(Field f) {
+        try {
+            long v = Long.parseLong(get(f));
+            if (v < 0) {
+                throw new IllegalArgumentException(f.name() + "=" + v + " must not be negative");
+            }
+            return v;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(f.name() + "=" + get(f) + " is not a whole number");
+        }
+    }
+
+    public int intOf(Field f) {
+        return Math.toIntExact(longOf(f));
+    }
+}

@@ -1,0 +1,242 @@
+package io.tally.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.gateway.WriteBatch.Outgoing;
+import io.tally.serde.SerdeException;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The gateway's HTTP endpoints (shared DESIGN.md, "Gateway API"). */
+final class GatewayHttpApi {
+    private static final Logger LOG = LoggerFactory.getLogger(GatewayHttpApi.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final long TOKEN_MARGIN_MS = 60_000;
+
+    private final WriteRequestParser parser;
+    private final EventProducer producer;
+    private final IdempotencyCache tokens;
+    private final KafkaHealth kafka;
+    private final GatewayMetrics metrics;
+    private final long syncTimeoutMs;
+    private final int maxBodyBytes;
+    private volatile boolean draining;
+
+    GatewayHttpApi(WriteRequestParser parser, EventProducer producer, IdempotencyCache tokens, KafkaHealth kafka,
+                   GatewayMetrics metrics, GatewayConfig config) {
+        this.parser = parser;
+        this.producer = producer;
+        this.tokens = tokens;
+        this.kafka = kafka;
+        this.metrics = metrics;
+        this.syncTimeoutMs = config.longOf(GatewayConfig.SYNC_TIMEOUT_MS);
+        this.maxBodyBytes = config.intOf(GatewayConfig.MAX_BODY);
+    }
+
+    /** From now on, writes are refused with 503 and /healthz says so (graceful shutdown). */
+    void drain() {
+        draining = true;
+    }
+
+    Router router(Vertx vertx) {
+        Router r = Router.router(vertx);
+        r.route().handler(this::timeRequest);
+        r.route().handler(BodyHandler.create().setBodyLimit(maxBodyBytes).setHandleFileUploads(false));
+        write(r, "/v1/counter/AddCount", (body, now) -> parser.counter(body, false, now), Mode.BY_COUNTER_TYPE);
+        write(r, "/v1/counter/ClearCount", (body, now) -> parser.counter(body, true, now), Mode.BY_COUNTER_TYPE);
+        write(r, "/v1/timeseries/WriteEventRecords", (body, now) -> parser.events(body, now), Mode.ASYNC);
+        write(r, "/v1/timeseries/WriteEventRecordsSync", (body, now) -> parser.events(body, now), Mode.SYNC);
+        r.get("/healthz").handler(ctx -> {
+            boolean ok = kafka.up() && !draining;
+            ObjectNode body = JSON.createObjectNode().put("status", ok ? "UP" : "DOWN")
+                    .put("kafka", kafka.up() ? "UP" : "DOWN").put("kafka_detail", kafka.detail())
+                    .put("draining", draining);
+            ctx.put("endpoint", "healthz");
+            ctx.response().setStatusCode(ok ? 200 : 503).putHeader("Content-Type", "application/json").end(body.toString());
+        });
+        r.get("/metrics").blockingHandler(ctx -> {
+            ctx.put("endpoint", "metrics");
+            try {
+                ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+                        .end(Buffer.buffer(metrics.scrape()));
+            } catch (Exception e) {
+                ctx.fail(e);
+            }
+        }, false);
+        r.route().last().handler(ctx -> error(ctx, new ApiError(404, "NOT_FOUND",
+                "no endpoint " + ctx.request().method() + " " + ctx.request().path(), null)));
+        r.route().failureHandler(ctx -> {
+            if (ctx.statusCode() == 413) {
+                error(ctx, ApiError.tooLarge("BODY_TOO_LARGE", "the request body is larger than " + maxBodyBytes + " bytes", null));
+            } else {
+                LOG.error("request failed", ctx.failure());
+                error(ctx, new ApiError(500, "INTERNAL", "internal error", null));
+            }
+        });
+        return r;
+    }
+
+    private enum Mode { SYNC, ASYNC, BY_COUNTER_TYPE }
+
+    private void write(Router r, String path, BiFunction<JsonNode, Long, WriteBatch> parse, Mode mode) {
+        String endpoint = path.substring(path.lastIndexOf('/') + 1);
+        r.route(path).handler(ctx -> {
+            ctx.put("endpoint", endpoint);
+            if (ctx.request().method() != HttpMethod.POST) {
+                error(ctx, new ApiError(405, "METHOD_NOT_ALLOWED", path + " takes POST", null));
+                return;
+            }
+            try {
+                handleWrite(ctx, parse, mode);
+            } catch (ApiError e) {
+                error(ctx, e);
+            } catch (SerdeException e) {
+                LOG.warn("encoding failed: {}", e.getMessage());
+                error(ctx, new ApiError(503, "SCHEMA_REGISTRY_UNAVAILABLE", e.getMessage(), null));
+            }
+        });
+    }
+
+    private void handleWrite(RoutingContext ctx, BiFunction<JsonNode, Long, WriteBatch> parse, Mode mode) {
+        if (draining) {
+            throw new ApiError(503, "SHUTTING_DOWN", "the gateway is shutting down; retry on another instance", null);
+        }
+        String ct = ctx.request().getHeader("Content-Type");
+        if (ct == null || !ct.split(";")[0].trim().equalsIgnoreCase("application/json")) {
+            throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "send the request as application/json", null);
+        }
+        JsonNode body;
+        try {
+            body = JSON.readTree(ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes());
+        } catch (Exception e) {
+            throw ApiError.badRequest("MALFORMED_JSON", "the body is not valid JSON: " + firstLine(e.getMessage()), null);
+        }
+        if (body == null || body.isMissingNode()) {
+            throw ApiError.badRequest("MALFORMED_JSON", "the body is empty", null);
+        }
+        long nowMillis = System.currentTimeMillis();
+        WriteBatch batch = parse.apply(body, nowMillis * 1000);
+        boolean sync = mode == Mode.SYNC || (mode == Mode.BY_COUNTER_TYPE && batch.namespace().counterType().durable());
+        if (sync && !kafka.up()) {
+            throw new ApiError(503, "KAFKA_UNAVAILABLE", "Kafka is unreachable; nothing was written, retry with the same ids", null);
+        }
+        List<String> remembered = claimIdempotencyKeys(batch, nowMillis);
+        CompletableFuture<Void> acks;
+        try {
+            acks = producer.send(batch.records());
+        } catch (EventProducer.Backpressure e) {
+            remembered.forEach(tokens::forget);
+            throw new ApiError(429, "BACKPRESSURE", e.getMessage() + "; nothing was written", null);
+        }
+        for (Outgoing o : batch.records()) {
+            metrics.eventsAccepted.labelValues(o.topic()).inc();
+        }
+        ObjectNode reply = JSON.createObjectNode().put("accepted", batch.records().size());
+        if (!batch.generatedIds().isEmpty()) {
+            reply.set("eventIds", JSON.valueToTree(batch.eventIds()));
+            reply.set("generatedEventIds", JSON.valueToTree(batch.generatedIds()));
+        }
+        if (!sync) {
+            ctx.response().setStatusCode(202).putHeader("Content-Type", "application/json").end(reply.toString());
+            return;
+        }
+        Context context = Vertx.currentContext();
+        acks.orTimeout(syncTimeoutMs, TimeUnit.MILLISECONDS).whenComplete((ok, err) -> context.runOnContext(v -> {
+            if (err == null) {
+                ctx.response().setStatusCode(200).putHeader("Content-Type", "application/json").end(reply.toString());
+                return;
+            }
+            remembered.forEach(tokens::forget);
+            Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+            if (cause instanceof EventProducer.Backpressure) {
+                error(ctx, new ApiError(429, "BACKPRESSURE", cause.getMessage(), null));
+            } else {
+                String why = cause instanceof TimeoutException ? "Kafka did not acknowledge within " + syncTimeoutMs + " ms"
+                        : "Kafka did not acknowledge: " + cause.getMessage();
+                error(ctx, new ApiError(503, "KAFKA_UNAVAILABLE", why + "; retry with the same ids (writes are idempotent)", null));
+            }
+        }));
+    }
+
+    /**
+     * 409 when a client-given idempotency key comes back with another payload (in this request
+     * or recently); remembers the new keys and returns them (forgotten again if the write fails).
+     */
+    private List<String> claimIdempotencyKeys(WriteBatch batch, long nowMillis) {
+        Map<String, Long> inRequest = new HashMap<>();
+        java.util.Set<Integer> generated = new java.util.HashSet<>(batch.generatedIds());
+        List<String> fresh = new ArrayList<>();
+        long expires = nowMillis + batch.namespace().acceptLimit().toMillis() + TOKEN_MARGIN_MS;
+        boolean counter = batch.namespace().isCounter();
+        for (int i = 0; i < batch.records().size(); i++) {
+            if (generated.contains(i)) {
+                continue;
+            }
+            Outgoing o = batch.records().get(i);
+            String field = counter ? "idempotency_token.token" : "events[" + i + "].eventId";
+            Long prior = inRequest.putIfAbsent(o.idempotencyKey(), o.payloadDigest());
+            if ((prior != null && prior != o.payloadDigest())
+                    || tokens.check(o.idempotencyKey(), o.payloadDigest(), nowMillis) == IdempotencyCache.Verdict.DIFFERENT_PAYLOAD) {
+                fresh.forEach(tokens::forget);
+                throw new ApiError(409, "IDEMPOTENCY_KEY_REUSE", "the idempotency key of " + field
+                        + " was already used with a different payload", field);
+            }
+            if (tokens.check(o.idempotencyKey(), o.payloadDigest(), nowMillis) == IdempotencyCache.Verdict.NEW) {
+                tokens.remember(o.idempotencyKey(), o.payloadDigest(), expires);
+                fresh.add(o.idempotencyKey());
+            }
+        }
+        return fresh;
+    }
+
+    private void timeRequest(RoutingContext ctx) {
+        long t0 = System.nanoTime();
+        ctx.addEndHandler(v -> {
+            String endpoint = ctx.get("endpoint");
+            metrics.requests.labelValues(endpoint == null ? "other" : endpoint,
+                    String.valueOf(ctx.response().getStatusCode())).inc();
+            metrics.requestSeconds.labelValues(endpoint == null ? "other" : endpoint).observe((System.nanoTime() - t0) / 1e9);
+        });
+        ctx.next();
+    }
+
+    static void error(RoutingContext ctx, ApiError e) {
+        if (ctx.response().ended()) {
+            return;
+        }
+        ObjectNode err = JSON.createObjectNode().put("code", e.code()).put("message", e.getMessage());
+        if (e.field() != null) {
+            err.put("field", e.field());
+        }
+        if (e.status() == 429 || e.status() == 503) {
+            ctx.response().putHeader("Retry-After", "1");
+        }
+        ctx.response().setStatusCode(e.status()).putHeader("Content-Type", "application/json")
+                .end(JSON.createObjectNode().set("error", err).toString());
+    }
+
+    private static String firstLine(String s) {
+        if (s == null) {
+            return "";
+        }
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl);
+    }
+}

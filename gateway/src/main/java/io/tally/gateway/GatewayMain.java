@@ -1,0 +1,88 @@
+package io.tally.gateway;
+
+import io.tally.namespace.NamespaceCatalog;
+import io.tally.serde.AvroSerde;
+import io.tally.serde.RestSchemaRegistryClient;
+import io.tally.serde.TallySchemas;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpServer;
+import io.vertx.ext.web.Router;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Starts the gateway: namespaces, schemas (looked up once, cached), Kafka producer and
+ * health, then one HTTP server per core on Vert.x event loops. SIGTERM drains: stop
+ * accepting, flush the producer, exit.
+ */
+public final class GatewayMain {
+    private static final Logger LOG = LoggerFactory.getLogger(GatewayMain.class);
+
+    private GatewayMain() {}
+
+    public static void main(String[] args) throws Exception {
+        if (args.length == 1 && (args[0].equals("--help") || args[0].equals("-h"))) {
+            System.out.println("tally-gateway: Counter and TimeSeries ingestion over HTTP/JSON\n" + GatewayConfig.usage());
+            return;
+        }
+        GatewayConfig config = GatewayConfig.from(System.getenv(), args);
+        NamespaceCatalog catalog = NamespaceCatalog.fromDirectory(Path.of(config.get(GatewayConfig.NAMESPACES)));
+        LOG.info("namespaces: {}", catalog.all().stream().map(n -> n.name()).toList());
+
+        RestSchemaRegistryClient registry = new RestSchemaRegistryClient(config.get(GatewayConfig.REGISTRY));
+        registerSchemas(registry);
+        GatewayMetrics metrics = new GatewayMetrics();
+        EventProducer producer = new EventProducer(config, new AvroSerde(registry), metrics);
+        producer.warmUp(List.of(WriteRequestParser.COUNTER_TOPIC, WriteRequestParser.TIMESERIES_TOPIC), Duration.ofSeconds(60));
+        KafkaHealth kafka = new KafkaHealth(config.get(GatewayConfig.BOOTSTRAP));
+        kafka.start();
+        GatewayHttpApi api = new GatewayHttpApi(new WriteRequestParser(catalog, config), producer,
+                new IdempotencyCache(config.intOf(GatewayConfig.TOKEN_CACHE)), kafka, metrics, config);
+
+        Vertx vertx = Vertx.vertx();
+        Router router = api.router(vertx);
+        List<HttpServer> servers = new ArrayList<>();
+        int loops = Math.max(1, Runtime.getRuntime().availableProcessors());
+        for (int i = 0; i < loops; i++) { // each server gets its own event loop; Vert.x shares the port
+            servers.add(vertx.createHttpServer().requestHandler(router)
+                    .listen(config.intOf(GatewayConfig.PORT), config.get(GatewayConfig.HOST))
+                    .toCompletionStage().toCompletableFuture().get());
+        }
+        LOG.info("gateway listening on http://{}:{} ({} event loops)", config.get(GatewayConfig.HOST),
+                servers.get(0).actualPort(), loops);
+
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            LOG.info("draining: refusing new writes, flushing the producer");
+            api.drain();
+            for (HttpServer s : servers) {
+                s.close().toCompletionStage().toCompletableFuture().join();
+            }
+            producer.flush();
+            producer.close();
+            kafka.close();
+            vertx.close();
+            LOG.info("gateway stopped");
+        }, "shutdown"));
+    }
+
+    private static void registerSchemas(RestSchemaRegistryClient registry) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (true) {
+            try {
+                registry.register(AvroSerde.valueSubject(WriteRequestParser.COUNTER_TOPIC), TallySchemas.COUNTER_EVENT);
+                registry.register(AvroSerde.valueSubject(WriteRequestParser.TIMESERIES_TOPIC), TallySchemas.TIME_SERIES_EVENT);
+                return;
+            } catch (RuntimeException e) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw e;
+                }
+                LOG.warn("schema registry not ready ({}); retrying", e.getMessage());
+                Thread.sleep(1000);
+            }
+        }
+    }
+}

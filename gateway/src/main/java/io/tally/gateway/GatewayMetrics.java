@@ -1,0 +1,40 @@
+package io.tally.gateway;
+
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+
+/** The gateway's Prometheus metrics (names from shared DESIGN.md) plus the JVM's. */
+final class GatewayMetrics {
+    private final PrometheusRegistry registry = new PrometheusRegistry();
+    final Counter requests;
+    final Histogram requestSeconds;
+    final Histogram produceSeconds;
+    final Counter produceFailures;
+    final Counter eventsAccepted;
+
+    GatewayMetrics() {
+        requests = Counter.builder().name("tally_gateway_requests_total").help("Gateway requests by endpoint and HTTP code")
+                .labelNames("endpoint", "code").register(registry);
+        requestSeconds = Histogram.builder().name("tally_gateway_request_seconds").help("Gateway request latency")
+                .labelNames("endpoint").classicUpperBounds(0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5)
+                .register(registry);
+        produceSeconds = Histogram.builder().name("tally_produce_seconds").help("Time from send to Kafka's acknowledgement")
+                .classicUpperBounds(0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5).register(registry);
+        produceFailures = Counter.builder().name("tally_produce_failures_total")
+                .help("Records Kafka did not acknowledge (after the producer's retries)").register(registry);
+        eventsAccepted = Counter.builder().name("tally_gateway_events_total").help("Events accepted, by topic")
+                .labelNames("topic").register(registry);
+        JvmMetrics.builder().register(registry);
+    }
+
+    byte[] scrape() throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        new PrometheusTextFormatWriter(false).write(out, registry.scrape());
+        return out.toByteArray();
+    }
+}

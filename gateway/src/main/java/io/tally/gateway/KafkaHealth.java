@@ -1,0 +1,60 @@
+package io.tally.gateway;
+
+import java.util.Properties;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+
+/** Whether Kafka answers: a cluster description every second, with a short timeout. */
+final class KafkaHealth implements AutoCloseable {
+    private final Admin admin;
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "kafka-health");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile boolean up;
+    private volatile String detail = "not checked yet";
+
+    KafkaHealth(String bootstrap) {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 1500);
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 1500);
+        this.admin = Admin.create(p);
+    }
+
+    void start() {
+        check();
+        timer.scheduleWithFixedDelay(this::check, 1, 1, TimeUnit.SECONDS);
+    }
+
+    private void check() {
+        try {
+            int brokers = admin.describeCluster(new DescribeClusterOptions().timeoutMs(1500)).nodes()
+                    .get(2, TimeUnit.SECONDS).size();
+            up = brokers > 0;
+            detail = brokers + " broker(s)";
+        } catch (Exception e) {
+            up = false;
+            detail = "unreachable: " + e.getClass().getSimpleName();
+        }
+    }
+
+    boolean up() {
+        return up;
+    }
+
+    String detail() {
+        return detail;
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+        admin.close();
+    }
+}

@@ -1,0 +1,91 @@
+package io.tally.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+
+/** Reading a request's JSON with errors that name the field (400 INVALID_FIELD). */
+final class RequestJson {
+    private RequestJson() {}
+
+    static JsonNode required(JsonNode parent, String key, String path) {
+        JsonNode v = parent.get(key);
+        if (v == null || v.isNull()) {
+            throw ApiError.badRequest("MISSING_FIELD", path + " is required", path);
+        }
+        return v;
+    }
+
+    static String text(JsonNode parent, String key, String path, int maxLength) {
+        JsonNode v = required(parent, key, path);
+        if (!v.isTextual()) {
+            throw ApiError.badRequest("INVALID_FIELD", path + " must be a string", path);
+        }
+        return checkedId(v.asText(), path, maxLength);
+    }
+
+    static String optionalText(JsonNode parent, String key, String path, int maxLength) {
+        JsonNode v = parent.get(key);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (!v.isTextual()) {
+            throw ApiError.badRequest("INVALID_FIELD", path + " must be a string", path);
+        }
+        return checkedId(v.asText(), path, maxLength);
+    }
+
+    /** Identifiers (ids, names, keys, tokens): non-empty, bounded, no control characters. */
+    static String checkedId(String s, String path, int maxLength) {
+        if (s.isEmpty()) {
+            throw ApiError.badRequest("INVALID_FIELD", path + " must not be empty", path);
+        }
+        if (s.length() > maxLength) {
+            throw ApiError.tooLarge("FIELD_TOO_LONG", path + " is longer than " + maxLength + " characters", path);
+        }
+        for (int i = 0; i < s.length(); i++) {
+            if (Character.isISOControl(s.charAt(i))) {
+                throw ApiError.badRequest("INVALID_FIELD", path + " contains a control character", path);
+            }
+        }
+        return s;
+    }
+
+    static long integer(JsonNode parent, String key, String path) {
+        JsonNode v = required(parent, key, path);
+        if (!v.isIntegralNumber() || !v.canConvertToLong()) {
+            throw ApiError.badRequest("INVALID_FIELD", path + " must be a whole number (64-bit)", path);
+        }
+        return v.asLong();
+    }
+
+    /** An ISO-8601 instant ("2024-10-03T21:24:23.988Z"), as microseconds since the epoch. */
+    static long instantMicros(JsonNode parent, String key, String path) {
+        JsonNode v = required(parent, key, path);
+        if (!v.isTextual()) {
+            throw ApiError.badRequest("INVALID_FIELD", path + " must be an ISO-8601 timestamp string", path);
+        }
+        try {
+            Instant t = Instant.parse(v.asText());
+            return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1_000);
+        } catch (DateTimeParseException | ArithmeticException e) {
+            throw ApiError.badRequest("INVALID_FIELD", path + " '" + v.asText()
+                    + "' is not an ISO-8601 timestamp such as 2024-10-03T21:24:23.988Z", path);
+        }
+    }
+
+    static JsonNode array(JsonNode parent, String key, String path) {
+        JsonNode v = required(parent, key, path);
+        if (!v.isArray()) {
+            throw ApiError.badRequest("INVALID_FIELD", path + " must be an array", path);
+        }
+        return v;
+    }
+
+    static JsonNode object(JsonNode v, String path) {
+        if (v == null || !v.isObject()) {
+            throw ApiError.badRequest("INVALID_FIELD", path + " must be a JSON object", path);
+        }
+        return v;
+    }
+}

@@ -1,0 +1,12 @@
+package io.tally.gateway;
+
+import io.tally.namespace.NamespaceConfig;
+import java.util.List;
+import org.apache.avro.generic.GenericRecord;
+
+/** A validated write request: the records to produce, nothing produced yet. */
+record WriteBatch(NamespaceConfig namespace, List<Outgoing> records, List<String> eventIds, List<Integer> generatedIds) {
+
+    /** One record for Kafka, with the idempotency key it carries and a digest of its payload. */
+    record Outgoing(String topic, String key, GenericRecord value, String idempotencyKey, long payloadDigest) {}
+}

@@ -1,0 +1,201 @@
+package io.tally.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.tally.gateway.WriteBatch.Outgoing;
+import io.tally.namespace.InvalidConfigException;
+import io.tally.namespace.NamespaceCatalog;
+import io.tally.namespace.NamespaceConfig;
+import io.tally.namespace.NamespaceName;
+import io.tally.serde.TallySchemas;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.UUID;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+
+/**
+ * Turns the Counter and TimeSeries articles' request JSON into Avro records for Kafka,
+ * validating everything first: a request that fails any check produces nothing.
+ */
+final class WriteRequestParser {
+    static final String COUNTER_TOPIC = "tally.counter.events";
+    static final String TIMESERIES_TOPIC = "tally.timeseries.events";
+    private static final GenericData.EnumSymbol ADD = new GenericData.EnumSymbol(
+            TallySchemas.COUNTER_EVENT.getField("op").schema(), "ADD");
+    private static final GenericData.EnumSymbol CLEAR = new GenericData.EnumSymbol(
+            TallySchemas.COUNTER_EVENT.getField("op").schema(), "CLEAR");
+
+    private final NamespaceCatalog catalog;
+    private final int maxEvents;
+    private final int maxItems;
+    private final int maxValueBytes;
+    private final int maxIdLength;
+    private final long futureSkewMicros;
+
+    WriteRequestParser(NamespaceCatalog catalog, GatewayConfig config) {
+        this.catalog = catalog;
+        this.maxEvents = config.intOf(GatewayConfig.MAX_EVENTS);
+        this.maxItems = config.intOf(GatewayConfig.MAX_ITEMS);
+        this.maxValueBytes = config.intOf(GatewayConfig.MAX_VALUE);
+        this.maxIdLength = config.intOf(GatewayConfig.MAX_ID);
+        this.futureSkewMicros = config.longOf(GatewayConfig.FUTURE_SKEW_MS) * 1000;
+    }
+
+    NamespaceConfig namespace(JsonNode body, NamespaceConfig.Kind kind) {
+        String name = RequestJson.text(body, "namespace", "namespace", maxIdLength);
+        try {
+            NamespaceName.require(name, "namespace");
+        } catch (InvalidConfigException e) {
+            throw ApiError.badRequest("INVALID_NAME", e.getMessage(), "namespace");
+        }
+        NamespaceConfig ns = catalog.get(name).orElseThrow(() ->
+                new ApiError(404, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", "namespace"));
+        if (ns.kind() != kind) {
+            throw ApiError.badRequest("WRONG_NAMESPACE_KIND", "namespace '" + name + "' is a "
+                    + ns.kind().name().toLowerCase() + " namespace, not a " + kind.name().toLowerCase() + " one", "namespace");
+        }
+        return ns;
+    }
+
+    /** AddCount (op ADD, with delta) and ClearCount (op CLEAR). */
+    WriteBatch counter(JsonNode body, boolean clear, long nowMicros) {
+        RequestJson.object(body, "body");
+        NamespaceConfig ns = namespace(body, NamespaceConfig.Kind.COUNTER);
+        String counter = RequestJson.text(body, "counter_name", "counter_name", maxIdLength);
+        long delta = clear ? 0 : RequestJson.integer(body, "delta", "delta");
+        JsonNode token = body.get("idempotency_token");
+        String eventId;
+        long eventTime;
+        List<Integer> generated = new ArrayList<>();
+        if (token == null || token.isNull()) {
+            if (ns.counterType().durable()) {
+                throw ApiError.badRequest("IDEMPOTENCY_TOKEN_REQUIRED", ns.counterType()
+                        + " counters need an idempotency_token {token, generation_time}, so retries count once",
+                        "idempotency_token");
+            }
+            eventId = UUID.randomUUID().toString();
+            eventTime = nowMicros;
+            generated.add(0);
+        } else {
+            RequestJson.object(token, "idempotency_token");
+            eventId = RequestJson.text(token, "token", "idempotency_token.token", maxIdLength);
+            eventTime = RequestJson.instantMicros(token, "generation_time", "idempotency_token.generation_time");
+        }
+        checkWindow(ns, eventTime, nowMicros, token == null ? "body" : "idempotency_token.generation_time");
+        GenericRecord rec = new GenericData.Record(TallySchemas.COUNTER_EVENT);
+        rec.put("namespace", ns.name());
+        rec.put("counter", counter);
+        rec.put("op", clear ? CLEAR : ADD);
+        rec.put("delta", delta);
+        rec.put("event_time", eventTime);
+        rec.put("event_id", eventId);
+        rec.put("source", "gateway");
+        String idemKey = ns.name() + "/" + counter + "/" + eventId;
+        long digest = digest((clear ? "CLEAR" : "ADD") + "|" + delta + "|" + eventTime);
+        Outgoing out = new Outgoing(COUNTER_TOPIC, ns.name() + "/" + counter, rec, idemKey, digest);
+        return new WriteBatch(ns, List.of(out), List.of(eventId), generated);
+    }
+
+    /** WriteEventRecords(Sync): {namespace, events[]{timeSeriesId, eventTime, eventId, eventItems[]}}. */
+    WriteBatch events(JsonNode body, long nowMicros) {
+        RequestJson.object(body, "body");
+        NamespaceConfig ns = namespace(body, NamespaceConfig.Kind.TIMESERIES);
+        JsonNode events = RequestJson.array(body, "events", "events");
+        if (events.isEmpty()) {
+            throw ApiError.badRequest("INVALID_FIELD", "events must not be empty", "events");
+        }
+        if (events.size() > maxEvents) {
+            throw ApiError.tooLarge("TOO_MANY_EVENTS", events.size() + " events in one request; the limit is " + maxEvents, "events");
+        }
+        List<Outgoing> out = new ArrayList<>(events.size());
+        List<String> ids = new ArrayList<>(events.size());
+        List<Integer> generated = new ArrayList<>();
+        for (int i = 0; i < events.size(); i++) {
+            String p = "events[" + i + "]";
+            JsonNode e = RequestJson.object(events.get(i), p);
+            String tsid = RequestJson.text(e, "timeSeriesId", p + ".timeSeriesId", maxIdLength);
+            long eventTime = RequestJson.instantMicros(e, "eventTime", p + ".eventTime");
+            checkWindow(ns, eventTime, nowMicros, p + ".eventTime");
+            String eventId = RequestJson.optionalText(e, "eventId", p + ".eventId", maxIdLength);
+            if (eventId == null) {
+                eventId = UUID.randomUUID().toString();
+                generated.add(i);
+            }
+            JsonNode items = RequestJson.array(e, "eventItems", p + ".eventItems");
+            if (items.size() > maxItems) {
+                throw ApiError.tooLarge("TOO_MANY_ITEMS", items.size() + " items in " + p + "; the limit is " + maxItems, p + ".eventItems");
+            }
+            List<GenericRecord> avroItems = new ArrayList<>(items.size());
+            StringBuilder payload = new StringBuilder();
+            for (int j = 0; j < items.size(); j++) {
+                String ip = p + ".eventItems[" + j + "]";
+                JsonNode item = RequestJson.object(items.get(j), ip);
+                String key = RequestJson.text(item, "eventItemKey", ip + ".eventItemKey", maxIdLength);
+                byte[] value = base64(item, ip + ".eventItemValue");
+                GenericRecord ir = new GenericData.Record(TallySchemas.EVENT_ITEM);
+                ir.put("key", key);
+                ir.put("value", ByteBuffer.wrap(value));
+                avroItems.add(ir);
+                payload.append(key).append('=').append(Base64.getEncoder().encodeToString(value)).append(';');
+            }
+            GenericRecord rec = new GenericData.Record(TallySchemas.TIME_SERIES_EVENT);
+            rec.put("namespace", ns.name());
+            rec.put("time_series_id", tsid);
+            rec.put("event_time", eventTime);
+            rec.put("event_id", eventId);
+            rec.put("items", avroItems);
+            rec.put("source", "gateway");
+            out.add(new Outgoing(TIMESERIES_TOPIC, ns.name() + "/" + tsid, rec,
+                    ns.name() + "/" + tsid + "/" + eventTime + "/" + eventId, digest(payload.toString())));
+            ids.add(eventId);
+        }
+        return new WriteBatch(ns, out, ids, generated);
+    }
+
+    private byte[] base64(JsonNode item, String path) {
+        JsonNode v = item.get("eventItemValue");
+        if (v == null || v.isNull()) {
+            throw ApiError.badRequest("MISSING_FIELD", path + " is required", path);
+        }
+        if (!v.isTextual()) {
+            throw ApiError.badRequest("INVALID_FIELD", path + " must be a base64 string", path);
+        }
+        String s = v.asText();
+        if ((long) s.length() * 3 / 4 > maxValueBytes + 3) {
+            throw ApiError.tooLarge("VALUE_TOO_LARGE", path + " is larger than " + maxValueBytes + " bytes", path);
+        }
+        byte[] bytes;
+        try {
+            bytes = Base64.getDecoder().decode(s);
+        } catch (IllegalArgumentException e) {
+            throw ApiError.badRequest("INVALID_BASE64", path + " is not valid base64: " + e.getMessage(), path);
+        }
+        if (bytes.length > maxValueBytes) {
+            throw ApiError.tooLarge("VALUE_TOO_LARGE", path + " is larger than " + maxValueBytes + " bytes", path);
+        }
+        return bytes;
+    }
+
+    private void checkWindow(NamespaceConfig ns, long eventTimeMicros, long nowMicros, String field) {
+        long acceptMicros = ns.acceptLimit().toNanos() / 1000;
+        if (eventTimeMicros < nowMicros - acceptMicros || eventTimeMicros > nowMicros + futureSkewMicros) {
+            throw ApiError.badRequest("OUTSIDE_ACCEPT_WINDOW", field + " " + Instant.EPOCH.plusNanos(eventTimeMicros * 1000)
+                    + " is outside the accept window of namespace '" + ns.name() + "' (from now - " + ns.acceptLimit().toMillis()
+                    + " ms to now + " + futureSkewMicros / 1000 + " ms); data behind the window is immutable", field);
+        }
+    }
+
+    /** 64-bit FNV-1a of the payload: enough to tell a retry from a reuse with other content. */
+    static long digest(String s) {
+        long h = 0xcbf29ce484222325L;
+        for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
+            h ^= (b & 0xff);
+            h *= 0x100000001b3L;
+        }
+        return h;
+    }
+}
