@@ -22,3 +22,26 @@ def stack(settings) -> Stack:
 @pytest.fixture(scope="session")
 def host(settings) -> str:
     return settings.host
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "disruptive: stops or restarts a server of the stack; runs last")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Tests that stop servers run after all others, so a slow recovery cannot fail them."""
+    items.sort(key=lambda item: item.get_closest_marker("disruptive") is not None)
+
+
+@pytest.fixture(scope="session")
+def wait_healthy(stack):
+    def wait(timeout=120):
+        import time
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            bad = [c.name for c in stack.components if not stack.healthy(c)]
+            if not bad:
+                return
+            time.sleep(1)
+        pytest.fail(f"the stack did not recover: {bad}")
+    return wait

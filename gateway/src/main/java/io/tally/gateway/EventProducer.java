@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.clients.producer.BufferExhaustedException;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -26,6 +27,13 @@ final class EventProducer implements AutoCloseable {
     /** The producer buffer cannot take the batch now; retry later. */
     static final class Backpressure extends RuntimeException {
         Backpressure(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** Kafka could not take the batch at all (no metadata within max.block.ms). */
+    static final class Unavailable extends RuntimeException {
+        Unavailable(String message) {
             super(message, null, false, false);
         }
     }
@@ -82,7 +90,9 @@ final class EventProducer implements AutoCloseable {
      * Encodes and sends every record of the batch; the future completes when Kafka has
      * acknowledged all of them (acks=all) or fails with the first error.
      *
-     * @throws Backpressure when the free buffer cannot take the batch (nothing was sent)
+     * @throws Backpressure when the free buffer cannot take the batch (nothing was sent, or,
+     *     when other requests filled the buffer meanwhile, only a prefix of it)
+     * @throws Unavailable when Kafka cannot take records at all (same proviso)
      */
     CompletableFuture<Void> send(List<Outgoing> batch) {
         List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>(batch.size());
@@ -94,29 +104,50 @@ final class EventProducer implements AutoCloseable {
             records.add(new ProducerRecord<>(o.topic(), key, value));
         }
         if (bufferAvailable != null && ((Number) bufferAvailable.metricValue()).doubleValue() < bytes) {
-            throw new Backpressure("the producer buffer is full (Kafka is slower than the request rate)");
+            throw new Backpressure("the producer buffer is full (Kafka is slower than the request rate); nothing was written");
         }
         CompletableFuture<?>[] acks = new CompletableFuture<?>[records.size()];
         long t0 = System.nanoTime();
         for (int i = 0; i < records.size(); i++) {
             CompletableFuture<Void> ack = new CompletableFuture<>();
             acks[i] = ack;
-            try {
-                producer.send(records.get(i), (md, err) -> {
-                    if (err != null) {
-                        metrics.produceFailures.inc();
-                        ack.completeExceptionally(err);
-                    } else {
-                        metrics.produceSeconds.observe((System.nanoTime() - t0) / 1e9);
-                        ack.complete(null);
-                    }
-                });
-            } catch (TimeoutException e) { // includes BufferExhaustedException
-                // Only when other requests filled the buffer between the check and here.
-                ack.completeExceptionally(new Backpressure("the producer buffer is full: " + e.getMessage()));
+            producer.send(records.get(i), (md, err) -> {
+                if (err != null) {
+                    metrics.produceFailures.inc();
+                    ack.completeExceptionally(err);
+                } else {
+                    metrics.produceSeconds.observe((System.nanoTime() - t0) / 1e9);
+                    ack.complete(null);
+                }
+            });
+            // A full buffer or missing metadata is reported through the callback, during send().
+            if (ack.isCompletedExceptionally()) {
+                Throwable err = ack.handle((v, e) -> e).join();
+                if (err instanceof BufferExhaustedException) {
+                    throw new Backpressure("the producer buffer is full" + partial(i));
+                }
+                if (err instanceof TimeoutException) {
+                    throw new Unavailable("Kafka did not answer for metadata within max.block.ms" + partial(i));
+                }
             }
         }
         return CompletableFuture.allOf(acks);
+    }
+
+    private static String partial(int sent) {
+        return sent == 0 ? "" : " (" + sent + " records of the request were already sent; retry with the same ids)";
+    }
+
+    /** True when the producer has metadata for every topic (so sends do not time out at once). */
+    boolean ready(List<String> topics) {
+        try {
+            for (String t : topics) {
+                producer.partitionsFor(t);
+            }
+            return true;
+        } catch (RuntimeException e) {
+            return false;
+        }
     }
 
     void flush() {

@@ -143,7 +143,10 @@ final class GatewayHttpApi {
             acks = producer.send(batch.records());
         } catch (EventProducer.Backpressure e) {
             remembered.forEach(tokens::forget);
-            throw new ApiError(429, "BACKPRESSURE", e.getMessage() + "; nothing was written", null);
+            throw new ApiError(429, "BACKPRESSURE", e.getMessage(), null);
+        } catch (EventProducer.Unavailable e) {
+            remembered.forEach(tokens::forget);
+            throw new ApiError(503, "KAFKA_UNAVAILABLE", e.getMessage(), null);
         }
         for (Outgoing o : batch.records()) {
             metrics.eventsAccepted.labelValues(o.topic()).inc();

@@ -38,7 +38,9 @@ public final class GatewayMain {
         GatewayMetrics metrics = new GatewayMetrics();
         EventProducer producer = new EventProducer(config, new AvroSerde(registry), metrics);
         producer.warmUp(List.of(WriteRequestParser.COUNTER_TOPIC, WriteRequestParser.TIMESERIES_TOPIC), Duration.ofSeconds(60));
-        KafkaHealth kafka = new KafkaHealth(config.get(GatewayConfig.BOOTSTRAP));
+
+        List<String> topics = List.of(WriteRequestParser.COUNTER_TOPIC, WriteRequestParser.TIMESERIES_TOPIC);
+        KafkaHealth kafka = new KafkaHealth(config.get(GatewayConfig.BOOTSTRAP), () -> producer.ready(topics));
         kafka.start();
         GatewayHttpApi api = new GatewayHttpApi(new WriteRequestParser(catalog, config), producer,
                 new IdempotencyCache(config.intOf(GatewayConfig.TOKEN_CACHE)), kafka, metrics, config);

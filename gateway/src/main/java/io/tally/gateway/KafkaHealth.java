@@ -16,10 +16,13 @@ final class KafkaHealth implements AutoCloseable {
         t.setDaemon(true);
         return t;
     });
+    private final java.util.function.BooleanSupplier producerReady;
     private volatile boolean up;
     private volatile String detail = "not checked yet";
 
-    KafkaHealth(String bootstrap) {
+    /** @param producerReady whether the producer can send now (has metadata); checked after the cluster answers */
+    KafkaHealth(String bootstrap, java.util.function.BooleanSupplier producerReady) {
+        this.producerReady = producerReady;
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 1500);
@@ -36,8 +39,9 @@ final class KafkaHealth implements AutoCloseable {
         try {
             int brokers = admin.describeCluster(new DescribeClusterOptions().timeoutMs(1500)).nodes()
                     .get(2, TimeUnit.SECONDS).size();
-            up = brokers > 0;
-            detail = brokers + " broker(s)";
+            boolean producer = brokers > 0 && producerReady.getAsBoolean();
+            up = brokers > 0 && producer;
+            detail = brokers + " broker(s)" + (producer ? "" : ", producer has no metadata yet");
         } catch (Exception e) {
             up = false;
             detail = "unreachable: " + e.getClass().getSimpleName();

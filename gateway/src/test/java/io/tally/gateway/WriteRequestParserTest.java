@@ -1,0 +1,157 @@
+package io.tally.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tally.namespace.NamespaceCatalog;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.apache.avro.generic.GenericRecord;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class WriteRequestParserTest {
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final Instant NOW = Instant.parse("2026-11-22T10:00:00Z");
+    static final long NOW_MICROS = NOW.toEpochMilli() * 1000;
+    static WriteRequestParser parser;
+
+    @BeforeAll
+    static void load() throws Exception {
+        NamespaceCatalog catalog = NamespaceCatalog.fromDirectory(Path.of("../infra/namespaces"));
+        parser = new WriteRequestParser(catalog, GatewayConfig.from(Map.of("TALLY_GATEWAY_MAX_EVENTS", "3",
+                "TALLY_GATEWAY_MAX_ITEMS", "2", "TALLY_GATEWAY_MAX_VALUE_BYTES", "8"), new String[0]));
+    }
+
+    static JsonNode json(String s) throws Exception {
+        return JSON.readTree(s.replace('\'', '"'));
+    }
+
+    static ApiError error(Runnable r) {
+        try {
+            r.run();
+        } catch (ApiError e) {
+            return e;
+        }
+        throw new AssertionError("no ApiError");
+    }
+
+    @Test
+    void theArticlesTimeSeriesExampleBecomesAvro() throws Exception {
+        WriteBatch b = parser.events(json("{'namespace':'playback','events':[{'timeSeriesId':'profile100',"
+                + "'eventTime':'2026-11-22T09:59:59.988Z','eventId':'550e8400-e29b-41d4-a716-446655440000',"
+                + "'eventItems':[{'eventItemKey':'deviceType','eventItemValue':'aW9z'}]}]}"), NOW_MICROS);
+        assertThat(b.records()).hasSize(1);
+        WriteBatch.Outgoing o = b.records().get(0);
+        assertThat(o.topic()).isEqualTo("tally.timeseries.events");
+        assertThat(o.key()).isEqualTo("playback/profile100");
+        GenericRecord r = o.value();
+        assertThat(r.get("event_time")).isEqualTo(NOW_MICROS - 12_000);
+        assertThat(r.get("event_id")).isEqualTo("550e8400-e29b-41d4-a716-446655440000");
+        GenericRecord item = ((List<GenericRecord>) r.get("items")).get(0);
+        assertThat(item.get("key")).isEqualTo("deviceType");
+        assertThat(((ByteBuffer) item.get("value")).array()).isEqualTo("ios".getBytes());
+        assertThat(b.generatedIds()).isEmpty();
+    }
+
+    @Test
+    void missingEventIdsAreMadeAndReported() throws Exception {
+        WriteBatch b = parser.events(json("{'namespace':'playback','events':[{'timeSeriesId':'a',"
+                + "'eventTime':'2026-11-22T10:00:00Z','eventId':'x','eventItems':[]},{'timeSeriesId':'a',"
+                + "'eventTime':'2026-11-22T10:00:00Z','eventItems':[]}]}"), NOW_MICROS);
+        assertThat(b.generatedIds()).containsExactly(1);
+        assertThat(b.eventIds().get(0)).isEqualTo("x");
+        assertThat(b.eventIds().get(1)).hasSize(36);
+    }
+
+    @Test
+    void counterEventsTakeTimeAndIdFromTheToken() throws Exception {
+        WriteBatch b = parser.counter(json("{'namespace':'video_views','counter_name':'c','delta':-4,"
+                + "'idempotency_token':{'token':'tok','generation_time':'2026-11-22T09:59:58Z'}}"), false, NOW_MICROS);
+        GenericRecord r = b.records().get(0).value();
+        assertThat(r.get("op").toString()).isEqualTo("ADD");
+        assertThat(r.get("delta")).isEqualTo(-4L);
+        assertThat(r.get("event_id")).isEqualTo("tok");
+        assertThat(r.get("event_time")).isEqualTo(NOW_MICROS - 2_000_000);
+        assertThat(b.records().get(0).key()).isEqualTo("video_views/c");
+        WriteBatch clear = parser.counter(json("{'namespace':'video_views','counter_name':'c',"
+                + "'idempotency_token':{'token':'t2','generation_time':'2026-11-22T10:00:00Z'}}"), true, NOW_MICROS);
+        assertThat(clear.records().get(0).value().get("op").toString()).isEqualTo("CLEAR");
+    }
+
+    @Test
+    void bestEffortCountersNeedNoToken() throws Exception {
+        WriteBatch b = parser.counter(json("{'namespace':'page_hits','counter_name':'c','delta':1}"), false, NOW_MICROS);
+        assertThat(b.generatedIds()).containsExactly(0);
+        assertThat(error(() -> parseCounter("{'namespace':'ad_clicks','counter_name':'c','delta':1}")).code())
+                .isEqualTo("IDEMPOTENCY_TOKEN_REQUIRED");
+    }
+
+    static void parseCounter(String s) {
+        try {
+            parser.counter(json(s), false, NOW_MICROS);
+        } catch (ApiError e) {
+            throw e;
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    static void parseEvents(String s) {
+        try {
+            parser.events(json(s), NOW_MICROS);
+        } catch (ApiError e) {
+            throw e;
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void everyRejectionHasStatusCodeAndField() {
+        String ev = "{'timeSeriesId':'a','eventTime':'2026-11-22T10:00:00Z','eventItems':[]}";
+        Object[][] cases = {
+            {"{'namespace':'nope','events':[" + ev + "]}", 404, "UNKNOWN_NAMESPACE", "namespace"},
+            {"{'namespace':'Nope!','events':[" + ev + "]}", 400, "INVALID_NAME", "namespace"},
+            {"{'namespace':'video_views','events':[" + ev + "]}", 400, "WRONG_NAMESPACE_KIND", "namespace"},
+            {"{'namespace':'playback'}", 400, "MISSING_FIELD", "events"},
+            {"{'namespace':'playback','events':{}}", 400, "INVALID_FIELD", "events"},
+            {"{'namespace':'playback','events':[" + ev + "," + ev + "," + ev + "," + ev + "]}", 413, "TOO_MANY_EVENTS", "events"},
+            {"{'namespace':'playback','events':[{'timeSeriesId':7,'eventTime':'2026-11-22T10:00:00Z','eventItems':[]}]}",
+                400, "INVALID_FIELD", "events[0].timeSeriesId"},
+            {"{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'yesterday','eventItems':[]}]}",
+                400, "INVALID_FIELD", "events[0].eventTime"},
+            {"{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'2026-11-22T09:59:50Z','eventItems':[]}]}",
+                400, "OUTSIDE_ACCEPT_WINDOW", "events[0].eventTime"},
+            {"{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'2026-11-22T10:00:30Z','eventItems':[]}]}",
+                400, "OUTSIDE_ACCEPT_WINDOW", "events[0].eventTime"},
+            {"{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'2026-11-22T10:00:00Z','eventItems':["
+                + "{'eventItemKey':'k','eventItemValue':'!!'}]}]}", 400, "INVALID_BASE64", "events[0].eventItems[0].eventItemValue"},
+            {"{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'2026-11-22T10:00:00Z','eventItems':["
+                + "{'eventItemKey':'k','eventItemValue':'AAAAAAAAAAAAAAAA'}]}]}", 413, "VALUE_TOO_LARGE", "events[0].eventItems[0].eventItemValue"},
+            {"{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'2026-11-22T10:00:00Z','eventItems':["
+                + "{'eventItemKey':'a','eventItemValue':''},{'eventItemKey':'b','eventItemValue':''},{'eventItemKey':'c','eventItemValue':''}]}]}",
+                413, "TOO_MANY_ITEMS", "events[0].eventItems"},
+        };
+        for (Object[] c : cases) {
+            ApiError e = error(() -> parseEvents((String) c[0]));
+            assertThat(new Object[] {e.status(), e.code(), e.field()}).as((String) c[0]).containsExactly(c[1], c[2], c[3]);
+        }
+        ApiError delta = error(() -> parseCounter("{'namespace':'video_views','counter_name':'c','delta':'two',"
+                + "'idempotency_token':{'token':'t','generation_time':'2026-11-22T10:00:00Z'}}"));
+        assertThat(delta.field()).isEqualTo("delta");
+        ApiError control = error(() -> parseCounter("{'namespace':'page_hits','counter_name':'a\\u0000b','delta':1}"));
+        assertThat(control.field()).isEqualTo("counter_name");
+    }
+
+    @Test
+    void digestsTellPayloadsApart() {
+        assertThat(WriteRequestParser.digest("a=1")).isEqualTo(WriteRequestParser.digest("a=1"));
+        assertThat(WriteRequestParser.digest("a=1")).isNotEqualTo(WriteRequestParser.digest("a=2"));
+    }
+}
