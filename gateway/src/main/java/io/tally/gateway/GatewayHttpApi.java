@@ -148,9 +148,7 @@ final class GatewayHttpApi {
             remembered.forEach(tokens::forget);
             throw new ApiError(503, "KAFKA_UNAVAILABLE", e.getMessage(), null);
         }
-        for (Outgoing o : batch.records()) {
-            metrics.eventsAccepted.labelValues(o.topic()).inc();
-        }
+        metrics.eventsAccepted.labelValues(batch.records().get(0).topic()).inc(batch.records().size());
         ObjectNode reply = JSON.createObjectNode().put("accepted", batch.records().size());
         if (!batch.generatedIds().isEmpty()) {
             reply.set("eventIds", JSON.valueToTree(batch.eventIds()));

@@ -130,7 +130,7 @@ final class WriteRequestParser {
                 throw ApiError.tooLarge("TOO_MANY_ITEMS", items.size() + " items in " + p + "; the limit is " + maxItems, p + ".eventItems");
             }
             List<GenericRecord> avroItems = new ArrayList<>(items.size());
-            StringBuilder payload = new StringBuilder();
+            long payloadDigest = FNV_OFFSET;
             for (int j = 0; j < items.size(); j++) {
                 String ip = p + ".eventItems[" + j + "]";
                 JsonNode item = RequestJson.object(items.get(j), ip);
@@ -140,7 +140,8 @@ final class WriteRequestParser {
                 ir.put("key", key);
                 ir.put("value", ByteBuffer.wrap(value));
                 avroItems.add(ir);
-                payload.append(key).append('=').append(Base64.getEncoder().encodeToString(value)).append(';');
+                payloadDigest = fnv(fnv(fnv(payloadDigest, key.getBytes(StandardCharsets.UTF_8)), SEPARATOR), value);
+                payloadDigest = fnv(payloadDigest, SEPARATOR);
             }
             GenericRecord rec = new GenericData.Record(TallySchemas.TIME_SERIES_EVENT);
             rec.put("namespace", ns.name());
@@ -150,7 +151,7 @@ final class WriteRequestParser {
             rec.put("items", avroItems);
             rec.put("source", "gateway");
             out.add(new Outgoing(TIMESERIES_TOPIC, ns.name() + "/" + tsid, rec,
-                    ns.name() + "/" + tsid + "/" + eventTime + "/" + eventId, digest(payload.toString())));
+                    ns.name() + "/" + tsid + "/" + eventTime + "/" + eventId, payloadDigest));
             ids.add(eventId);
         }
         return new WriteBatch(ns, out, ids, generated);
@@ -189,10 +190,16 @@ final class WriteRequestParser {
         }
     }
 
+    private static final long FNV_OFFSET = 0xcbf29ce484222325L;
+    private static final byte[] SEPARATOR = {0};
+
     /** 64-bit FNV-1a of the payload: enough to tell a retry from a reuse with other content. */
     static long digest(String s) {
-        long h = 0xcbf29ce484222325L;
-        for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
+        return fnv(FNV_OFFSET, s.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static long fnv(long h, byte[] bytes) {
+        for (byte b : bytes) {
             h ^= (b & 0xff);
             h *= 0x100000001b3L;
         }
