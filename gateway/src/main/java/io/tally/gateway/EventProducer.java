@@ -49,7 +49,7 @@ final class EventProducer implements AutoCloseable {
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
-        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        p.put(ProducerConfig.LINGER_MS_CONFIG, config.intOf(GatewayConfig.LINGER_MS));
         p.put(ProducerConfig.BATCH_SIZE_CONFIG, 128 * 1024);
         p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, config.longOf(GatewayConfig.BUFFER_BYTES));
         // Never park an event-loop thread: a full buffer is answered with 429 instead.

@@ -23,11 +23,12 @@ public final class GatewayConfig {
     public static final Field MAX_ID = new Field("max.id.length", "TALLY_GATEWAY_MAX_ID_LENGTH", "256", "Longest timeSeriesId, counter_name, eventId, token or item key.");
     public static final Field FUTURE_SKEW_MS = new Field("future.skew.ms", "TALLY_GATEWAY_FUTURE_SKEW_MS", "5000", "How far in the future an event time may be.");
     public static final Field BUFFER_BYTES = new Field("producer.buffer.bytes", "TALLY_GATEWAY_PRODUCER_BUFFER_BYTES", "67108864", "Producer buffer; when full, writes get 429.");
+    public static final Field LINGER_MS = new Field("producer.linger.ms", "TALLY_GATEWAY_PRODUCER_LINGER_MS", "5", "How long the producer waits to fill a batch (latency vs. throughput).");
     public static final Field SYNC_TIMEOUT_MS = new Field("sync.timeout.ms", "TALLY_GATEWAY_SYNC_TIMEOUT_MS", "5000", "How long a sync write waits for Kafka before 503.");
     public static final Field DELIVERY_TIMEOUT_MS = new Field("delivery.timeout.ms", "TALLY_GATEWAY_DELIVERY_TIMEOUT_MS", "30000", "How long the producer retries a record.");
     public static final Field TOKEN_CACHE = new Field("idempotency.cache.entries", "TALLY_GATEWAY_IDEMPOTENCY_CACHE_ENTRIES", "200000", "Recent idempotency keys kept to answer 409 on reuse.");
     public static final Field[] ALL = {HOST, PORT, BOOTSTRAP, REGISTRY, NAMESPACES, MAX_BODY, MAX_EVENTS, MAX_ITEMS,
-        MAX_VALUE, MAX_ID, FUTURE_SKEW_MS, BUFFER_BYTES, SYNC_TIMEOUT_MS, DELIVERY_TIMEOUT_MS, TOKEN_CACHE};
+        MAX_VALUE, MAX_ID, FUTURE_SKEW_MS, BUFFER_BYTES, LINGER_MS, SYNC_TIMEOUT_MS, DELIVERY_TIMEOUT_MS, TOKEN_CACHE};
 
     private final Map<String, String> values = new LinkedHashMap<>();
 

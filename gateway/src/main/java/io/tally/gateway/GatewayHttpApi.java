@@ -137,7 +137,7 @@ final class GatewayHttpApi {
         if (sync && !kafka.up()) {
             throw new ApiError(503, "KAFKA_UNAVAILABLE", "Kafka is unreachable; nothing was written, retry with the same ids", null);
         }
-        List<String> remembered = claimIdempotencyKeys(batch, nowMillis);
+        List<Long> remembered = claimIdempotencyKeys(batch, nowMillis);
         CompletableFuture<Void> acks;
         try {
             acks = producer.send(batch.records());
@@ -180,27 +180,28 @@ final class GatewayHttpApi {
      * 409 when a client-given idempotency key comes back with another payload (in this request
      * or recently); remembers the new keys and returns them (forgotten again if the write fails).
      */
-    private List<String> claimIdempotencyKeys(WriteBatch batch, long nowMillis) {
-        Map<String, Long> inRequest = new HashMap<>();
+    private List<Long> claimIdempotencyKeys(WriteBatch batch, long nowMillis) {
+        Map<Long, Long> inRequest = new HashMap<>();
         java.util.Set<Integer> generated = new java.util.HashSet<>(batch.generatedIds());
-        List<String> fresh = new ArrayList<>();
+        List<Long> fresh = new ArrayList<>();
         long expires = nowMillis + batch.namespace().acceptLimit().toMillis() + TOKEN_MARGIN_MS;
         boolean counter = batch.namespace().isCounter();
         for (int i = 0; i < batch.records().size(); i++) {
             if (generated.contains(i)) {
-                continue;
+                continue; // ids the gateway made are new by construction
             }
             Outgoing o = batch.records().get(i);
-            String field = counter ? "idempotency_token.token" : "events[" + i + "].eventId";
             Long prior = inRequest.putIfAbsent(o.idempotencyKey(), o.payloadDigest());
-            if ((prior != null && prior != o.payloadDigest())
-                    || tokens.check(o.idempotencyKey(), o.payloadDigest(), nowMillis) == IdempotencyCache.Verdict.DIFFERENT_PAYLOAD) {
+            IdempotencyCache.Verdict v = prior != null
+                    ? (prior == o.payloadDigest() ? IdempotencyCache.Verdict.SAME_PAYLOAD : IdempotencyCache.Verdict.DIFFERENT_PAYLOAD)
+                    : tokens.checkAndRemember(o.idempotencyKey(), o.payloadDigest(), nowMillis, expires);
+            if (v == IdempotencyCache.Verdict.DIFFERENT_PAYLOAD) {
                 fresh.forEach(tokens::forget);
+                String field = counter ? "idempotency_token.token" : "events[" + i + "].eventId";
                 throw new ApiError(409, "IDEMPOTENCY_KEY_REUSE", "the idempotency key of " + field
                         + " was already used with a different payload", field);
             }
-            if (tokens.check(o.idempotencyKey(), o.payloadDigest(), nowMillis) == IdempotencyCache.Verdict.NEW) {
-                tokens.remember(o.idempotencyKey(), o.payloadDigest(), expires);
+            if (v == IdempotencyCache.Verdict.NEW) {
                 fresh.add(o.idempotencyKey());
             }
         }

@@ -94,7 +94,7 @@ final class WriteRequestParser {
         rec.put("event_time", eventTime);
         rec.put("event_id", eventId);
         rec.put("source", "gateway");
-        String idemKey = ns.name() + "/" + counter + "/" + eventId;
+        long idemKey = digest(ns.name() + "/" + counter + "/" + eventId);
         long digest = digest((clear ? "CLEAR" : "ADD") + "|" + delta + "|" + eventTime);
         Outgoing out = new Outgoing(COUNTER_TOPIC, ns.name() + "/" + counter, rec, idemKey, digest);
         return new WriteBatch(ns, List.of(out), List.of(eventId), generated);
@@ -151,7 +151,7 @@ final class WriteRequestParser {
             rec.put("items", avroItems);
             rec.put("source", "gateway");
             out.add(new Outgoing(TIMESERIES_TOPIC, ns.name() + "/" + tsid, rec,
-                    ns.name() + "/" + tsid + "/" + eventTime + "/" + eventId, payloadDigest));
+                    digest(ns.name() + "/" + tsid + "/" + eventTime + "/" + eventId), payloadDigest));
             ids.add(eventId);
         }
         return new WriteBatch(ns, out, ids, generated);
