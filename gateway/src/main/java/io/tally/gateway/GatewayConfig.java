@@ -1,16 +1,15 @@
 package io.tally.gateway;
 
-import java.util.LinkedHashMap;
+import io.tally.common.ServiceSettings;
+import io.tally.common.ServiceSettings.Field;
+import java.util.List;
 import java.util.Map;
 
 /**
- * The gateway's settings, declared once with defaults and descriptions. Each can be set by
- * environment variable or {@code --name=value} flag (flags win). {@code --help} lists them.
+ * The gateway's settings, declared once with defaults and descriptions ({@link ServiceSettings}:
+ * environment variable or {@code --name=value} flag, flags win; {@code --help} lists them).
  */
 public final class GatewayConfig {
-    /** One setting. */
-    public record Field(String name, String env, String defaultValue, String description) {}
-
     public static final Field HOST = new Field("host", "TALLY_GATEWAY_HOST", "127.0.0.1", "Address the HTTP API binds to.");
     public static final Field PORT = new Field("port", "TALLY_GATEWAY_PORT", "8080", "HTTP port.");
     public static final Field BOOTSTRAP = new Field("kafka.bootstrap", "TALLY_KAFKA_BOOTSTRAP", "127.0.0.1:9092", "Kafka bootstrap servers.");
@@ -30,22 +29,14 @@ public final class GatewayConfig {
     public static final Field[] ALL = {HOST, PORT, BOOTSTRAP, REGISTRY, NAMESPACES, MAX_BODY, MAX_EVENTS, MAX_ITEMS,
         MAX_VALUE, MAX_ID, FUTURE_SKEW_MS, BUFFER_BYTES, LINGER_MS, SYNC_TIMEOUT_MS, DELIVERY_TIMEOUT_MS, TOKEN_CACHE};
 
-    private final Map<String, String> values = new LinkedHashMap<>();
+    private final ServiceSettings settings;
 
-    private GatewayConfig() {}
+    private GatewayConfig(ServiceSettings settings) {
+        this.settings = settings;
+    }
 
     public static GatewayConfig from(Map<String, String> env, String[] args) {
-        GatewayConfig c = new GatewayConfig();
-        for (Field f : ALL) {
-            c.values.put(f.name(), env.getOrDefault(f.env(), f.defaultValue()));
-        }
-        for (String arg : args) {
-            int eq = arg.indexOf('=');
-            if (!arg.startsWith("--") || eq < 0 || !c.values.containsKey(arg.substring(2, eq))) {
-                throw new IllegalArgumentException("unknown or malformed setting " + arg + "\n" + usage());
-            }
-            c.values.put(arg.substring(2, eq), arg.substring(eq + 1));
-        }
+        GatewayConfig c = new GatewayConfig(ServiceSettings.from(List.of(ALL), env, args));
         for (Field f : ALL) {
             if (f != HOST && f != BOOTSTRAP && f != REGISTRY && f != NAMESPACES) {
                 c.longOf(f);
@@ -55,30 +46,18 @@ public final class GatewayConfig {
     }
 
     public static String usage() {
-        StringBuilder sb = new StringBuilder("settings (flag / environment, default):\n");
-        for (Field f : ALL) {
-            sb.append(String.format("  --%-26s %-42s %-22s %s%n", f.name(), f.env(), f.defaultValue(), f.description()));
-        }
-        return sb.toString();
+        return ServiceSettings.usage(List.of(ALL));
     }
 
     public String get(Field f) {
-        return values.get(f.name());
+        return settings.get(f);
     }
 
     public long longOf(Field f) {
-        try {
-            long v = Long.parseLong(get(f));
-            if (v < 0) {
-                throw new IllegalArgumentException(f.name() + "=" + v + " must not be negative");
-            }
-            return v;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(f.name() + "=" + get(f) + " is not a whole number");
-        }
+        return settings.longIn(f, 0, Long.MAX_VALUE);
     }
 
     public int intOf(Field f) {
-        return Math.toIntExact(longOf(f));
+        return settings.intIn(f, 0, Integer.MAX_VALUE);
     }
 }

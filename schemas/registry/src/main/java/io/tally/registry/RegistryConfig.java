@@ -1,16 +1,15 @@
 package io.tally.registry;
 
-import java.util.LinkedHashMap;
+import io.tally.common.ServiceSettings;
+import io.tally.common.ServiceSettings.Field;
+import java.util.List;
 import java.util.Map;
 
 /**
- * The registry's settings: declared once with a default and a description; each can be set
- * by an environment variable or a {@code --name=value} flag (flags win).
+ * The registry's settings, declared once with defaults and descriptions ({@link ServiceSettings}:
+ * environment variable or {@code --name=value} flag, flags win).
  */
 public final class RegistryConfig {
-    /** One setting. */
-    public record Field(String name, String env, String defaultValue, String description) {}
-
     public static final Field HOST = new Field("host", "TALLY_REGISTRY_HOST", "127.0.0.1", "Address the HTTP API binds to.");
     public static final Field PORT = new Field("port", "TALLY_REGISTRY_PORT", "8085", "HTTP port (Flink has 8081).");
     public static final Field BOOTSTRAP = new Field("kafka.bootstrap", "TALLY_KAFKA_BOOTSTRAP", "127.0.0.1:9092", "Kafka bootstrap servers.");
@@ -20,25 +19,14 @@ public final class RegistryConfig {
     public static final Field TIMEOUT_MS = new Field("timeout.ms", "TALLY_REGISTRY_TIMEOUT_MS", "10000", "How long a write waits for Kafka before 500/50001.");
     public static final Field[] ALL = {HOST, PORT, BOOTSTRAP, TOPIC, DEFAULT_COMPATIBILITY, MAX_BODY_BYTES, TIMEOUT_MS};
 
-    private final Map<String, String> values = new LinkedHashMap<>();
+    private final ServiceSettings settings;
 
-    private RegistryConfig() {}
+    private RegistryConfig(ServiceSettings settings) {
+        this.settings = settings;
+    }
 
     public static RegistryConfig from(Map<String, String> env, String[] args) {
-        RegistryConfig c = new RegistryConfig();
-        for (Field f : ALL) {
-            c.values.put(f.name(), env.getOrDefault(f.env(), f.defaultValue()));
-        }
-        for (String arg : args) {
-            if (!arg.startsWith("--") || !arg.contains("=")) {
-                throw new IllegalArgumentException("expected --name=value, got " + arg + "\n" + usage());
-            }
-            String name = arg.substring(2, arg.indexOf('='));
-            if (!c.values.containsKey(name)) {
-                throw new IllegalArgumentException("unknown setting --" + name + "\n" + usage());
-            }
-            c.values.put(name, arg.substring(arg.indexOf('=') + 1));
-        }
+        RegistryConfig c = new RegistryConfig(ServiceSettings.from(List.of(ALL), env, args));
         c.port();
         c.maxBodyBytes();
         c.timeoutMs();
@@ -47,15 +35,11 @@ public final class RegistryConfig {
     }
 
     public static String usage() {
-        StringBuilder sb = new StringBuilder("settings (flag / environment, default):\n");
-        for (Field f : ALL) {
-            sb.append(String.format("  --%-22s %-38s %-16s %s%n", f.name(), f.env(), f.defaultValue(), f.description()));
-        }
-        return sb.toString();
+        return ServiceSettings.usage(List.of(ALL));
     }
 
     public String get(Field f) {
-        return values.get(f.name());
+        return settings.get(f);
     }
 
     public String host() {
@@ -79,14 +63,6 @@ public final class RegistryConfig {
     }
 
     private int intIn(Field f, int min, int max) {
-        try {
-            int v = Integer.parseInt(get(f));
-            if (v < min || v > max) {
-                throw new IllegalArgumentException(f.name() + "=" + v + " is outside " + min + ".." + max);
-            }
-            return v;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(f.name() + "=" + get(f) + " is not a whole number");
-        }
+        return settings.intIn(f, min, max);
     }
 }

@@ -1,0 +1,56 @@
+"""A Tally service of this repo that runs as a shaded jar (registry, gateway, ...)."""
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from ..settings import REPO
+from .base import JAVA, Component
+
+
+def shaded_jar(module: str, artifact: str) -> Path:
+    target = REPO / module / "target"
+    jars = [j for j in target.glob(f"{artifact}-*.jar") if not j.name.startswith("original-")]
+    if not jars:
+        raise RuntimeError(f"no {artifact} jar in {target}: run ./tally build")
+    return jars[0]
+
+
+class JavaService(Component):
+    """Runs `java -jar <module>/target/<artifact>-*.jar`, healthy when /healthz says UP."""
+    version = "tally 0.1.0"
+    module = ""
+    artifact = ""
+    port_setting = ""
+    heap = "256m"
+
+    def ports(self):
+        return {"http": self.s.port(self.port_setting)}
+
+    def url(self):
+        return f"http://{self.host}:{self.ports()['http']}"
+
+    def metrics_target(self):
+        return f"{self.host}:{self.ports()['http']}"
+
+    def jar(self) -> Path:
+        return shaded_jar(self.module, self.artifact)
+
+    def fetch(self):
+        self.jar()
+
+    def service_env(self) -> dict[str, str]:
+        return {}
+
+    def command(self):
+        argv = [JAVA, "-Xms128m", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-jar", str(self.jar())]
+        return argv, self.env(**self.service_env())
+
+    def ready(self):
+        try:
+            with urllib.request.urlopen(f"{self.url()}/healthz", timeout=3) as r:
+                return json.load(r)["status"] == "UP"
+        except urllib.error.HTTPError:
+            return False

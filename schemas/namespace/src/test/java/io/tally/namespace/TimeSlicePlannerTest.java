@@ -1,0 +1,89 @@
+package io.tally.namespace;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tally.namespace.NamespaceConfig.TimePartition;
+import io.tally.namespace.TimeSlicePlanner.Slice;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class TimeSlicePlannerTest {
+    static long micros(String iso) {
+        Instant t = Instant.parse(iso);
+        return t.getEpochSecond() * 1_000_000L + t.getNano() / 1_000;
+    }
+
+    final TimeSlicePlanner daily = new TimeSlicePlanner("playback", new TimePartition(86_400, 3_600, 4));
+    final TimeSlicePlanner hourly = new TimeSlicePlanner("sched.runq", new TimePartition(3_600, 600, 2));
+
+    @Test
+    void dailySlicesAreUtcDaysNamedByDay() {
+        Slice s = daily.sliceOf(micros("2026-11-22T23:59:59.999999Z"));
+        assertThat(s.tableName()).isEqualTo("events_20261122");
+        assertThat(s.indexName()).isEqualTo("tally-playback-20261122");
+        assertThat(s.startMicros()).isEqualTo(micros("2026-11-22T00:00:00Z"));
+        assertThat(s.endMicros()).isEqualTo(micros("2026-11-23T00:00:00Z"));
+        assertThat(daily.sliceOf(micros("2026-11-23T00:00:00Z")).tableName()).isEqualTo("events_20261123");
+    }
+
+    @Test
+    void boundariesAreStartInclusiveEndExclusive() {
+        long midnight = micros("2026-11-23T00:00:00Z");
+        assertThat(daily.sliceOf(midnight - 1).contains(midnight)).isFalse();
+        assertThat(daily.sliceOf(midnight).contains(midnight)).isTrue();
+        assertThat(daily.place(midnight - 1, "e").timeBucket()).isEqualTo(23);
+        assertThat(daily.place(midnight, "e").timeBucket()).isEqualTo(0);
+    }
+
+    @Test
+    void subDaySlicesAreNamedByMinute() {
+        Slice s = hourly.sliceOf(micros("2026-03-29T01:30:00Z")); // a European DST night: nothing special in UTC
+        assertThat(s.tableName()).isEqualTo("events_20260329_0100");
+        assertThat(s.indexName()).isEqualTo("tally-sched.runq-20260329_0100");
+        assertThat(hourly.place(micros("2026-03-29T01:59:59Z"), "e").timeBucket()).isEqualTo(5);
+    }
+
+    @Test
+    void slicesTileTimeWithNoGapsOrOverlaps() {
+        List<Slice> slices = hourly.slicesCovering(micros("2026-11-22T22:17:00Z"), micros("2026-11-23T03:00:00Z"));
+        assertThat(slices).hasSize(5);
+        for (int i = 1; i < slices.size(); i++) {
+            assertThat(slices.get(i).startMicros()).isEqualTo(slices.get(i - 1).endMicros());
+        }
+        assertThat(slices.get(0).contains(micros("2026-11-22T22:17:00Z"))).isTrue();
+        assertThat(slices.get(slices.size() - 1).endMicros()).isEqualTo(micros("2026-11-23T03:00:00Z"));
+    }
+
+    @Test
+    void beforeTheEpochToo() {
+        Slice s = daily.sliceOf(-1);
+        assertThat(s.tableName()).isEqualTo("events_19691231");
+        assertThat(s.contains(-1)).isTrue();
+    }
+
+    @Test
+    void timeBucketsOverlappingARange() {
+        Slice s = daily.sliceOf(micros("2026-11-22T12:00:00Z"));
+        assertThat(daily.timeBucketsOverlapping(s, micros("2026-11-22T10:30:00Z"), micros("2026-11-22T12:00:00Z")))
+                .containsExactly(10, 11);
+        assertThat(daily.timeBucketsOverlapping(s, micros("2026-11-21T00:00:00Z"), micros("2026-11-24T00:00:00Z")))
+                .hasSize(24);
+        assertThat(daily.timeBucketsOverlapping(s, micros("2026-11-23T00:00:00Z"), micros("2026-11-24T00:00:00Z"))).isEmpty();
+    }
+
+    @Test
+    void eventBucketsAreStablePerIdAndSpreadAcrossIds() {
+        long t = micros("2026-11-22T12:00:00Z");
+        assertThat(daily.place(t, "same-id").eventBucket()).isEqualTo(daily.place(t + 5, "same-id").eventBucket());
+        Set<Integer> used = new HashSet<>();
+        for (int i = 0; i < 200; i++) {
+            int b = daily.place(t, "id-" + i).eventBucket();
+            assertThat(b).isBetween(0, 3);
+            used.add(b);
+        }
+        assertThat(used).containsExactlyInAnyOrder(0, 1, 2, 3);
+    }
+}
