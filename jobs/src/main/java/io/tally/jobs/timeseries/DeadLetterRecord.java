@@ -1,0 +1,18 @@
+package io.tally.jobs.timeseries;
+
+/** An event the job could not process, with a stable reason code (goes to tally.deadletter). */
+public class DeadLetterRecord {
+    public RawRecord original;
+    public String reason;
+    public String message;
+    public String stage;
+
+    public DeadLetterRecord() {}
+
+    public DeadLetterRecord(RawRecord original, String reason, String message, String stage) {
+        this.original = original;
+        this.reason = reason;
+        this.message = message;
+        this.stage = stage;
+    }
+}

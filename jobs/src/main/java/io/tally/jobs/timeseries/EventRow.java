@@ -1,0 +1,27 @@
+package io.tally.jobs.timeseries;
+
+/**
+ * One row of a slice table: an event item at its place (shared DESIGN.md, "Storage").
+ * (event_time, event_id, event_item_key) is the idempotency key, so writing a row twice is an
+ * identical upsert. An event without items is stored as one row with item key "".
+ */
+public class EventRow {
+    public String keyspace;
+    public String table;
+    public String namespace;
+    public long sliceStartMicros;
+    public long sliceEndMicros;
+    public String timeSeriesId;
+    public int timeBucket;
+    public int eventBucket;
+    public long eventTimeMicros;
+    public String eventId;
+    public String itemKey;
+    public byte[] itemValue;
+
+    public EventRow() {}
+
+    public String idempotencyKey() {
+        return keyspace + "." + table + "/" + timeSeriesId + "/" + eventTimeMicros + "/" + eventId + "/" + itemKey;
+    }
+}

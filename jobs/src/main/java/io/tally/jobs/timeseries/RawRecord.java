@@ -1,0 +1,22 @@
+package io.tally.jobs.timeseries;
+
+/** A Kafka record as it arrived, undecoded: what a dead letter carries back. */
+public class RawRecord {
+    public String topic;
+    public int partition;
+    public long offset;
+    public long timestampMillis;
+    public byte[] key;
+    public byte[] value;
+
+    public RawRecord() {}
+
+    public RawRecord(String topic, int partition, long offset, long timestampMillis, byte[] key, byte[] value) {
+        this.topic = topic;
+        this.partition = partition;
+        this.offset = offset;
+        this.timestampMillis = timestampMillis;
+        this.key = key;
+        this.value = value;
+    }
+}

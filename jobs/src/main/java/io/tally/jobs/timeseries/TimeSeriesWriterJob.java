@@ -1,0 +1,84 @@
+package io.tally.jobs.timeseries;
+
+import io.tally.serde.RestSchemaRegistryClient;
+import io.tally.serde.SchemaRegistryClient;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.java.utils.ParameterTool;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
+import org.apache.flink.streaming.api.CheckpointingMode;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.function.SerializableSupplier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+
+/**
+ * Stores every TimeSeriesEvent of tally.timeseries.events in its namespace's Cassandra slice
+ * table (time and event buckets from {@link io.tally.namespace.TimeSlicePlanner}); what cannot
+ * be stored goes to tally.deadletter with a reason. The source stream and the sinks are
+ * arguments of {@link #build}, so tests run the same pipeline on a MiniCluster with test ones.
+ *
+ * <p>Arguments: --kafka.bootstrap, --registry.url, --cassandra.host, --cassandra.port,
+ * --namespaces.dir, --group.id, --checkpoint.interval.ms.
+ */
+public final class TimeSeriesWriterJob {
+    public static final String NAME = "tally-timeseries-writer";
+    public static final String TOPIC = "tally.timeseries.events";
+
+    private TimeSeriesWriterJob() {}
+
+    public static void main(String[] args) throws Exception {
+        ParameterTool p = ParameterTool.fromArgs(args);
+        String bootstrap = p.get("kafka.bootstrap", "127.0.0.1:9092");
+        String registryUrl = p.get("registry.url", "http://127.0.0.1:8085");
+        SerializableSupplier<SchemaRegistryClient> registry = () -> new RestSchemaRegistryClient(registryUrl);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.enableCheckpointing(p.getLong("checkpoint.interval.ms", 5000), CheckpointingMode.EXACTLY_ONCE);
+        KafkaSource<RawRecord> source = KafkaSource.<RawRecord>builder()
+                .setBootstrapServers(bootstrap)
+                .setTopics(TOPIC)
+                .setGroupId(p.get("group.id", NAME))
+                .setStartingOffsets(OffsetsInitializer.committedOffsets(
+                        org.apache.kafka.clients.consumer.OffsetResetStrategy.EARLIEST))
+                .setDeserializer(new RawDeserializer())
+                .build();
+        KafkaSink<DeadLetterRecord> deadLetters = KafkaSink.<DeadLetterRecord>builder()
+                .setBootstrapServers(bootstrap)
+                .setRecordSerializer(new DeadLetterSerializer(registry))
+                .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+                .build();
+        build(env.fromSource(source, WatermarkStrategy.noWatermarks(), TOPIC).uid("timeseries-source"),
+                new CassandraEventSink(p.get("cassandra.host", "127.0.0.1"), p.getInt("cassandra.port", 9042), 128),
+                deadLetters, registry, p.get("namespaces.dir", "infra/namespaces"));
+        env.execute(NAME);
+    }
+
+    public static void build(DataStream<RawRecord> records, Sink<EventRow> rows,
+                             Sink<DeadLetterRecord> deadLetters, SerializableSupplier<SchemaRegistryClient> registry,
+                             String namespacesDir) {
+        SingleOutputStreamOperator<EventRow> planned = records
+                .process(new EventDecoder(registry, namespacesDir)).uid("decode-and-plan").name("decode-and-plan");
+        planned.sinkTo(rows).uid("cassandra-rows").name("cassandra-rows");
+        planned.getSideOutput(EventDecoder.DEAD_LETTERS).sinkTo(deadLetters).uid("dead-letters").name("dead-letters");
+    }
+
+    /** Keeps each record's bytes, coordinates and timestamp. */
+    static final class RawDeserializer implements KafkaRecordDeserializationSchema<RawRecord> {
+        @Override
+        public void deserialize(ConsumerRecord<byte[], byte[]> r, Collector<RawRecord> out) {
+            out.collect(new RawRecord(r.topic(), r.partition(), r.offset(), r.timestamp(), r.key(), r.value()));
+        }
+
+        @Override
+        public org.apache.flink.api.common.typeinfo.TypeInformation<RawRecord> getProducedType() {
+            return org.apache.flink.api.common.typeinfo.TypeInformation.of(RawRecord.class);
+        }
+    }
+
+}

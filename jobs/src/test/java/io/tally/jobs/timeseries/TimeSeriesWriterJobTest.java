@@ -1,0 +1,74 @@
+package io.tally.jobs.timeseries;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tally.serde.AvroSerde;
+import io.tally.serde.TallySchemas;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.generic.GenericRecordBuilder;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.junit.jupiter.api.Test;
+
+class TimeSeriesWriterJobTest {
+    static final long NOW_MS = 1_795_000_000_000L;
+    final AvroSerde serde = new AvroSerde(new StaticRegistry());
+
+    RawRecord record(String ns, String tsid, long eventTimeMicros, String id, Map<String, String> items, long offset) {
+        List<GenericRecord> its = new ArrayList<>();
+        items.forEach((k, v) -> its.add(new GenericRecordBuilder(TallySchemas.EVENT_ITEM).set("key", k)
+                .set("value", ByteBuffer.wrap(v.getBytes(StandardCharsets.UTF_8))).build()));
+        GenericRecord e = new GenericRecordBuilder(TallySchemas.TIME_SERIES_EVENT).set("namespace", ns)
+                .set("time_series_id", tsid).set("event_time", eventTimeMicros).set("event_id", id)
+                .set("items", its).set("source", "test").build();
+        byte[] key = (ns + "/" + tsid).getBytes(StandardCharsets.UTF_8);
+        return new RawRecord("tally.timeseries.events", 0, offset, NOW_MS, key, serde.serialize("tally.timeseries.events", e));
+    }
+
+    @Test
+    void storesPlansAndDeadLettersOnAMiniCluster() throws Exception {
+        long t = NOW_MS * 1000 - 1_000_000; // one second before the record's timestamp
+        List<RawRecord> input = List.of(
+                record("playback", "p1", t, "e1", Map.of("deviceType", "ios", "title", "x"), 0),
+                record("playback", "p1", t, "e2", Map.of(), 1),
+                record("nope", "p1", t, "e3", Map.of(), 2),
+                record("playback", "p1", t - 3_600_000_000L, "e4", Map.of(), 3),
+                record("video_views", "p1", t, "e5", Map.of(), 4),
+                new RawRecord("tally.timeseries.events", 0, 5, NOW_MS, null, new byte[] {9, 9, 9, 9, 9, 9}));
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2);
+        CollectSink<EventRow> rows = new CollectSink<>("rows");
+        CollectSink<DeadLetterRecord> dead = new CollectSink<>("dead");
+        TimeSeriesWriterJob.build(env.fromData(TypeInformation.of(RawRecord.class), input.toArray(new RawRecord[0])),
+                rows, dead, StaticRegistry::new, "../infra/namespaces");
+        env.execute("test");
+
+        List<EventRow> stored = CollectSink.get("rows");
+        assertThat(stored).extracting(r -> r.eventId + ":" + r.itemKey)
+                .containsExactlyInAnyOrder("e1:deviceType", "e1:title", "e2:");
+        EventRow r = stored.stream().filter(x -> x.itemKey.equals("deviceType")).findFirst().orElseThrow();
+        assertThat(r.keyspace).isEqualTo("ns_playback");
+        assertThat(r.table).startsWith("events_");
+        assertThat(r.eventTimeMicros).isEqualTo(t);
+        assertThat(new String(r.itemValue, StandardCharsets.UTF_8)).isEqualTo("ios");
+        assertThat(r.timeBucket).isBetween(0, 23);
+        assertThat(r.eventBucket).isBetween(0, 3);
+
+        Map<Long, String> reasons = CollectSink.<DeadLetterRecord>get("dead").stream()
+                .collect(Collectors.toMap(d -> d.original.offset, d -> d.reason));
+        assertThat(reasons).containsExactlyInAnyOrderEntriesOf(Map.of(2L, "UNKNOWN_NAMESPACE",
+                3L, "OUTSIDE_ACCEPT_WINDOW", 4L, "WRONG_NAMESPACE_KIND", 5L, "UNDECODABLE"));
+        DeadLetterRecord garbage = CollectSink.<DeadLetterRecord>get("dead").stream()
+                .filter(d -> d.original.offset == 5).findFirst().orElseThrow();
+        assertThat(garbage.message).contains("magic byte");
+        assertThat(garbage.original.value).containsExactly(9, 9, 9, 9, 9, 9);
+        GenericRecord avro = DeadLetterSerializer.toAvro(garbage);
+        assertThat(avro.get("reason")).isEqualTo("UNDECODABLE");
+        assertThat(avro.get("stage")).isEqualTo("timeseries-writer");
+    }
+}
