@@ -8,6 +8,7 @@ import sys
 import time
 
 from . import build, packages
+from .jobs import JOBS, Jobs
 from .settings import REPO, Settings
 from .stack import Stack, StackError, tail_lines
 
@@ -23,7 +24,8 @@ def cmd_up(args, settings: Settings) -> int:
         build.build_java(say)
     stack = Stack(settings, say)
     started = stack.up()
-    if not started:
+    deployed = Jobs(settings, say).ensure_deployed()
+    if not started and not deployed:
         say("the stack is already running (nothing to do)")
     print_status(stack)
     say(f"up took {time.monotonic() - t0:.1f}s")
@@ -70,6 +72,27 @@ def cmd_logs(args, settings: Settings) -> int:
     return 0
 
 
+def cmd_jobs(args, settings: Settings) -> int:
+    jobs = Jobs(settings, say)
+    if args.action == "list":
+        for j in jobs.rest.jobs():
+            say(f"{j['jid']}  {j['state']:<10} {j['name']}")
+        return 0
+    names = [args.name] if args.name else [spec.name for spec in JOBS]
+    for name in names:
+        if args.action == "deploy":
+            spec = next(s for s in JOBS if s.name == name)
+            say(f"{name}: {jobs.deploy(spec)}")
+        elif args.action == "stop-with-savepoint":
+            say(f"{name}: savepoint {jobs.stop_with_savepoint(name)}")
+        elif args.action == "resume":
+            say(f"{name}: resumed as {jobs.resume(name)}")
+        elif args.action == "cancel":
+            jobs.cancel(name)
+            say(f"{name}: cancelled")
+    return 0
+
+
 def cmd_build(args, settings: Settings) -> int:
     build.build_java(say, force=True)
     return 0
@@ -88,6 +111,7 @@ def cmd_test(args, settings: Settings) -> int:
         packages.ensure_packages(say)
         build.build_java(say)
         Stack(settings, say).up()
+        Jobs(settings, say).ensure_deployed()
         results.append(("python integration tests",
                         run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(REPO / "infra" / "tests" / "integration")], env)))
     failed = [name for name, rc in results if rc != 0]
@@ -129,6 +153,10 @@ def main(argv: list[str] | None = None) -> int:
     bench = sub.add_parser("bench", help="run a benchmark against the running stack (never fails on numbers)")
     bench.add_argument("name", choices=["gateway", "registry"])
     bench.set_defaults(fn=cmd_bench)
+    jobs = sub.add_parser("jobs", help="Tally's Flink jobs on the session cluster")
+    jobs.add_argument("action", choices=["list", "deploy", "stop-with-savepoint", "resume", "cancel"])
+    jobs.add_argument("name", nargs="?", choices=[spec.name for spec in JOBS], help="default: every Tally job")
+    jobs.set_defaults(fn=cmd_jobs)
     sub.add_parser("build", help="build the Java modules (jobs, services)").set_defaults(fn=cmd_build)
     test = sub.add_parser("test", help="all tests: unit, then integration against the running stack")
     g = test.add_mutually_exclusive_group()

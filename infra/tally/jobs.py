@@ -1,0 +1,132 @@
+"""Tally's Flink jobs on the session cluster, through Flink's REST API: deploy (upload the
+shaded jar, run), list, stop with a savepoint, resume from it, cancel."""
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from .settings import REPO, Settings
+
+JOBS_JAR_DIR = REPO / "jobs" / "target"
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    name: str            # the Flink job name (env.execute(name))
+    entry_class: str
+
+    def args(self, s: Settings) -> list[str]:
+        h = s.host
+        return ["--kafka.bootstrap", f"{h}:{s.port('TALLY_KAFKA_PORT')}",
+                "--registry.url", f"http://{h}:{s.port('TALLY_REGISTRY_PORT')}",
+                "--cassandra.host", h, "--cassandra.port", str(s.port("TALLY_CASSANDRA_PORT")),
+                "--namespaces.dir", str(REPO / "infra" / "namespaces"),
+                "--checkpoint.interval.ms", "2000"]
+
+
+JOBS = [JobSpec("tally-timeseries-writer", "io.tally.jobs.timeseries.TimeSeriesWriterJob")]
+
+
+class FlinkRest:
+    def __init__(self, settings: Settings):
+        self.base = f"http://{settings.host}:{settings.port('TALLY_FLINK_PORT')}"
+
+    def call(self, method: str, path: str, body: dict | None = None, data: bytes | None = None,
+             content_type: str = "application/json", timeout: float = 60) -> dict:
+        payload = data if data is not None else (json.dumps(body).encode() if body is not None else None)
+        req = urllib.request.Request(self.base + path, data=payload, method=method)
+        if payload is not None:
+            req.add_header("Content-Type", content_type)
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            text = r.read()
+            return json.loads(text) if text else {}
+
+    def jobs(self) -> list[dict]:
+        return self.call("GET", "/jobs/overview")["jobs"]
+
+    def upload(self, jar: Path) -> str:
+        boundary = uuid.uuid4().hex
+        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\"{jar.name}\"\r\n"
+                f"Content-Type: application/x-java-archive\r\n\r\n").encode() + jar.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
+        r = self.call("POST", "/jars/upload", data=body, content_type=f"multipart/form-data; boundary={boundary}")
+        return Path(r["filename"]).name
+
+
+def jobs_jar() -> Path:
+    jars = [j for j in JOBS_JAR_DIR.glob("tally-jobs-*.jar") if not j.name.startswith("original-")]
+    if not jars:
+        raise RuntimeError(f"no jobs jar in {JOBS_JAR_DIR}: run ./tally build")
+    return jars[0]
+
+
+class Jobs:
+    def __init__(self, settings: Settings, log=print):
+        self.s = settings
+        self.log = log
+        self.rest = FlinkRest(settings)
+        self.savepoints = settings.home / "savepoints.json"
+
+    def running(self, name: str) -> dict | None:
+        return next((j for j in self.rest.jobs() if j["name"] == name and j["state"] in ("RUNNING", "CREATED", "RESTARTING", "INITIALIZING")), None)
+
+    def deploy(self, spec: JobSpec, savepoint: str | None = None) -> str:
+        jar_id = self.rest.upload(jobs_jar())
+        body = {"entryClass": spec.entry_class, "programArgsList": spec.args(self.s)}
+        if savepoint:
+            body["savepointPath"] = savepoint
+        job_id = self.rest.call("POST", f"/jars/{jar_id}/run", body, timeout=120)["jobid"]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            state = self.rest.call("GET", f"/jobs/{job_id}")["state"]
+            if state == "RUNNING":
+                return job_id
+            if state in ("FAILED", "CANCELED", "FINISHED"):
+                raise RuntimeError(f"{spec.name} ended as {state} right after submission (see the Flink dashboard)")
+            time.sleep(0.5)
+        raise RuntimeError(f"{spec.name} is not RUNNING after 60 s")
+
+    def ensure_deployed(self) -> list[str]:
+        started = []
+        for spec in JOBS:
+            if self.running(spec.name) is None:
+                self.log(f"deploying Flink job {spec.name}")
+                self.deploy(spec)
+                started.append(spec.name)
+        return started
+
+    def stop_with_savepoint(self, name: str) -> str:
+        job = self.running(name)
+        if job is None:
+            raise RuntimeError(f"{name} is not running")
+        trigger = self.rest.call("POST", f"/jobs/{job['jid']}/stop", {"drain": False})["request-id"]
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            st = self.rest.call("GET", f"/jobs/{job['jid']}/savepoints/{trigger}")
+            if st["status"]["id"] == "COMPLETED":
+                op = st["operation"]
+                if "failure-cause" in op:
+                    raise RuntimeError(f"savepoint failed: {op['failure-cause'].get('stack-trace', '')[:500]}")
+                path = op["location"]
+                saved = json.loads(self.savepoints.read_text()) if self.savepoints.exists() else {}
+                saved[name] = path
+                self.savepoints.write_text(json.dumps(saved, indent=2))
+                return path
+            time.sleep(0.5)
+        raise RuntimeError("the savepoint did not complete within 120 s")
+
+    def resume(self, name: str) -> str:
+        saved = json.loads(self.savepoints.read_text()) if self.savepoints.exists() else {}
+        if name not in saved:
+            raise RuntimeError(f"no savepoint recorded for {name}; stop it with a savepoint first")
+        spec = next(s for s in JOBS if s.name == name)
+        return self.deploy(spec, saved[name])
+
+    def cancel(self, name: str) -> None:
+        job = self.running(name)
+        if job is None:
+            raise RuntimeError(f"{name} is not running")
+        self.rest.call("PATCH", f"/jobs/{job['jid']}?mode=cancel")
