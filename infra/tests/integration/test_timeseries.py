@@ -1,0 +1,178 @@
+"""TimeSeries end to end on the real stack: gateway or a direct Avro producer -> Kafka ->
+Flink TimeSeriesWriterJob -> Cassandra slice tables; undecodable and unknown events ->
+tally.deadletter with a reason."""
+import base64
+import json
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
+
+import pytest
+import requests
+from cassandra.cluster import Cluster
+from confluent_kafka import Producer
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from kafka_tail import KafkaTail
+from tally.jobs import Jobs
+
+DAY_US, HOUR_US = 86_400_000_000, 3_600_000_000  # playback: daily slices, hourly buckets, 4 event buckets
+
+
+@pytest.fixture(scope="module")
+def cql(stack, settings):
+    cluster = Cluster([settings.host], port=settings.port("TALLY_CASSANDRA_PORT"))
+    yield cluster.connect()
+    cluster.shutdown()
+
+
+@pytest.fixture(scope="module")
+def writer_running(stack, settings):
+    jobs = Jobs(settings, log=lambda *_: None)
+    jobs.ensure_deployed()
+    return jobs
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def micros(iso: str) -> int:
+    d = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    return (int(d.timestamp()) * 1_000_000) + d.microsecond
+
+
+def stored(cql, tsid: str, event_time_us: int) -> list:
+    """Every row of tsid in the time bucket of event_time_us, over all event buckets."""
+    day = datetime.fromtimestamp(event_time_us // 1_000_000, timezone.utc).strftime("%Y%m%d")
+    bucket = (event_time_us % DAY_US) // HOUR_US
+    try:
+        return list(cql.execute(f"SELECT * FROM ns_playback.events_{day} WHERE time_series_id = %s AND time_bucket = %s "
+                                "AND event_bucket IN (0, 1, 2, 3)", (tsid, bucket)))
+    except Exception as e:  # the keyspace or table does not exist until the job's first write
+        if "does not exist" in str(e) or "unconfigured table" in str(e):
+            return []
+        raise
+
+
+def wait_rows(cql, tsid, event_time_us, expected, timeout=60):
+    deadline = time.monotonic() + timeout
+    rows = []
+    while time.monotonic() < deadline:
+        rows = stored(cql, tsid, event_time_us)
+        if len(rows) >= expected:
+            time.sleep(1)  # and nothing more arrives
+            return stored(cql, tsid, event_time_us)
+        time.sleep(0.5)
+    return rows
+
+
+def write_sync(gw, events):
+    r = requests.post(f"{gw}/v1/timeseries/WriteEventRecordsSync", json={"namespace": "playback", "events": events}, timeout=30)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_gateway_events_are_stored_once_per_idempotency_key(stack, cql, writer_running):
+    gw = stack.component("gateway").url()
+    tsid, t = f"ts-{uuid.uuid4().hex[:8]}", now_iso()
+    events = [{"timeSeriesId": tsid, "eventTime": t, "eventId": f"e{i}", "eventItems": [
+        {"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(f"dev{i}".encode()).decode()},
+        {"eventItemKey": "duration", "eventItemValue": base64.b64encode(str(i).encode()).decode()}]} for i in range(20)]
+    events.append({"timeSeriesId": tsid, "eventTime": t, "eventId": "bare", "eventItems": []})
+    write_sync(gw, events)
+    write_sync(gw, events)  # a retry of the whole batch: identical upserts
+    rows = wait_rows(cql, tsid, micros(t), 41)
+    keys = [(r.event_time, r.event_id, r.event_item_key) for r in rows]
+    assert len(keys) == 41 and len(set(keys)) == 41
+    by = {(r.event_id, r.event_item_key): r for r in rows}
+    assert by[("e7", "deviceType")].event_item_value == b"dev7"
+    assert by[("e7", "duration")].event_item_value == b"7"
+    assert by[("bare", "")].event_item_value == b""
+    assert all(r.event_time == micros(t) for r in rows)
+    slices = list(cql.execute("SELECT table_name, status FROM tally_meta.slices WHERE namespace = 'playback'"))
+    day = datetime.fromtimestamp(micros(t) // 1_000_000, timezone.utc).strftime("%Y%m%d")
+    assert (f"events_{day}", "OPEN") in [(s.table_name, s.status) for s in slices]
+
+
+def test_a_direct_avro_producer_is_stored_and_bad_records_are_dead_lettered(stack, settings, cql, writer_running):
+    bootstrap = f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}"
+    registry = stack.component("registry").url()
+    client = SchemaRegistryClient({"url": registry})
+    schema = client.get_latest_version("tally.timeseries.events-value").schema.schema_str
+    ser = AvroSerializer(client, schema, conf={"auto.register.schemas": False, "use.latest.version": True})
+    tail = KafkaTail(bootstrap, registry, ["tally.deadletter"])
+    producer = Producer({"bootstrap.servers": bootstrap, "log_level": 0})
+    tsid, now_us = f"direct-{uuid.uuid4().hex[:6]}", micros(now_iso())
+    ctx = SerializationContext("tally.timeseries.events", MessageField.VALUE)
+
+    def event(ns, eid):
+        return {"namespace": ns, "time_series_id": tsid, "event_time": now_us, "event_id": eid,
+                "items": [{"key": "k", "value": b"\x00\x01"}], "source": "python"}
+    producer.produce("tally.timeseries.events", key=f"playback/{tsid}", value=ser(event("playback", "py-1"), ctx))
+    producer.produce("tally.timeseries.events", key=f"ghost/{tsid}", value=ser(event("ghost", "py-2"), ctx))
+    producer.produce("tally.timeseries.events", key=f"playback/{tsid}", value=b"\x07not avro at all")
+    assert producer.flush(30) == 0
+    rows = wait_rows(cql, tsid, now_us, 1)
+    assert [(r.event_id, r.event_item_key, r.event_item_value) for r in rows] == [("py-1", "k", b"\x00\x01")]
+    dead = {v["reason"]: v for _, _, v in tail.records(2, timeout=60)}
+    tail.close()
+    assert set(dead) == {"UNKNOWN_NAMESPACE", "UNDECODABLE"}
+    assert dead["UNDECODABLE"]["original_value"] == b"\x07not avro at all"
+    assert "magic byte 0x07" in dead["UNDECODABLE"]["message"]
+    assert dead["UNKNOWN_NAMESPACE"]["topic"] == "tally.timeseries.events"
+    assert dead["UNKNOWN_NAMESPACE"]["stage"] == "timeseries-writer"
+
+
+@pytest.mark.disruptive
+def test_stop_with_savepoint_and_resume_store_everything_once(stack, cql, writer_running):
+    gw = stack.component("gateway").url()
+    tsid, t = f"sp-{uuid.uuid4().hex[:8]}", now_iso()
+    before = [{"timeSeriesId": tsid, "eventTime": t, "eventId": f"a{i}", "eventItems": []} for i in range(30)]
+    write_sync(gw, before)
+    path = writer_running.stop_with_savepoint("tally-timeseries-writer")
+    assert path.startswith("file:")
+    t2 = now_iso()
+    during = [{"timeSeriesId": tsid, "eventTime": t2, "eventId": f"b{i}", "eventItems": []} for i in range(30)]
+    write_sync(gw, during)  # written while the job is stopped: picked up after the resume
+    writer_running.resume("tally-timeseries-writer")
+    write_sync(gw, before)  # and a retry of the first batch, after the resume
+    rows = wait_rows(cql, tsid, micros(t), 30) + wait_rows(cql, tsid, micros(t2), 30)
+    keys = {(r.event_time, r.event_id, r.event_item_key) for r in rows}  # the two reads overlap in one hour
+    assert sorted(k[1] for k in keys) == sorted([f"a{i}" for i in range(30)] + [f"b{i}" for i in range(30)])
+
+
+@pytest.mark.disruptive
+def test_a_killed_taskmanager_loses_and_duplicates_nothing(stack, settings, cql, writer_running, wait_healthy):
+    import os
+    import signal
+    from tally import process
+    gw = stack.component("gateway").url()
+    tsid = f"kill-{uuid.uuid4().hex[:8]}"
+    batches = []
+    for n in range(3):
+        t = now_iso()
+        write_sync(gw, [{"timeSeriesId": tsid, "eventTime": t, "eventId": f"k{n}-{i}", "eventItems": []} for i in range(50)])
+        batches.append(t)
+    tm = stack.component("flink-taskmanager")
+    ref = stack.state.ref(tm.name)
+    os.kill(ref.pid, signal.SIGKILL)
+    process.wait_until("taskmanager killed", lambda: not process.alive(ref), 10, lambda: True)
+    for n in range(3, 6):  # the stream goes on while the TaskManager is dead
+        t = now_iso()
+        write_sync(gw, [{"timeSeriesId": tsid, "eventTime": t, "eventId": f"k{n}-{i}", "eventItems": []} for i in range(50)])
+        batches.append(t)
+    stack.up()  # restarts the crashed TaskManager; the job recovers from its last checkpoint
+    wait_healthy()
+    deadline = time.monotonic() + 120
+    keys = set()
+    while time.monotonic() < deadline:
+        rows = [r for t in sorted(set(b[:13] for b in batches)) for r in stored(cql, tsid, micros(t[:13] + ":00:00Z"))]
+        keys = {(r.event_time, r.event_id) for r in rows}
+        if len(keys) >= 300:
+            break
+        time.sleep(1)
+    assert len(keys) == 300, f"{len(keys)} of 300 events stored"
+    assert len(rows) == 300, "every idempotency key is one row"
