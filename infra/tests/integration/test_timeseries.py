@@ -69,6 +69,19 @@ def wait_rows(cql, tsid, event_time_us, expected, timeout=60):
     return rows
 
 
+def wait_keys(cql, tsid, times_us, expected, timeout=120):
+    """Distinct (event_time, event_id, item key) rows of tsid over the time buckets of times_us,
+    polled until `expected` of them are there (or the timeout), plus the raw row count."""
+    buckets = sorted({t - t % HOUR_US for t in times_us})
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = [r for b in buckets for r in stored(cql, tsid, b)]
+        keys = {(r.event_time, r.event_id, r.event_item_key) for r in rows}
+        if len(keys) >= expected or time.monotonic() > deadline:
+            return keys, len(rows)
+        time.sleep(0.5)
+
+
 def write_sync(gw, events):
     r = requests.post(f"{gw}/v1/timeseries/WriteEventRecordsSync", json={"namespace": "playback", "events": events}, timeout=30)
     assert r.status_code == 200, r.text
@@ -139,9 +152,9 @@ def test_stop_with_savepoint_and_resume_store_everything_once(stack, cql, writer
     write_sync(gw, during)  # written while the job is stopped: picked up after the resume
     writer_running.resume("tally-timeseries-writer")
     write_sync(gw, before)  # and a retry of the first batch, after the resume
-    rows = wait_rows(cql, tsid, micros(t), 30) + wait_rows(cql, tsid, micros(t2), 30)
-    keys = {(r.event_time, r.event_id, r.event_item_key) for r in rows}  # the two reads overlap in one hour
+    keys, n_rows = wait_keys(cql, tsid, [micros(t), micros(t2)], 60)
     assert sorted(k[1] for k in keys) == sorted([f"a{i}" for i in range(30)] + [f"b{i}" for i in range(30)])
+    assert n_rows == 60, "every idempotency key is one row"
 
 
 @pytest.mark.disruptive
@@ -166,13 +179,6 @@ def test_a_killed_taskmanager_loses_and_duplicates_nothing(stack, settings, cql,
         batches.append(t)
     stack.up()  # restarts the crashed TaskManager; the job recovers from its last checkpoint
     wait_healthy()
-    deadline = time.monotonic() + 120
-    keys = set()
-    while time.monotonic() < deadline:
-        rows = [r for t in sorted(set(b[:13] for b in batches)) for r in stored(cql, tsid, micros(t[:13] + ":00:00Z"))]
-        keys = {(r.event_time, r.event_id) for r in rows}
-        if len(keys) >= 300:
-            break
-        time.sleep(1)
+    keys, n_rows = wait_keys(cql, tsid, [micros(t) for t in batches], 300)
     assert len(keys) == 300, f"{len(keys)} of 300 events stored"
-    assert len(rows) == 300, "every idempotency key is one row"
+    assert n_rows == 300, "every idempotency key is one row"
