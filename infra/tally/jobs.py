@@ -24,6 +24,7 @@ class JobSpec:
         return ["--kafka.bootstrap", f"{h}:{s.port('TALLY_KAFKA_PORT')}",
                 "--registry.url", f"http://{h}:{s.port('TALLY_REGISTRY_PORT')}",
                 "--cassandra.host", h, "--cassandra.port", str(s.port("TALLY_CASSANDRA_PORT")),
+                "--elasticsearch.url", f"http://{h}:{s.port('TALLY_ELASTICSEARCH_PORT')}",
                 "--namespaces.dir", str(REPO / "infra" / "namespaces"),
                 "--checkpoint.interval.ms", "2000"]
 

@@ -105,6 +105,24 @@ def test_gateway_events_are_stored_once_per_idempotency_key(stack, cql, writer_r
     assert by[("e7", "duration")].event_item_value == b"7"
     assert by[("bare", "")].event_item_value == b""
     assert all(r.event_time == micros(t) for r in rows)
+    # Elasticsearch: one document per event (id = idempotency key) behind the alias, typed fields
+    es = stack.component("elasticsearch").url()
+    deadline, hits = time.monotonic() + 60, []
+    while time.monotonic() < deadline:
+        requests.post(f"{es}/tally-playback/_refresh", timeout=10)
+        r = requests.post(f"{es}/tally-playback/_search", json={"size": 100, "query": {"term": {"time_series_id": tsid}}}, timeout=10)
+        hits = r.json().get("hits", {}).get("hits", []) if r.ok else []
+        if len(hits) >= 21:
+            break
+        time.sleep(0.5)
+    assert len(hits) == 21, "retried events are indexed once"
+    doc = next(h for h in hits if h["_source"]["event_id"] == "e7")
+    assert doc["_id"] == f"{tsid}/{micros(t)}/e7"
+    assert doc["_source"]["deviceType"] == "dev7" and doc["_source"]["duration"] == 7
+    assert doc["_index"].startswith("tally-playback-")
+    found = requests.post(f"{es}/tally-playback/_search", json={"query": {"bool": {"filter": [
+        {"term": {"time_series_id": tsid}}, {"range": {"duration": {"gte": 15}}}]}}}, timeout=10).json()
+    assert sorted(h["_source"]["event_id"] for h in found["hits"]["hits"]) == [f"e{i}" for i in range(15, 20)]
     slices = list(cql.execute("SELECT table_name, status FROM tally_meta.slices WHERE namespace = 'playback'"))
     day = datetime.fromtimestamp(micros(t) // 1_000_000, timezone.utc).strftime("%Y%m%d")
     assert (f"events_{day}", "OPEN") in [(s.table_name, s.status) for s in slices]

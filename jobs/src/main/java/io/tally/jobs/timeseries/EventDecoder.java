@@ -28,6 +28,8 @@ import org.apache.flink.util.function.SerializableSupplier;
  */
 public class EventDecoder extends ProcessFunction<RawRecord, EventRow> {
     public static final OutputTag<DeadLetterRecord> DEAD_LETTERS = new OutputTag<>("dead-letters") {};
+    /** One document per stored event of a namespace whose index is enabled. */
+    public static final OutputTag<IndexDoc> INDEX_DOCS = new OutputTag<>("index-docs") {};
     static final String STAGE = "timeseries-writer";
     static final long FUTURE_SKEW_MICROS = 5_000_000L;
 
@@ -83,6 +85,10 @@ public class EventDecoder extends ProcessFunction<RawRecord, EventRow> {
         @SuppressWarnings("unchecked")
         List<GenericRecord> items = (List<GenericRecord>) e.get("items");
         String keyspace = NamespaceName.keyspace(namespace);
+        if (ns.index().enabled()) {
+            ctx.output(INDEX_DOCS, IndexDocs.of(ns, place.slice().indexName(), e.get("time_series_id").toString(),
+                    eventTime, eventId, items));
+        }
         if (items.isEmpty()) {
             out.collect(row(keyspace, namespace, place, e, eventTime, eventId, "", new byte[0]));
         }

@@ -1,6 +1,13 @@
 package io.tally.jobs.timeseries;
 
+import io.tally.namespace.NamespaceCatalog;
 import io.tally.serde.RestSchemaRegistryClient;
+import java.net.URI;
+import java.nio.file.Path;
+import org.apache.flink.connector.elasticsearch.sink.Elasticsearch7SinkBuilder;
+import org.apache.flink.connector.elasticsearch.sink.FlushBackoffType;
+import org.apache.http.HttpHost;
+import org.elasticsearch.action.index.IndexRequest;
 import io.tally.serde.SchemaRegistryClient;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.sink2.Sink;
@@ -24,8 +31,11 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * be stored goes to tally.deadletter with a reason. The source stream and the sinks are
  * arguments of {@link #build}, so tests run the same pipeline on a MiniCluster with test ones.
  *
+ * Each stored event of an indexed namespace is also indexed into Elasticsearch (document id =
+ * idempotency key, one index per slice behind the namespace's alias).
+ *
  * <p>Arguments: --kafka.bootstrap, --registry.url, --cassandra.host, --cassandra.port,
- * --namespaces.dir, --group.id, --checkpoint.interval.ms.
+ * --elasticsearch.url, --namespaces.dir, --group.id, --checkpoint.interval.ms.
  */
 public final class TimeSeriesWriterJob {
     public static final String NAME = "tally-timeseries-writer";
@@ -53,18 +63,31 @@ public final class TimeSeriesWriterJob {
                 .setRecordSerializer(new DeadLetterSerializer(registry))
                 .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                 .build();
+        String namespacesDir = p.get("namespaces.dir", "infra/namespaces");
+        String elasticsearch = p.get("elasticsearch.url", "http://127.0.0.1:9200");
+        IndexTemplates.ensureAll(elasticsearch, NamespaceCatalog.fromDirectory(Path.of(namespacesDir)));
+        URI es = URI.create(elasticsearch);
+        Sink<IndexDoc> documents = new Elasticsearch7SinkBuilder<IndexDoc>()
+                .setHosts(new HttpHost(es.getHost(), es.getPort(), es.getScheme()))
+                .setEmitter((doc, context, indexer) -> indexer.add(new IndexRequest(doc.index).id(doc.id).source(doc.source)))
+                .setBulkFlushMaxActions(1000)
+                .setBulkFlushInterval(1000)
+                .setBulkFlushBackoffStrategy(FlushBackoffType.EXPONENTIAL, 8, 500)
+                .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+                .build();
         build(env.fromSource(source, WatermarkStrategy.noWatermarks(), TOPIC).uid("timeseries-source"),
                 new CassandraEventSink(p.get("cassandra.host", "127.0.0.1"), p.getInt("cassandra.port", 9042), 128),
-                deadLetters, registry, p.get("namespaces.dir", "infra/namespaces"));
+                documents, deadLetters, registry, namespacesDir);
         env.execute(NAME);
     }
 
-    public static void build(DataStream<RawRecord> records, Sink<EventRow> rows,
+    public static void build(DataStream<RawRecord> records, Sink<EventRow> rows, Sink<IndexDoc> documents,
                              Sink<DeadLetterRecord> deadLetters, SerializableSupplier<SchemaRegistryClient> registry,
                              String namespacesDir) {
         SingleOutputStreamOperator<EventRow> planned = records
                 .process(new EventDecoder(registry, namespacesDir)).uid("decode-and-plan").name("decode-and-plan");
         planned.sinkTo(rows).uid("cassandra-rows").name("cassandra-rows");
+        planned.getSideOutput(EventDecoder.INDEX_DOCS).sinkTo(documents).uid("elasticsearch-docs").name("elasticsearch-docs");
         planned.getSideOutput(EventDecoder.DEAD_LETTERS).sinkTo(deadLetters).uid("dead-letters").name("dead-letters");
     }
 

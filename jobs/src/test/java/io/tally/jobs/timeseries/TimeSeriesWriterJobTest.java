@@ -44,8 +44,9 @@ class TimeSeriesWriterJobTest {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2);
         CollectSink<EventRow> rows = new CollectSink<>("rows");
         CollectSink<DeadLetterRecord> dead = new CollectSink<>("dead");
+        CollectSink<IndexDoc> docs = new CollectSink<>("docs");
         TimeSeriesWriterJob.build(env.fromData(TypeInformation.of(RawRecord.class), input.toArray(new RawRecord[0])),
-                rows, dead, StaticRegistry::new, "../infra/namespaces");
+                rows, docs, dead, StaticRegistry::new, "../infra/namespaces");
         env.execute("test");
 
         List<EventRow> stored = CollectSink.get("rows");
@@ -58,6 +59,13 @@ class TimeSeriesWriterJobTest {
         assertThat(new String(r.itemValue, StandardCharsets.UTF_8)).isEqualTo("ios");
         assertThat(r.timeBucket).isBetween(0, 23);
         assertThat(r.eventBucket).isBetween(0, 3);
+
+        List<IndexDoc> indexed = CollectSink.get("docs");
+        assertThat(indexed).extracting(d -> d.id).containsExactlyInAnyOrder("p1/" + t + "/e1", "p1/" + t + "/e2");
+        IndexDoc d1 = indexed.stream().filter(d -> d.id.endsWith("/e1")).findFirst().orElseThrow();
+        assertThat(d1.index).isEqualTo("tally-playback-" + r.table.substring("events_".length()));
+        assertThat(d1.source).containsEntry("deviceType", "ios").containsEntry("event_id", "e1")
+                .containsEntry("event_time", t / 1000).doesNotContainKey("title"); // title is not in field_mapping
 
         Map<Long, String> reasons = CollectSink.<DeadLetterRecord>get("dead").stream()
                 .collect(Collectors.toMap(d -> d.original.offset, d -> d.reason));
