@@ -21,4 +21,5 @@ class Gateway(JavaService):
         return {"TALLY_GATEWAY_HOST": self.host, "TALLY_GATEWAY_PORT": str(self.ports()["http"]),
                 "TALLY_KAFKA_BOOTSTRAP": f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}",
                 "TALLY_REGISTRY_URL": f"http://{self.host}:{self.s.port('TALLY_REGISTRY_PORT')}",
-                "TALLY_GATEWAY_NAMESPACES_DIR": str(REPO / "infra" / "namespaces")}
+                "TALLY_GATEWAY_NAMESPACES_DIR": str(REPO / "infra" / "namespaces"),
+                "TALLY_CASSANDRA_CONTACT": f"{self.host}:{self.s.port('TALLY_CASSANDRA_PORT')}"}

@@ -200,3 +200,66 @@ def test_a_killed_taskmanager_loses_and_duplicates_nothing(stack, settings, cql,
     keys, n_rows = wait_keys(cql, tsid, [micros(t) for t in batches], 300)
     assert len(keys) == 300, f"{len(keys)} of 300 events stored"
     assert n_rows == 300, "every idempotency key is one row"
+
+
+def test_read_event_records_newest_first_across_buckets_and_slices_with_pages(stack, settings, cql, writer_running):
+    gw = stack.component("gateway").url()
+    bootstrap = f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}"
+    client = SchemaRegistryClient({"url": stack.component("registry").url()})
+    schema = client.get_latest_version("tally.timeseries.events-value").schema.schema_str
+    ser = AvroSerializer(client, schema, conf={"auto.register.schemas": False, "use.latest.version": True})
+    ctx = SerializationContext("tally.timeseries.events", MessageField.VALUE)
+    producer = Producer({"bootstrap.servers": bootstrap, "log_level": 0})
+    tsid, now_us = f"read-{uuid.uuid4().hex[:8]}", micros(now_iso())
+    # event times in this hour, earlier hours (other time buckets) and earlier days (other slices);
+    # a direct producer stamps each record with its event time (what the writer's window checks)
+    offsets_s = [0, 1, 1, 30, 2 * 3600, 2 * 3600 + 5, 26 * 3600, 50 * 3600, 50 * 3600 + 1]
+    written = []
+    for n, back in enumerate(offsets_s):
+        t = now_us - back * 1_000_000 - n  # distinct microseconds; the two at "1 s ago" differ by 1 us
+        eid = f"r{n}"
+        items = [{"key": "deviceType", "value": (b"ios" if n % 2 else b"tv")}, {"key": "n", "value": str(n).encode()}]
+        producer.produce("tally.timeseries.events", key=f"playback/{tsid}", timestamp=t // 1000, value=ser(
+            {"namespace": "playback", "time_series_id": tsid, "event_time": t, "event_id": eid, "items": items,
+             "source": "python"}, ctx))
+        written.append((t, eid))
+    assert producer.flush(30) == 0
+    expected = [eid for t, eid in sorted(written, key=lambda x: (-x[0], x[1]))]
+    start = datetime.fromtimestamp((now_us - 3 * DAY_US) / 1e6, timezone.utc).isoformat().replace("+00:00", "Z")
+    end = datetime.fromtimestamp((now_us + 60_000_000) / 1e6, timezone.utc).isoformat().replace("+00:00", "Z")
+    query = {"namespace": "playback", "timeSeriesId": tsid, "timeInterval": {"start": start, "end": end}, "pageSize": 3}
+
+    def read(body):
+        r = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30)
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    deadline = time.monotonic() + 60
+    while len(read({**query, "pageSize": 100})["events"]) < len(expected) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    pages, token = [], None
+    while True:
+        page = read({**query, **({"pageToken": token} if token else {})})
+        pages.append([e["eventId"] for e in page["events"]])
+        token = page.get("nextPageToken")
+        if not token:
+            break
+    assert [i for p in pages for i in p] == expected, "newest first, across buckets and slices, no gaps or repeats"
+    assert all(len(p) == 3 for p in pages[:-1])
+    first = read({**query, "pageSize": 1})["events"][0]
+    assert first["eventTime"].endswith("Z") and micros(first["eventTime"]) == max(t for t, _ in written)
+    assert {i["eventItemKey"] for i in first["eventItems"]} == {"deviceType", "n"}
+    filtered = read({**query, "pageSize": 100, "eventFilters": [
+        {"matchEventItemKey": "deviceType", "matchEventItemValue": base64.b64encode(b"ios").decode()}]})
+    assert [e["eventId"] for e in filtered["events"]] == [e for e in expected if int(e[1:]) % 2]
+    limited = read({**query, "pageSize": 3, "totalRecordLimit": 4})
+    second = read({**query, "pageSize": 3, "totalRecordLimit": 4, "pageToken": limited["nextPageToken"]})
+    assert [e["eventId"] for e in limited["events"] + second["events"]] == expected[:4] and "nextPageToken" not in second
+    tampered = limited["nextPageToken"][:-3] + ("AAA" if not limited["nextPageToken"].endswith("AAA") else "BBB")
+    r = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json={**query, "pageToken": tampered}, timeout=30)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "INVALID_PAGE_TOKEN"
+    other = {**query, "timeSeriesId": "someone-else", "pageToken": limited["nextPageToken"]}
+    r = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=other, timeout=30)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "INVALID_PAGE_TOKEN"
+    r = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json={**query, "timeInterval": {"start": end, "end": start}}, timeout=30)
+    assert r.status_code == 400 and r.json()["error"]["field"] == "timeInterval"

@@ -26,7 +26,10 @@ public final class GatewayConfig {
     public static final Field SYNC_TIMEOUT_MS = new Field("sync.timeout.ms", "TALLY_GATEWAY_SYNC_TIMEOUT_MS", "5000", "How long a sync write waits for Kafka before 503.");
     public static final Field DELIVERY_TIMEOUT_MS = new Field("delivery.timeout.ms", "TALLY_GATEWAY_DELIVERY_TIMEOUT_MS", "30000", "How long the producer retries a record.");
     public static final Field TOKEN_CACHE = new Field("idempotency.cache.entries", "TALLY_GATEWAY_IDEMPOTENCY_CACHE_ENTRIES", "200000", "Recent idempotency keys kept to answer 409 on reuse.");
-    public static final Field[] ALL = {HOST, PORT, BOOTSTRAP, REGISTRY, NAMESPACES, MAX_BODY, MAX_EVENTS, MAX_ITEMS,
+    public static final Field CASSANDRA = new Field("cassandra.contact", "TALLY_CASSANDRA_CONTACT", "127.0.0.1:9042", "Cassandra contact point host:port (reads).");
+    public static final Field TOKEN_SECRET = new Field("page.token.secret", "TALLY_GATEWAY_PAGE_TOKEN_SECRET", "", "HMAC key of page tokens; empty = random per process (tokens then do not survive a restart).");
+    public static final Field MAX_PAGE = new Field("max.page.size", "TALLY_GATEWAY_MAX_PAGE_SIZE", "1000", "Largest pageSize of a read.");
+    public static final Field[] ALL = {CASSANDRA, TOKEN_SECRET, MAX_PAGE, HOST, PORT, BOOTSTRAP, REGISTRY, NAMESPACES, MAX_BODY, MAX_EVENTS, MAX_ITEMS,
         MAX_VALUE, MAX_ID, FUTURE_SKEW_MS, BUFFER_BYTES, LINGER_MS, SYNC_TIMEOUT_MS, DELIVERY_TIMEOUT_MS, TOKEN_CACHE};
 
     private final ServiceSettings settings;
@@ -38,7 +41,7 @@ public final class GatewayConfig {
     public static GatewayConfig from(Map<String, String> env, String[] args) {
         GatewayConfig c = new GatewayConfig(ServiceSettings.from(List.of(ALL), env, args));
         for (Field f : ALL) {
-            if (f != HOST && f != BOOTSTRAP && f != REGISTRY && f != NAMESPACES) {
+            if (f != HOST && f != BOOTSTRAP && f != REGISTRY && f != NAMESPACES && f != CASSANDRA && f != TOKEN_SECRET) {
                 c.longOf(f);
             }
         }

@@ -31,6 +31,7 @@ final class GatewayHttpApi {
     private static final long TOKEN_MARGIN_MS = 60_000;
 
     private final WriteRequestParser parser;
+    private final EventReader reader;
     private final EventProducer producer;
     private final IdempotencyCache tokens;
     private final KafkaHealth kafka;
@@ -39,9 +40,10 @@ final class GatewayHttpApi {
     private final int maxBodyBytes;
     private volatile boolean draining;
 
-    GatewayHttpApi(WriteRequestParser parser, EventProducer producer, IdempotencyCache tokens, KafkaHealth kafka,
-                   GatewayMetrics metrics, GatewayConfig config) {
+    GatewayHttpApi(WriteRequestParser parser, EventReader reader, EventProducer producer, IdempotencyCache tokens,
+                   KafkaHealth kafka, GatewayMetrics metrics, GatewayConfig config) {
         this.parser = parser;
+        this.reader = reader;
         this.producer = producer;
         this.tokens = tokens;
         this.kafka = kafka;
@@ -63,6 +65,7 @@ final class GatewayHttpApi {
         write(r, "/v1/counter/ClearCount", (body, now) -> parser.counter(body, true, now), Mode.BY_COUNTER_TYPE);
         write(r, "/v1/timeseries/WriteEventRecords", (body, now) -> parser.events(body, now), Mode.ASYNC);
         write(r, "/v1/timeseries/WriteEventRecordsSync", (body, now) -> parser.events(body, now), Mode.SYNC);
+        read(r, "/v1/timeseries/ReadEventRecords", reader::read);
         r.get("/healthz").handler(ctx -> {
             boolean ok = kafka.up() && !draining;
             ObjectNode body = JSON.createObjectNode().put("status", ok ? "UP" : "DOWN")
@@ -112,6 +115,38 @@ final class GatewayHttpApi {
                 error(ctx, new ApiError(503, "SCHEMA_REGISTRY_UNAVAILABLE", e.getMessage(), null));
             }
         });
+    }
+
+    /** A read endpoint: parsed and answered on a worker thread (it waits on Cassandra). */
+    private void read(Router r, String path, java.util.function.Function<JsonNode, ObjectNode> handler) {
+        String endpoint = path.substring(path.lastIndexOf('/') + 1);
+        r.route(path).blockingHandler(ctx -> {
+            ctx.put("endpoint", endpoint);
+            try {
+                if (ctx.request().method() != HttpMethod.POST) {
+                    throw new ApiError(405, "METHOD_NOT_ALLOWED", path + " takes POST", null);
+                }
+                String ct = ctx.request().getHeader("Content-Type");
+                if (ct == null || !ct.split(";")[0].trim().equalsIgnoreCase("application/json")) {
+                    throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "send the request as application/json", null);
+                }
+                JsonNode body;
+                try {
+                    body = JSON.readTree(ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes());
+                } catch (Exception e) {
+                    throw ApiError.badRequest("MALFORMED_JSON", "the body is not valid JSON: " + firstLine(e.getMessage()), null);
+                }
+                if (body == null || body.isMissingNode()) {
+                    throw ApiError.badRequest("MALFORMED_JSON", "the body is empty", null);
+                }
+                ctx.response().setStatusCode(200).putHeader("Content-Type", "application/json").end(handler.apply(body).toString());
+            } catch (ApiError e) {
+                error(ctx, e);
+            } catch (RuntimeException e) {
+                LOG.error("{} failed", path, e);
+                error(ctx, new ApiError(503, "STORAGE_UNAVAILABLE", "the read failed: " + e.getMessage(), null));
+            }
+        }, false);
     }
 
     private void handleWrite(RoutingContext ctx, BiFunction<JsonNode, Long, WriteBatch> parse, Mode mode) {

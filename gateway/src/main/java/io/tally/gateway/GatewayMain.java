@@ -42,7 +42,9 @@ public final class GatewayMain {
         List<String> topics = List.of(WriteRequestParser.COUNTER_TOPIC, WriteRequestParser.TIMESERIES_TOPIC);
         KafkaHealth kafka = new KafkaHealth(config.get(GatewayConfig.BOOTSTRAP), () -> producer.ready(topics));
         kafka.start();
-        GatewayHttpApi api = new GatewayHttpApi(new WriteRequestParser(catalog, config), producer,
+        WriteRequestParser parser = new WriteRequestParser(catalog, config);
+        EventReader reader = new EventReader(parser, config);
+        GatewayHttpApi api = new GatewayHttpApi(parser, reader, producer,
                 new IdempotencyCache(config.intOf(GatewayConfig.TOKEN_CACHE)), kafka, metrics, config);
 
         Vertx vertx = Vertx.vertx();
@@ -65,6 +67,7 @@ public final class GatewayMain {
             }
             producer.flush();
             producer.close();
+            reader.close();
             kafka.close();
             vertx.close();
             LOG.info("gateway stopped");

@@ -1,0 +1,262 @@
+package io.tally.gateway;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.DriverException;
+import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.datastax.oss.driver.api.core.cql.Row;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.namespace.NamespaceConfig;
+import io.tally.namespace.NamespaceName;
+import io.tally.namespace.TimeSlicePlanner;
+import io.tally.namespace.TimeSlicePlanner.Slice;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * ReadEventRecords: a scatter-gather over the slices, time buckets and event buckets that
+ * cover the interval, newest time bucket first; the event buckets of one time bucket are read
+ * in parallel and merged newest first (event_time DESC, event_id ASC). Every statement is
+ * prepared with bound values; keyspace and table names come only from validated namespace
+ * names and the planner.
+ */
+final class EventReader {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final long MAX_INTERVAL_MICROS = 400L * 86_400_000_000L;
+
+    /** An event as stored, with its items in key order. */
+    record Event(long timeMicros, String eventId, List<Map.Entry<String, byte[]>> items) {}
+
+    private final WriteRequestParser parser;
+    private final String contactHost;
+    private final int contactPort;
+    private final PageTokens tokens;
+    private final int maxPage;
+    private final int maxIdLength;
+    private final Map<String, PreparedStatement> statements = new ConcurrentHashMap<>();
+    private final ExecutorService partitions = Executors.newFixedThreadPool(8, r -> {
+        Thread t = new Thread(r, "partition-read");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile CqlSession session;
+
+    EventReader(WriteRequestParser parser, GatewayConfig config) {
+        this.parser = parser;
+        String[] hp = config.get(GatewayConfig.CASSANDRA).split(":");
+        this.contactHost = hp[0];
+        this.contactPort = hp.length > 1 ? Integer.parseInt(hp[1]) : 9042;
+        this.tokens = new PageTokens(config.get(GatewayConfig.TOKEN_SECRET));
+        this.maxPage = config.intOf(GatewayConfig.MAX_PAGE);
+        this.maxIdLength = config.intOf(GatewayConfig.MAX_ID);
+    }
+
+    private CqlSession session() {
+        CqlSession s = session;
+        if (s == null) {
+            synchronized (this) {
+                if (session == null) {
+                    try {
+                        session = CqlSession.builder().addContactPoint(new InetSocketAddress(contactHost, contactPort))
+                                .withLocalDatacenter("datacenter1").build();
+                    } catch (DriverException e) {
+                        throw new ApiError(503, "CASSANDRA_UNAVAILABLE", "Cassandra is unreachable: " + e.getMessage(), null);
+                    }
+                }
+                s = session;
+            }
+        }
+        return s;
+    }
+
+    ObjectNode read(JsonNode body) {
+        RequestJson.object(body, "body");
+        NamespaceConfig ns = parser.namespace(body, NamespaceConfig.Kind.TIMESERIES);
+        String tsid = RequestJson.text(body, "timeSeriesId", "timeSeriesId", maxIdLength);
+        JsonNode interval = RequestJson.object(RequestJson.required(body, "timeInterval", "timeInterval"), "timeInterval");
+        long start = RequestJson.instantMicros(interval, "start", "timeInterval.start");
+        long end = RequestJson.instantMicros(interval, "end", "timeInterval.end");
+        if (end <= start || end - start > MAX_INTERVAL_MICROS) {
+            throw ApiError.badRequest("INVALID_FIELD", "timeInterval must have start < end and span at most 400 days", "timeInterval");
+        }
+        List<Map.Entry<String, byte[]>> filters = filters(body);
+        int pageSize = (int) boundedInt(body, "pageSize", 100, 1, maxPage);
+        long totalLimit = boundedInt(body, "totalRecordLimit", 1000, 1, 1_000_000);
+        long digest = queryDigest(ns.name(), tsid, start, end, filters);
+        PageTokens.Cursor cursor = body.hasNonNull("pageToken")
+                ? tokens.decode(RequestJson.text(body, "pageToken", "pageToken", 4096), digest) : null;
+        long returnedBefore = cursor == null ? 0 : cursor.returned();
+        int want = (int) Math.min(pageSize, totalLimit - returnedBefore);
+
+        List<Event> page = new ArrayList<>();
+        boolean more = false;
+        TimeSlicePlanner planner = new TimeSlicePlanner(ns);
+        List<Slice> slices = new ArrayList<>(planner.slicesCovering(start, end));
+        Collections.reverse(slices);
+        outer:
+        for (Slice slice : slices) {
+            if (!tableExists(NamespaceName.keyspace(ns.name()), slice.tableName())) {
+                continue;
+            }
+            int[] buckets = planner.timeBucketsOverlapping(slice, start, end);
+            for (int i = buckets.length - 1; i >= 0 && want > 0; i--) {
+                long lo = Math.max(start, slice.startMicros() + buckets[i] * bucketMicros(ns));
+                long hi = Math.min(end - 1, cursor == null ? Long.MAX_VALUE : cursor.eventTimeMicros());
+                if (lo > hi) {
+                    continue;
+                }
+                for (Event e : bucket(ns, slice, tsid, buckets[i], lo, hi, planner.bucketsPerId())) {
+                    if (cursor != null && (e.timeMicros() > cursor.eventTimeMicros()
+                            || (e.timeMicros() == cursor.eventTimeMicros() && e.eventId().compareTo(cursor.eventId()) <= 0))) {
+                        continue; // at or before the cursor: served on an earlier page
+                    }
+                    if (!matches(e, filters)) {
+                        continue;
+                    }
+                    if (page.size() == want) {
+                        more = true;
+                        break outer;
+                    }
+                    page.add(e);
+                }
+            }
+        }
+        ObjectNode reply = JSON.createObjectNode();
+        ArrayNode events = reply.putArray("events");
+        for (Event e : page) {
+            ObjectNode ev = events.addObject().put("timeSeriesId", tsid)
+                    .put("eventTime", Instant.EPOCH.plusNanos(e.timeMicros() * 1000).toString()).put("eventId", e.eventId());
+            ArrayNode items = ev.putArray("eventItems");
+            for (Map.Entry<String, byte[]> it : e.items()) {
+                items.addObject().put("eventItemKey", it.getKey()).put("eventItemValue", Base64.getEncoder().encodeToString(it.getValue()));
+            }
+        }
+        long returned = returnedBefore + page.size();
+        if (more && returned < totalLimit && !page.isEmpty()) {
+            Event last = page.get(page.size() - 1);
+            reply.put("nextPageToken", tokens.encode(new PageTokens.Cursor(last.timeMicros(), last.eventId(), returned), digest));
+        }
+        return reply;
+    }
+
+    /** The events of one time bucket, from all its event buckets in parallel, newest first. */
+    private List<Event> bucket(NamespaceConfig ns, Slice slice, String tsid, int timeBucket, long lo, long hi, int eventBuckets) {
+        String table = NamespaceName.keyspace(ns.name()) + "." + slice.tableName();
+        PreparedStatement ps = statements.computeIfAbsent(table, t -> session().prepare(
+                "SELECT event_time, event_id, event_item_key, event_item_value FROM " + t
+                        + " WHERE time_series_id = ? AND time_bucket = ? AND event_bucket = ? AND event_time >= ? AND event_time <= ?"));
+        List<CompletableFuture<List<Row>>> reads = new ArrayList<>();
+        for (int b = 0; b < eventBuckets; b++) {
+            int eb = b;
+            reads.add(CompletableFuture.supplyAsync(() -> session().execute(ps.bind(tsid, timeBucket, eb, lo, hi)).all(), partitions));
+        }
+        TreeMap<String, Event> byKey = new TreeMap<>();
+        try {
+            for (CompletableFuture<List<Row>> f : reads) {
+                for (Row r : f.join()) {
+                    long t = r.getLong("event_time");
+                    String id = r.getString("event_id");
+                    Event e = byKey.computeIfAbsent(String.format("%020d/%s", Long.MAX_VALUE - t, id),
+                            k -> new Event(t, id, new ArrayList<>()));
+                    String itemKey = r.getString("event_item_key");
+                    if (!itemKey.isEmpty()) { // "" marks an event stored without items
+                        ByteBuffer v = r.getByteBuffer("event_item_value");
+                        byte[] bytes = new byte[v == null ? 0 : v.remaining()];
+                        if (v != null) {
+                            v.duplicate().get(bytes);
+                        }
+                        e.items().add(Map.entry(itemKey, bytes));
+                    }
+                }
+            }
+        } catch (java.util.concurrent.CompletionException e) {
+            throw new ApiError(503, "CASSANDRA_UNAVAILABLE", "a partition read failed: " + e.getCause().getMessage(), null);
+        }
+        List<Event> out = new ArrayList<>(byKey.values());
+        out.forEach(e -> e.items().sort(Map.Entry.comparingByKey()));
+        out.sort(Comparator.comparingLong(Event::timeMicros).reversed().thenComparing(Event::eventId));
+        return out;
+    }
+
+    private boolean tableExists(String keyspace, String table) {
+        return session().getMetadata().getKeyspace(keyspace).flatMap(k -> k.getTable(table)).isPresent();
+    }
+
+    private static long bucketMicros(NamespaceConfig ns) {
+        return ns.timePartition().secondsPerBucket() * 1_000_000L;
+    }
+
+    private static boolean matches(Event e, List<Map.Entry<String, byte[]>> filters) {
+        for (Map.Entry<String, byte[]> f : filters) {
+            boolean hit = e.items().stream().anyMatch(it -> it.getKey().equals(f.getKey()) && Arrays.equals(it.getValue(), f.getValue()));
+            if (!hit) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private List<Map.Entry<String, byte[]>> filters(JsonNode body) {
+        List<Map.Entry<String, byte[]>> out = new ArrayList<>();
+        JsonNode fs = body.get("eventFilters");
+        if (fs == null || fs.isNull()) {
+            return out;
+        }
+        if (!fs.isArray()) {
+            throw ApiError.badRequest("INVALID_FIELD", "eventFilters must be an array", "eventFilters");
+        }
+        for (int i = 0; i < fs.size(); i++) {
+            String p = "eventFilters[" + i + "]";
+            JsonNode f = RequestJson.object(fs.get(i), p);
+            String key = RequestJson.text(f, "matchEventItemKey", p + ".matchEventItemKey", maxIdLength);
+            String value = RequestJson.text(f, "matchEventItemValue", p + ".matchEventItemValue", 1 << 20);
+            try {
+                out.add(Map.entry(key, Base64.getDecoder().decode(value)));
+            } catch (IllegalArgumentException e) {
+                throw ApiError.badRequest("INVALID_BASE64", p + ".matchEventItemValue is not valid base64", p + ".matchEventItemValue");
+            }
+        }
+        return out;
+    }
+
+    private static long boundedInt(JsonNode body, String key, long dflt, long min, long max) {
+        JsonNode v = body.get(key);
+        if (v == null || v.isNull()) {
+            return dflt;
+        }
+        if (!v.isIntegralNumber() || v.asLong() < min || v.asLong() > max) {
+            throw ApiError.badRequest("INVALID_FIELD", key + " must be a whole number from " + min + " to " + max, key);
+        }
+        return v.asLong();
+    }
+
+    private static long queryDigest(String ns, String tsid, long start, long end, List<Map.Entry<String, byte[]>> filters) {
+        StringBuilder sb = new StringBuilder(ns).append('\u0000').append(tsid).append('\u0000').append(start).append('\u0000').append(end);
+        for (Map.Entry<String, byte[]> f : filters) {
+            sb.append('\u0000').append(f.getKey()).append('=').append(Base64.getEncoder().encodeToString(f.getValue()));
+        }
+        return WriteRequestParser.digest(sb.toString());
+    }
+
+    void close() {
+        partitions.shutdownNow();
+        if (session != null) {
+            session.close();
+        }
+    }
+}

@@ -1,0 +1,80 @@
+package io.tally.gateway;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.util.Base64;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * Opaque, tamper-evident page tokens: the cursor (event_time, event_id, events returned so
+ * far) plus a digest of the query, signed with HMAC-SHA256. A token that was altered, or that
+ * belongs to another query, is refused (400 INVALID_PAGE_TOKEN).
+ */
+final class PageTokens {
+    /** Where the next page starts: after (eventTime, eventId) in newest-first order. */
+    record Cursor(long eventTimeMicros, String eventId, long returned) {}
+
+    private final byte[] key;
+
+    PageTokens(String secret) {
+        if (secret == null || secret.isEmpty()) {
+            key = new byte[32];
+            new SecureRandom().nextBytes(key);
+        } else {
+            key = secret.getBytes(StandardCharsets.UTF_8);
+        }
+    }
+
+    String encode(Cursor c, long queryDigest) {
+        byte[] id = c.eventId().getBytes(StandardCharsets.UTF_8);
+        ByteBuffer b = ByteBuffer.allocate(8 + 8 + 8 + 4 + id.length);
+        b.putLong(queryDigest).putLong(c.eventTimeMicros()).putLong(c.returned()).putInt(id.length).put(id);
+        byte[] body = b.array();
+        return b64(body) + "." + b64(mac(body));
+    }
+
+    Cursor decode(String token, long queryDigest) {
+        int dot = token.indexOf('.');
+        try {
+            if (dot < 0) {
+                throw new IllegalArgumentException();
+            }
+            byte[] body = Base64.getUrlDecoder().decode(token.substring(0, dot));
+            byte[] sig = Base64.getUrlDecoder().decode(token.substring(dot + 1));
+            if (!MessageDigest.isEqual(sig, mac(body))) {
+                throw new IllegalArgumentException();
+            }
+            ByteBuffer b = ByteBuffer.wrap(body);
+            if (b.getLong() != queryDigest) {
+                throw ApiError.badRequest("INVALID_PAGE_TOKEN", "the pageToken belongs to another query", "pageToken");
+            }
+            long time = b.getLong();
+            long returned = b.getLong();
+            byte[] id = new byte[b.getInt()];
+            b.get(id);
+            return new Cursor(time, new String(id, StandardCharsets.UTF_8), returned);
+        } catch (ApiError e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw ApiError.badRequest("INVALID_PAGE_TOKEN", "the pageToken is not one this service issued", "pageToken");
+        }
+    }
+
+    private byte[] mac(byte[] body) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(key, "HmacSHA256"));
+            return mac.doFinal(body);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String b64(byte[] b) {
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+    }
+}
