@@ -22,4 +22,5 @@ class Gateway(JavaService):
                 "TALLY_KAFKA_BOOTSTRAP": f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}",
                 "TALLY_REGISTRY_URL": f"http://{self.host}:{self.s.port('TALLY_REGISTRY_PORT')}",
                 "TALLY_GATEWAY_NAMESPACES_DIR": str(REPO / "infra" / "namespaces"),
-                "TALLY_CASSANDRA_CONTACT": f"{self.host}:{self.s.port('TALLY_CASSANDRA_PORT')}"}
+                "TALLY_CASSANDRA_CONTACT": f"{self.host}:{self.s.port('TALLY_CASSANDRA_PORT')}",
+                "TALLY_ELASTICSEARCH_URL": f"http://{self.host}:{self.s.port('TALLY_ELASTICSEARCH_PORT')}"}

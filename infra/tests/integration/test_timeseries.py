@@ -263,3 +263,58 @@ def test_read_event_records_newest_first_across_buckets_and_slices_with_pages(st
     assert r.status_code == 400 and r.json()["error"]["code"] == "INVALID_PAGE_TOKEN"
     r = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json={**query, "timeInterval": {"start": end, "end": start}}, timeout=30)
     assert r.status_code == 400 and r.json()["error"]["field"] == "timeInterval"
+
+
+def test_search_and_aggregate_agree_with_ground_truth(stack, writer_running):
+    gw = stack.component("gateway").url()
+    run = uuid.uuid4().hex[:6]
+    kinds = [f"ios-{run}", f"tv-{run}", f"web-{run}"]
+    events = [{"timeSeriesId": f"s-{run}-{i % 4}", "eventTime": now_iso(), "eventId": f"q{i}", "eventItems": [
+        {"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(kinds[i % 3].encode()).decode()},
+        {"eventItemKey": "duration", "eventItemValue": base64.b64encode(str(i).encode()).decode()}]} for i in range(30)]
+    write_sync(gw, events)
+    truth = {e["eventId"]: (kinds[i % 3], i) for i, e in enumerate(events)}
+    b64 = lambda s: base64.b64encode(str(s).encode()).decode()
+    interval = {"start": (datetime.now(timezone.utc) - timedelta(minutes=5)).isoformat().replace("+00:00", "Z"),
+                "end": (datetime.now(timezone.utc) + timedelta(minutes=1)).isoformat().replace("+00:00", "Z")}
+    ours = {"booleanQuery": {"operator": "OR", "searchQuery": [{"equals": {"eventItemKey": "deviceType", "eventItemValue": b64(k)}} for k in kinds]}}
+
+    def call(path, body, status=200):
+        r = requests.post(f"{gw}/v1/timeseries/{path}", json={"namespace": "playback", "timeInterval": interval, **body}, timeout=30)
+        assert r.status_code == status, r.text
+        return r.json()
+
+    deadline = time.monotonic() + 60
+    while len(call("SearchEventRecords", {"searchQuery": ours, "pageSize": 100})["events"]) < 30 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    # equals
+    got = call("SearchEventRecords", {"searchQuery": {"equals": {"eventItemKey": "deviceType", "eventItemValue": b64(kinds[1])}}, "pageSize": 100})
+    assert sorted(e["eventId"] for e in got["events"]) == sorted(i for i, (k, _) in truth.items() if k == kinds[1])
+    # range AND (ios OR web), paged by 4
+    query = {"booleanQuery": {"operator": "AND", "searchQuery": [
+        {"range": {"eventItemKey": "duration", "lowerBound": {"eventItemValue": b64(10), "inclusive": True},
+                   "upperBound": {"eventItemValue": b64(20)}}},
+        {"booleanQuery": {"operator": "OR", "searchQuery": [
+            {"equals": {"eventItemKey": "deviceType", "eventItemValue": b64(kinds[0])}},
+            {"equals": {"eventItemKey": "deviceType", "eventItemValue": b64(kinds[2])}}]}}]}}
+    ids, token = [], None
+    while True:
+        page = call("SearchEventRecords", {"searchQuery": query, "pageSize": 4, **({"pageToken": token} if token else {})})
+        ids += [e["eventId"] for e in page["events"]]
+        token = page.get("nextPageToken")
+        if not token:
+            break
+    expected = {i for i, (k, n) in truth.items() if 10 <= n < 20 and k in (kinds[0], kinds[2])}
+    assert sorted(ids) == sorted(expected) and len(ids) == len(set(ids))
+    sample = call("SearchEventRecords", {"searchQuery": query, "pageSize": 1})["events"][0]
+    assert {i["eventItemKey"] for i in sample["eventItems"]} == {"deviceType", "duration"}
+    # distinct aggregation
+    agg = call("AggregateEventRecords", {"searchQuery": ours, "aggregationQuery": {"distinct": {"eventItemKey": "deviceType", "pageSize": 10}}})
+    counts = {base64.b64decode(v["eventItemValue"]).decode(): v["count"] for v in agg["distinct"]["values"]}
+    assert counts == {k: sum(1 for kk, _ in truth.values() if kk == k) for k in kinds}
+    assert agg["distinct"]["eventItemKey"] == "deviceType"
+    # bad criteria: a clear error naming the field
+    bad = call("SearchEventRecords", {"searchQuery": {"equals": {"eventItemKey": "colour", "eventItemValue": b64("red")}}}, 400)
+    assert bad["error"]["code"] == "UNMAPPED_FIELD" and bad["error"]["field"] == "searchQuery.equals.eventItemKey"
+    bad = call("SearchEventRecords", {"searchQuery": {"range": {"eventItemKey": "duration", "lowerBound": {"eventItemValue": b64("ten")}}}}, 400)
+    assert bad["error"]["field"] == "searchQuery.range.lowerBound.eventItemValue"

@@ -56,12 +56,12 @@ final class EventReader {
     });
     private volatile CqlSession session;
 
-    EventReader(WriteRequestParser parser, GatewayConfig config) {
+    EventReader(WriteRequestParser parser, PageTokens tokens, GatewayConfig config) {
         this.parser = parser;
         String[] hp = config.get(GatewayConfig.CASSANDRA).split(":");
         this.contactHost = hp[0];
         this.contactPort = hp.length > 1 ? Integer.parseInt(hp[1]) : 9042;
-        this.tokens = new PageTokens(config.get(GatewayConfig.TOKEN_SECRET));
+        this.tokens = tokens;
         this.maxPage = config.intOf(GatewayConfig.MAX_PAGE);
         this.maxIdLength = config.intOf(GatewayConfig.MAX_ID);
     }

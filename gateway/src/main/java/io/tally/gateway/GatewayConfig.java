@@ -29,7 +29,8 @@ public final class GatewayConfig {
     public static final Field CASSANDRA = new Field("cassandra.contact", "TALLY_CASSANDRA_CONTACT", "127.0.0.1:9042", "Cassandra contact point host:port (reads).");
     public static final Field TOKEN_SECRET = new Field("page.token.secret", "TALLY_GATEWAY_PAGE_TOKEN_SECRET", "", "HMAC key of page tokens; empty = random per process (tokens then do not survive a restart).");
     public static final Field MAX_PAGE = new Field("max.page.size", "TALLY_GATEWAY_MAX_PAGE_SIZE", "1000", "Largest pageSize of a read.");
-    public static final Field[] ALL = {CASSANDRA, TOKEN_SECRET, MAX_PAGE, HOST, PORT, BOOTSTRAP, REGISTRY, NAMESPACES, MAX_BODY, MAX_EVENTS, MAX_ITEMS,
+    public static final Field ELASTICSEARCH = new Field("elasticsearch.url", "TALLY_ELASTICSEARCH_URL", "http://127.0.0.1:9200", "Elasticsearch URL (search and aggregate).");
+    public static final Field[] ALL = {ELASTICSEARCH, CASSANDRA, TOKEN_SECRET, MAX_PAGE, HOST, PORT, BOOTSTRAP, REGISTRY, NAMESPACES, MAX_BODY, MAX_EVENTS, MAX_ITEMS,
         MAX_VALUE, MAX_ID, FUTURE_SKEW_MS, BUFFER_BYTES, LINGER_MS, SYNC_TIMEOUT_MS, DELIVERY_TIMEOUT_MS, TOKEN_CACHE};
 
     private final ServiceSettings settings;
@@ -41,7 +42,7 @@ public final class GatewayConfig {
     public static GatewayConfig from(Map<String, String> env, String[] args) {
         GatewayConfig c = new GatewayConfig(ServiceSettings.from(List.of(ALL), env, args));
         for (Field f : ALL) {
-            if (f != HOST && f != BOOTSTRAP && f != REGISTRY && f != NAMESPACES && f != CASSANDRA && f != TOKEN_SECRET) {
+            if (f != HOST && f != BOOTSTRAP && f != REGISTRY && f != NAMESPACES && f != CASSANDRA && f != TOKEN_SECRET && f != ELASTICSEARCH) {
                 c.longOf(f);
             }
         }

@@ -32,6 +32,7 @@ final class GatewayHttpApi {
 
     private final WriteRequestParser parser;
     private final EventReader reader;
+    private final EventSearch search;
     private final EventProducer producer;
     private final IdempotencyCache tokens;
     private final KafkaHealth kafka;
@@ -40,10 +41,11 @@ final class GatewayHttpApi {
     private final int maxBodyBytes;
     private volatile boolean draining;
 
-    GatewayHttpApi(WriteRequestParser parser, EventReader reader, EventProducer producer, IdempotencyCache tokens,
+    GatewayHttpApi(WriteRequestParser parser, EventReader reader, EventSearch search, EventProducer producer, IdempotencyCache tokens,
                    KafkaHealth kafka, GatewayMetrics metrics, GatewayConfig config) {
         this.parser = parser;
         this.reader = reader;
+        this.search = search;
         this.producer = producer;
         this.tokens = tokens;
         this.kafka = kafka;
@@ -66,6 +68,8 @@ final class GatewayHttpApi {
         write(r, "/v1/timeseries/WriteEventRecords", (body, now) -> parser.events(body, now), Mode.ASYNC);
         write(r, "/v1/timeseries/WriteEventRecordsSync", (body, now) -> parser.events(body, now), Mode.SYNC);
         read(r, "/v1/timeseries/ReadEventRecords", reader::read);
+        read(r, "/v1/timeseries/SearchEventRecords", search::search);
+        read(r, "/v1/timeseries/AggregateEventRecords", search::aggregate);
         r.get("/healthz").handler(ctx -> {
             boolean ok = kafka.up() && !draining;
             ObjectNode body = JSON.createObjectNode().put("status", ok ? "UP" : "DOWN")

@@ -43,8 +43,10 @@ public final class GatewayMain {
         KafkaHealth kafka = new KafkaHealth(config.get(GatewayConfig.BOOTSTRAP), () -> producer.ready(topics));
         kafka.start();
         WriteRequestParser parser = new WriteRequestParser(catalog, config);
-        EventReader reader = new EventReader(parser, config);
-        GatewayHttpApi api = new GatewayHttpApi(parser, reader, producer,
+        PageTokens pageTokens = new PageTokens(config.get(GatewayConfig.TOKEN_SECRET));
+        EventReader reader = new EventReader(parser, pageTokens, config);
+        EventSearch search = new EventSearch(parser, pageTokens, config);
+        GatewayHttpApi api = new GatewayHttpApi(parser, reader, search, producer,
                 new IdempotencyCache(config.intOf(GatewayConfig.TOKEN_CACHE)), kafka, metrics, config);
 
         Vertx vertx = Vertx.vertx();

@@ -1,5 +1,6 @@
 package io.tally.jobs.timeseries;
 
+import io.tally.namespace.FieldValues;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceConfig.FieldType;
 import java.nio.charset.StandardCharsets;
@@ -35,26 +36,12 @@ final class IndexDocs {
             java.nio.ByteBuffer b = ((java.nio.ByteBuffer) item.get("value")).duplicate();
             byte[] bytes = new byte[b.remaining()];
             b.get(bytes);
-            Object value = convert(type, new String(bytes, StandardCharsets.UTF_8).trim());
+            Object value = FieldValues.convert(type, new String(bytes, StandardCharsets.UTF_8));
             if (value != null) {
                 d.source.put(key, value);
             }
         }
         return d;
-    }
-
-    static Object convert(FieldType type, String text) {
-        try {
-            return switch (type) {
-                case KEYWORD, TEXT, DATE -> text;
-                case INTEGER, LONG -> Long.parseLong(text);
-                case DOUBLE -> Double.parseDouble(text);
-                case BOOLEAN -> text.equalsIgnoreCase("true") ? Boolean.TRUE
-                        : text.equalsIgnoreCase("false") ? Boolean.FALSE : null;
-            };
-        } catch (NumberFormatException e) {
-            return null;
-        }
     }
 
     /** The composable index template of a namespace: mapping, settings and its alias. */
