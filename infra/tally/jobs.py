@@ -26,7 +26,7 @@ class JobSpec:
                 "--cassandra.host", h, "--cassandra.port", str(s.port("TALLY_CASSANDRA_PORT")),
                 "--elasticsearch.url", f"http://{h}:{s.port('TALLY_ELASTICSEARCH_PORT')}",
                 "--namespaces.dir", str(REPO / "infra" / "namespaces"),
-                "--checkpoint.interval.ms", "2000"]
+                "--checkpoint.interval.ms", "2000", "--lifecycle.interval.ms", s.get("TALLY_SLICE_LIFECYCLE_MS")]
 
 
 JOBS = [JobSpec("tally-timeseries-writer", "io.tally.jobs.timeseries.TimeSeriesWriterJob")]

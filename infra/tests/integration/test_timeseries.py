@@ -318,3 +318,61 @@ def test_search_and_aggregate_agree_with_ground_truth(stack, writer_running):
     assert bad["error"]["code"] == "UNMAPPED_FIELD" and bad["error"]["field"] == "searchQuery.equals.eventItemKey"
     bad = call("SearchEventRecords", {"searchQuery": {"range": {"eventItemKey": "duration", "lowerBound": {"eventItemValue": b64("ten")}}}}, 400)
     assert bad["error"]["field"] == "searchQuery.range.lowerBound.eventItemValue"
+
+
+def test_retention_closes_slices_and_drops_their_tables_and_indexes(stack, settings, cql, writer_running):
+    """it_retention: one-minute slices, closed 5 s and dropped 10 s after they end."""
+    bootstrap = f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}"
+    registry = stack.component("registry").url()
+    es = stack.component("elasticsearch").url()
+    client = SchemaRegistryClient({"url": registry})
+    schema = client.get_latest_version("tally.timeseries.events-value").schema.schema_str
+    ser = AvroSerializer(client, schema, conf={"auto.register.schemas": False, "use.latest.version": True})
+    ctx = SerializationContext("tally.timeseries.events", MessageField.VALUE)
+    producer = Producer({"bootstrap.servers": bootstrap, "log_level": 0})
+    tail = KafkaTail(bootstrap, registry, ["tally.deadletter"])
+    now_us = micros(now_iso())
+
+    def event(t_us, eid):
+        return ser({"namespace": "it_retention", "time_series_id": "r", "event_time": t_us, "event_id": eid,
+                    "items": [{"key": "k", "value": b"v"}], "source": "python"}, ctx)
+    producer.produce("tally.timeseries.events", key="it_retention/r", value=event(now_us, "current"))
+    # a late event for a slice that ended more than close_after ago: refused
+    producer.produce("tally.timeseries.events", key="it_retention/r", value=event(now_us - 120_000_000, "late"))
+    assert producer.flush(30) == 0
+    table = "events_" + datetime.fromtimestamp(now_us // 60_000_000 * 60, timezone.utc).strftime("%Y%m%d_%H%M")
+    index = "tally-it_retention-" + table[len("events_"):]
+
+    def catalogue():
+        return {r.table_name: (r.status, r.start_time, r.end_time) for r in
+                cql.execute("SELECT table_name, status, start_time, end_time FROM tally_meta.slices WHERE namespace = 'it_retention'")}
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (requests.head(f"{es}/{index}", timeout=5).ok and catalogue().get(table)):
+        time.sleep(0.5)
+    assert requests.head(f"{es}/{index}", timeout=5).ok, "the slice's index exists while it is open"
+    deadline = time.monotonic() + 30
+    live = []
+    while time.monotonic() < deadline:
+        live = sorted((v for v in catalogue().values() if v[0] == "OPEN"), key=lambda v: v[1])
+        if len(live) >= 2:
+            break
+        time.sleep(0.5)
+    assert len(live) >= 2, "the next slice is created ahead of need"
+    assert all(a[2] == b[1] for a, b in zip(live, live[1:])), "open slices are contiguous"
+    seen = []
+    deadline = time.monotonic() + 120  # the slice ends within 60 s, closes 5 s later, is dropped 10 s later
+    while time.monotonic() < deadline:
+        status = catalogue().get(table, ("?",))[0]
+        if not seen or seen[-1] != status:
+            seen.append(status)
+        if status == "DELETED":
+            break
+        time.sleep(0.5)
+    assert seen[-1] == "DELETED" and "CLOSED" in seen, seen
+    assert not list(cql.execute("SELECT table_name FROM system_schema.tables WHERE keyspace_name = 'ns_it_retention' "
+                                "AND table_name = %s", (table,))), "the dropped slice's table is gone"
+    assert requests.head(f"{es}/{index}", timeout=5).status_code == 404, "the dropped slice's index is gone"
+    dead = [v for _, _, v in tail.records(1, timeout=30) if v["reason"] == "SLICE_CLOSED"]
+    tail.close()
+    assert dead and "is closed" in dead[0]["message"]

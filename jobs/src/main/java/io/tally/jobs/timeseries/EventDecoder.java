@@ -23,7 +23,7 @@ import org.apache.flink.util.function.SerializableSupplier;
 /**
  * Decodes TimeSeriesEvents, applies their namespace's config and plans their rows. What it
  * cannot process goes to the dead-letter side output with a reason: UNDECODABLE,
- * UNKNOWN_NAMESPACE, WRONG_NAMESPACE_KIND, OUTSIDE_ACCEPT_WINDOW. The accept window is judged
+ * UNKNOWN_NAMESPACE, WRONG_NAMESPACE_KIND, OUTSIDE_ACCEPT_WINDOW, SLICE_CLOSED. The accept window is judged
  * against the Kafka record's timestamp, not the clock, so a replay decides the same way.
  */
 public class EventDecoder extends ProcessFunction<RawRecord, EventRow> {
@@ -82,6 +82,11 @@ public class EventDecoder extends ProcessFunction<RawRecord, EventRow> {
         }
         String eventId = e.get("event_id").toString();
         TimeSlicePlanner.Placement place = planners.computeIfAbsent(namespace, n -> new TimeSlicePlanner(ns)).place(eventTime, eventId);
+        if (place.slice().endMicros() + ns.retention().closeAfter().toNanos() / 1000 <= arrival) {
+            ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, "SLICE_CLOSED", "slice " + place.slice().tableName()
+                    + " of '" + namespace + "' is closed (close_after " + ns.retention().closeAfter() + ")", STAGE));
+            return;
+        }
         @SuppressWarnings("unchecked")
         List<GenericRecord> items = (List<GenericRecord>) e.get("items");
         String keyspace = NamespaceName.keyspace(namespace);

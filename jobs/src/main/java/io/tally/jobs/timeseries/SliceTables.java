@@ -17,6 +17,11 @@ final class SliceTables {
     private static final Pattern IDENTIFIER = Pattern.compile("[a-z][a-z0-9_]{0,47}");
 
     private final CqlSession session;
+    /** Forgets a table the lifecycle dropped. */
+    void forget(String keyspace, String table) {
+        known.remove(keyspace + "." + table);
+    }
+
     private final Set<String> known = ConcurrentHashMap.newKeySet();
     private final PreparedStatement catalogInsert;
 
@@ -35,12 +40,16 @@ final class SliceTables {
 
     /** Makes sure the slice table of row exists and is catalogued (cached after the first time). */
     void ensure(EventRow row) {
-        String qualified = row.keyspace + "." + row.table;
+        ensure(row.namespace, row.keyspace, row.table, row.sliceStartMicros, row.sliceEndMicros);
+    }
+
+    void ensure(String namespace, String keyspace, String tableName, long startMicros, long endMicros) {
+        String qualified = keyspace + "." + tableName;
         if (known.contains(qualified)) {
             return;
         }
-        String ks = identifier(row.keyspace);
-        String table = identifier(row.table);
+        String ks = identifier(keyspace);
+        String table = identifier(tableName);
         session.execute("CREATE KEYSPACE IF NOT EXISTS " + ks
                 + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}");
         session.execute("CREATE TABLE IF NOT EXISTS " + ks + "." + table + " ("
@@ -49,8 +58,8 @@ final class SliceTables {
                 + "event_item_value blob, value_metadata blob, "
                 + "PRIMARY KEY ((time_series_id, time_bucket, event_bucket), event_time, event_id, event_item_key)) "
                 + "WITH CLUSTERING ORDER BY (event_time DESC, event_id ASC, event_item_key ASC)");
-        session.execute(catalogInsert.bind(row.namespace, table, Instant.EPOCH.plusNanos(row.sliceStartMicros * 1000),
-                Instant.EPOCH.plusNanos(row.sliceEndMicros * 1000), "OPEN",
+        session.execute(catalogInsert.bind(namespace, table, Instant.EPOCH.plusNanos(startMicros * 1000),
+                Instant.EPOCH.plusNanos(endMicros * 1000), "OPEN",
                 "{\"event_time_unit\":\"microseconds\"}"));
         known.add(qualified);
     }

@@ -1,6 +1,10 @@
 package io.tally.jobs.timeseries;
 
 import io.tally.namespace.NamespaceCatalog;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import io.tally.serde.RestSchemaRegistryClient;
 import java.net.URI;
 import java.nio.file.Path;
@@ -34,8 +38,11 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * Each stored event of an indexed namespace is also indexed into Elasticsearch (document id =
  * idempotency key, one index per slice behind the namespace's alias).
  *
+ * A parallelism-1 branch runs the {@link SliceLifecycle} every lifecycle.interval.ms: slices
+ * created ahead, closed after close_after, dropped (table and index) after delete_after.
+ *
  * <p>Arguments: --kafka.bootstrap, --registry.url, --cassandra.host, --cassandra.port,
- * --elasticsearch.url, --namespaces.dir, --group.id, --checkpoint.interval.ms.
+ * --elasticsearch.url, --namespaces.dir, --group.id, --checkpoint.interval.ms, --lifecycle.interval.ms.
  */
 public final class TimeSeriesWriterJob {
     public static final String NAME = "tally-timeseries-writer";
@@ -78,6 +85,13 @@ public final class TimeSeriesWriterJob {
         build(env.fromSource(source, WatermarkStrategy.noWatermarks(), TOPIC).uid("timeseries-source"),
                 new CassandraEventSink(p.get("cassandra.host", "127.0.0.1"), p.getInt("cassandra.port", 9042), 128),
                 documents, deadLetters, registry, namespacesDir);
+        long every = p.getLong("lifecycle.interval.ms", 60_000);
+        DataGeneratorSource<Long> ticks = new DataGeneratorSource<>(i -> i, Long.MAX_VALUE,
+                RateLimiterStrategy.perSecond(1000.0 / every), Types.LONG);
+        env.fromSource(ticks, WatermarkStrategy.noWatermarks(), "lifecycle-ticks").uid("lifecycle-ticks").setParallelism(1)
+                .process(new SliceLifecycleFunction(p.get("cassandra.host", "127.0.0.1"), p.getInt("cassandra.port", 9042),
+                        elasticsearch, namespacesDir)).uid("slice-lifecycle").name("slice-lifecycle").setParallelism(1)
+                .sinkTo(new DiscardingSink<>()).uid("lifecycle-done").setParallelism(1);
         env.execute(NAME);
     }
 

@@ -1,0 +1,87 @@
+package io.tally.jobs.timeseries;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.datastax.oss.driver.api.core.cql.Row;
+import io.tally.namespace.NamespaceCatalog;
+import io.tally.namespace.NamespaceConfig;
+import io.tally.namespace.NamespaceName;
+import io.tally.namespace.TimeSlicePlanner;
+import io.tally.namespace.TimeSlicePlanner.Slice;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * The slice lifecycle of every timeseries namespace, one pass per call:
+ * <ol>
+ *   <li>the current and the next slice exist ahead of need (table + OPEN catalogue row), so the
+ *       catalogue is contiguous;</li>
+ *   <li>a slice that ended more than close_after ago becomes CLOSED (the writer already refuses
+ *       events for it: SLICE_CLOSED);</li>
+ *   <li>a slice that ended more than delete_after ago loses its table and its Elasticsearch
+ *       index, and becomes DELETED: retention drops whole tables, no per-row TTL tombstones.</li>
+ * </ol>
+ */
+final class SliceLifecycle implements AutoCloseable {
+    private final CqlSession session;
+    private final SliceTables tables;
+    private final String elasticsearch;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final PreparedStatement list;
+    private final PreparedStatement setStatus;
+
+    SliceLifecycle(CqlSession session, String elasticsearch) {
+        this.session = session;
+        this.tables = new SliceTables(session);
+        this.elasticsearch = elasticsearch;
+        this.list = session.prepare("SELECT table_name, start_time, end_time, status FROM tally_meta.slices WHERE namespace = ?");
+        this.setStatus = session.prepare("UPDATE tally_meta.slices SET status = ? WHERE namespace = ? AND start_time = ?");
+    }
+
+    void run(NamespaceCatalog catalog, long nowMicros) throws Exception {
+        for (NamespaceConfig ns : catalog.all()) {
+            if (ns.kind() != NamespaceConfig.Kind.TIMESERIES) {
+                continue;
+            }
+            String keyspace = NamespaceName.keyspace(ns.name());
+            TimeSlicePlanner planner = new TimeSlicePlanner(ns);
+            long sliceMicros = ns.timePartition().secondsPerSlice() * 1_000_000L;
+            for (Slice s : planner.slicesCovering(nowMicros, nowMicros + 2 * sliceMicros)) {
+                tables.ensure(ns.name(), keyspace, s.tableName(), s.startMicros(), s.endMicros());
+            }
+            long closeMicros = ns.retention().closeAfter().toNanos() / 1000;
+            long deleteMicros = ns.retention().deleteAfter().toNanos() / 1000;
+            for (Row r : session.execute(list.bind(ns.name()))) {
+                String table = SliceTables.identifier(r.getString("table_name"));
+                Instant start = r.getInstant("start_time");
+                long end = r.getInstant("end_time").toEpochMilli() * 1000;
+                String status = r.getString("status");
+                if (!"DELETED".equals(status) && end + deleteMicros <= nowMicros) {
+                    session.execute("DROP TABLE IF EXISTS " + SliceTables.identifier(keyspace) + "." + table);
+                    tables.forget(keyspace, table);
+                    deleteIndex("tally-" + ns.name() + "-" + table.substring("events_".length()));
+                    session.execute(setStatus.bind("DELETED", ns.name(), start));
+                } else if ("OPEN".equals(status) && end + closeMicros <= nowMicros) {
+                    session.execute(setStatus.bind("CLOSED", ns.name(), start));
+                }
+            }
+        }
+    }
+
+    private void deleteIndex(String index) throws Exception {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(elasticsearch + "/" + index))
+                .timeout(Duration.ofSeconds(30)).DELETE().build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() / 100 != 2 && r.statusCode() != 404) {
+            throw new IllegalStateException("deleting index " + index + ": HTTP " + r.statusCode() + " " + r.body());
+        }
+    }
+
+    @Override
+    public void close() {
+        session.close();
+    }
+}
