@@ -85,6 +85,13 @@ class _FlinkProcess(Component):
             "rest.address": h,
             "rest.bind-address": h,
             "rest.port": self.s.port("TALLY_FLINK_PORT"),
+            # A job whose sink's store is down retries soon after it returns (at most every 10 s).
+            "restart-strategy.type": "exponential-delay",
+            "restart-strategy.exponential-delay.initial-backoff": "1 s",
+            "restart-strategy.exponential-delay.max-backoff": "10 s",
+            "restart-strategy.exponential-delay.backoff-multiplier": 2.0,
+            "restart-strategy.exponential-delay.reset-backoff-threshold": "1 min",
+            "restart-strategy.exponential-delay.attempts-before-reset-backoff": 1000000,
             "state.backend.type": "rocksdb",
             "state.backend.incremental": "true",
             "state.checkpoints.dir": f"file://{data / 'checkpoints'}",

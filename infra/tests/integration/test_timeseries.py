@@ -376,3 +376,48 @@ def test_retention_closes_slices_and_drops_their_tables_and_indexes(stack, setti
     dead = [v for _, _, v in tail.records(1, timeout=30) if v["reason"] == "SLICE_CLOSED"]
     tail.close()
     assert dead and "is closed" in dead[0]["message"]
+
+
+@pytest.mark.disruptive
+@pytest.mark.parametrize("store", ["cassandra", "elasticsearch"])
+def test_a_store_down_for_20s_is_caught_up_with_nothing_lost_or_doubled(store, stack, settings, writer_running, wait_healthy):
+    gw = stack.component("gateway").url()
+    es = stack.component("elasticsearch").url()
+    tsid = f"down-{store}-{uuid.uuid4().hex[:6]}"
+    times = []
+
+    def batch(n):
+        t = now_iso()
+        write_sync(gw, [{"timeSeriesId": tsid, "eventTime": t, "eventId": f"{n}-{i}", "eventItems": [
+            {"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(b"ios").decode()}]} for i in range(40)])
+        times.append(micros(t))
+    batch(0)
+    component = stack.component(store)
+    stack.stop(component)
+    try:
+        t_end = time.monotonic() + 20
+        n = 1
+        while time.monotonic() < t_end:  # the stream goes on into Kafka while the store is down
+            batch(n)
+            n += 1
+            time.sleep(4)
+    finally:
+        stack.up()
+    wait_healthy()
+    cluster = Cluster([settings.host], port=settings.port("TALLY_CASSANDRA_PORT"))  # a session that saw no outage
+    cql = cluster.connect()
+    expected = 40 * len(times)
+    try:
+        keys, n_rows = wait_keys(cql, tsid, times, expected, timeout=180)
+    finally:
+        cluster.shutdown()
+    assert len(keys) == expected and n_rows == expected, f"{len(keys)} keys / {n_rows} rows of {expected}"
+    deadline, count = time.monotonic() + 120, 0
+    while time.monotonic() < deadline:
+        requests.post(f"{es}/tally-playback/_refresh", timeout=10)
+        r = requests.post(f"{es}/tally-playback/_count", json={"query": {"term": {"time_series_id": tsid}}}, timeout=10)
+        count = r.json().get("count", 0) if r.ok else 0
+        if count >= expected:
+            break
+        time.sleep(1)
+    assert count == expected, f"{count} documents of {expected}"
