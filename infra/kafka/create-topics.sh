@@ -8,7 +8,7 @@ partitions="${TALLY_TOPIC_PARTITIONS:-3}"
 week=$((7 * 24 * 3600 * 1000))
 topics=/opt/kafka/bin/kafka-topics.sh
 create() { "$topics" --bootstrap-server "$bootstrap" --create --if-not-exists --topic "$1" --partitions "$2" --replication-factor 1 "${@:3}"; }
-create tally.counter.events     "$partitions" --config retention.ms=$week
+create tally.counter.events     "$partitions" --config retention.ms=$week --config message.timestamp.type=LogAppendTime
 create tally.timeseries.events  "$partitions" --config retention.ms=$week
 create tally.deadletter         "$partitions" --config retention.ms=$((4 * week))
 create tally.alerts             "$partitions"

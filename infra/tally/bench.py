@@ -2,12 +2,15 @@
 the same run; none fails on a number (the report is the result)."""
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
 import subprocess
 import time
 from pathlib import Path
+
+import requests
 
 from .components.base import JAVA
 from .components.gateway import gateway_jar
@@ -86,7 +89,194 @@ def bench_registry(stack: Stack, say) -> dict:
     return {"report": r.stdout.splitlines()}
 
 
-BENCHMARKS = {"gateway": bench_gateway, "registry": bench_registry}
+def percentiles(samples_ms: list[float]) -> dict:
+    xs = sorted(samples_ms)
+    pick = lambda q: round(xs[min(len(xs) - 1, int(q * len(xs)))], 2)
+    return {"n": len(xs), "p50_ms": pick(0.50), "p99_ms": pick(0.99), "max_ms": round(xs[-1], 2)}
+
+
+def iso(micros: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(micros / 1e6)) + f".{micros % 1_000_000:06d}Z"
+
+
+class WriterProbe:
+    """Reads the writer's progress where it is current: the TaskManager's Prometheus reporter
+    (the REST metrics lag by the fetcher interval) and Elasticsearch's document count."""
+
+    def __init__(self, stack: Stack, namespace: str):
+        tm = stack.component("flink-taskmanager")
+        self.metrics_url = f"http://127.0.0.1:{tm.ports()['metrics']}/metrics"
+        self.es = stack.component("elasticsearch").url()
+        self.alias = f"tally-{namespace}"
+
+    def cassandra_rows(self) -> float:
+        text = requests.get(self.metrics_url, timeout=10).text
+        return sum(float(l.rsplit(" ", 1)[1]) for l in text.splitlines()
+                   if l.startswith("flink_taskmanager_job_task_operator_numRecordsIn{")
+                   and 'operator_name="cassandra_rows:_Writer"' in l)
+
+    def documents(self) -> int:
+        r = requests.get(f"{self.es}/{self.alias}/_count", timeout=10)
+        return r.json()["count"] if r.status_code == 200 else 0
+
+    def wait_idle(self, say) -> float:
+        last = self.cassandra_rows()
+        for _ in range(300):
+            time.sleep(2)
+            now = self.cassandra_rows()
+            if now == last:
+                return now
+            last = now
+        raise RuntimeError("the writer did not go idle in 10 minutes (a backlog in tally.timeseries.events?)")
+
+
+def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
+    """Writer and indexer throughput per TaskManager core against ConsumerPerformance and raw
+    async Cassandra inserts of the same rows; ReadEventRecords latency; store-to-visible lag."""
+    from .jobs import Jobs, jobs_jar
+    if not Jobs(stack.s, log=lambda *_: None).running("tally-timeseries-writer"):
+        raise RuntimeError("tally-timeseries-writer is not running: ./tally up deploys it")
+    ns, run = "bench_ts", f"b{int(time.time())}"
+    gw = stack.component("gateway").url()
+    kafka = stack.component("kafka")
+    tool = [JAVA, "-Xmx512m", "-cp", str(jobs_jar()), "io.tally.jobs.bench.TimeSeriesBenchmark"]
+    common = ["--bootstrap", kafka.bootstrap, "--registry", stack.component("registry").url(),
+              "--cassandra", f"127.0.0.1:{stack.component('cassandra').ports()['cql']}", "--namespace", ns]
+    probe = WriterProbe(stack, ns)
+    refs = {c: stack.state.ref(c) for c in ("flink-taskmanager", "cassandra", "elasticsearch")}
+    if requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json={"namespace": ns, "timeSeriesId": "x",
+                     "timeInterval": {"start": iso(0), "end": iso(1_000_000)}}, timeout=10).status_code == 404:
+        raise RuntimeError(f"the gateway does not know namespace {ns}: restart it (./tally down; ./tally up)")
+
+    say("waiting for the writer to be idle ...")
+    rows0, docs0 = probe.wait_idle(say), probe.documents()
+    say(f"writer: {events:,} events (2 items each, 150 B payload) over 1,000 ids, produced straight to Kafka ...")
+    producer = subprocess.Popen(tool + ["produce", *common, "--events", str(events), "--ids", "1000",
+                                        "--spread-seconds", "600", "--run", run], stdout=subprocess.PIPE, text=True)
+    cpu0 = t_first = t_rows = t_docs = None
+    deadline = time.monotonic() + 900
+    while (t_rows is None or t_docs is None) and time.monotonic() < deadline:
+        now, rows = time.monotonic(), probe.cassandra_rows()
+        if t_first is None and rows > rows0:
+            t_first, cpu0 = now, {c: cpu_seconds(r) for c, r in refs.items()}
+        if t_rows is None and rows >= rows0 + 2 * events:
+            t_rows, cpu_rows = now, {c: cpu_seconds(r) for c, r in refs.items()}
+        if t_docs is None and t_first is not None and probe.documents() >= docs0 + events:
+            t_docs, cpu_docs = now, {c: cpu_seconds(r) for c, r in refs.items()}
+        time.sleep(0.2)
+    produced = json.loads(producer.communicate(timeout=300)[0].strip().splitlines()[-1])
+    if t_rows is None or t_docs is None:
+        raise RuntimeError(f"the writer stored {probe.cassandra_rows() - rows0:.0f} of {2 * events} rows and "
+                           f"indexed {probe.documents() - docs0} of {events} documents in 15 minutes")
+    store_s, index_s = t_rows - t_first, t_docs - t_first
+    cores = lambda cpu1, wall: {c: round((cpu1[c] - cpu0[c]) / wall, 2) for c in refs}
+    writer = {"events": events, "rows": 2 * events, "producer": produced, "store_seconds": round(store_s, 2),
+              "stored_events_per_s": round(events / store_s), "index_seconds": round(index_s, 2),
+              "indexed_events_per_s": round(events / index_s), "cores_while_storing": cores(cpu_rows, store_s),
+              "cores_while_indexing": cores(cpu_docs, index_s)}
+    tm_store = writer["cores_while_storing"]["flink-taskmanager"]
+    writer["stored_events_per_s_per_tm_core"] = round(writer["stored_events_per_s"] / max(tm_store, 0.01))
+    writer["indexed_events_per_s_per_tm_core"] = round(
+        writer["indexed_events_per_s"] / max(writer["cores_while_indexing"]["flink-taskmanager"], 0.01))
+    say(f"  {writer}")
+
+    say(f"ceiling: Kafka ConsumerPerformance, {events:,} records of tally.timeseries.events ...")
+    r = subprocess.run([JAVA, "-Xmx512m", "-cp", f"{kafka.lib}/*", "org.apache.kafka.tools.ConsumerPerformance",
+                        "--bootstrap-server", kafka.bootstrap, "--topic", "tally.timeseries.events",
+                        "--messages", str(events), "--group", f"bench-{run}", "--timeout", "60000"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr[-2000:])
+    header, line = [l for l in r.stdout.splitlines() if l.strip()][-2:]
+    consumer = dict(zip([h.strip() for h in header.split(",")], [v.strip() for v in line.split(",")]))
+    consumer_per_s = float(consumer["nMsg.sec"])
+    say(f"  {consumer}")
+
+    say(f"ceiling: the same {2 * events:,} rows as raw async Cassandra inserts, 128 in flight ...")
+    c0 = {c: cpu_seconds(r) for c, r in refs.items()}
+    t0 = time.monotonic()
+    r = subprocess.run(tool + ["cassandra-ceiling", *common, "--events", str(events), "--ids", "1000",
+                               "--spread-seconds", "600", "--run", run], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr[-2000:])
+    raw = json.loads(r.stdout.strip().splitlines()[-1])
+    raw["cassandra_cores"] = round((cpu_seconds(refs["cassandra"]) - c0["cassandra"]) / (time.monotonic() - t0), 2)
+    say(f"  {raw}")
+
+    say("ReadEventRecords: 10,000 events of one id spread over the last day ...")
+    one = f"{run}-day"
+    before = probe.cassandra_rows()
+    r = subprocess.run(tool + ["produce", *common, "--events", "10000", "--ids", "1", "--spread-seconds", "86400",
+                               "--run", one], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr[-2000:])
+    deadline = time.monotonic() + 300
+    while probe.cassandra_rows() < before + 20_000 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    now_us = int(time.time() * 1e6)
+    query = {"namespace": ns, "timeSeriesId": f"{one}-id-0", "totalRecordLimit": 1_000_000,
+             "timeInterval": {"start": iso(now_us - 86_400_000_000 - 60_000_000), "end": iso(now_us + 60_000_000)}}
+    http = requests.Session()
+
+    def read(body):
+        t = time.perf_counter()
+        resp = http.post(f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30)
+        resp.raise_for_status()
+        return resp.json(), (time.perf_counter() - t) * 1000
+
+    def read_all(page_size):
+        got, token, t = 0, None, time.perf_counter()
+        while True:
+            page, _ = read({**query, "pageSize": page_size, **({"pageToken": token} if token else {})})
+            got += len(page["events"])
+            token = page.get("nextPageToken")
+            if not token:
+                return got, (time.perf_counter() - t) * 1000
+
+    total, _ = read_all(1000)
+    for _ in range(20):
+        read({**query, "pageSize": 100})
+    first_page = percentiles([read({**query, "pageSize": 100})[1] for _ in range(300)])
+    full = [read_all(1000) for _ in range(20)]
+    reads = {"events_in_window": total, "first_page_of_100": first_page,
+             "all_10k_in_pages_of_1000": percentiles([ms for _, ms in full])}
+    say(f"  {reads}")
+
+    say("store-to-visible lag: WriteEventRecordsSync acknowledged -> ReadEventRecords / SearchEventRecords show it ...")
+    lag_read, lag_search = [], []
+    for i in range(40):
+        tsid, kind = f"{run}-lag-{i}", f"lag-{run}-{i}"
+        t_us = int(time.time() * 1e6)
+        body = {"namespace": ns, "events": [{"timeSeriesId": tsid, "eventTime": iso(t_us), "eventId": f"lag{i}",
+                "eventItems": [{"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(kind.encode()).decode()}]}]}
+        http.post(f"{gw}/v1/timeseries/WriteEventRecordsSync", json=body, timeout=30).raise_for_status()
+        acked = time.perf_counter()
+        q = {"namespace": ns, "timeSeriesId": tsid,
+             "timeInterval": {"start": iso(t_us - 60_000_000), "end": iso(t_us + 60_000_000)}}
+        search = {"namespace": ns, "timeInterval": q["timeInterval"], "searchQuery": {"equals": {
+                  "eventItemKey": "deviceType", "eventItemValue": base64.b64encode(kind.encode()).decode()}}}
+        seen_read = seen_search = None
+        while (seen_read is None or seen_search is None) and time.perf_counter() - acked < 30:
+            if seen_read is None and read(q)[0]["events"]:
+                seen_read = (time.perf_counter() - acked) * 1000
+            if seen_search is None:
+                found = http.post(f"{gw}/v1/timeseries/SearchEventRecords", json=search, timeout=30)
+                found.raise_for_status()
+                if found.json()["events"]:
+                    seen_search = (time.perf_counter() - acked) * 1000
+            time.sleep(0.01)
+        lag_read.append(seen_read if seen_read is not None else 30_000.0)
+        lag_search.append(seen_search if seen_search is not None else 30_000.0)
+    lag = {"read_cassandra": percentiles(lag_read), "search_elasticsearch": percentiles(lag_search)}
+    say(f"  {lag}")
+    return {"writer": writer, "ceiling_consumer_performance": consumer, "ceiling_cassandra_raw_inserts": raw,
+            "ratio_stored_events_per_s_to_consumer_performance": round(writer["stored_events_per_s"] / consumer_per_s, 3),
+            "ratio_stored_events_per_s_to_raw_cassandra": round(writer["stored_events_per_s"] / raw["events_per_s"], 3),
+            "ratio_indexed_events_per_s_to_consumer_performance": round(writer["indexed_events_per_s"] / consumer_per_s, 3),
+            "read_event_records": reads, "store_to_visible_lag": lag}
+
+
+BENCHMARKS = {"gateway": bench_gateway, "registry": bench_registry, "timeseries": bench_timeseries}
 
 
 def run(name: str, stack: Stack, say) -> Path:

@@ -29,7 +29,8 @@ class JobSpec:
                 "--checkpoint.interval.ms", "2000", "--lifecycle.interval.ms", s.get("TALLY_SLICE_LIFECYCLE_MS")]
 
 
-JOBS = [JobSpec("tally-timeseries-writer", "io.tally.jobs.timeseries.TimeSeriesWriterJob")]
+JOBS = [JobSpec("tally-timeseries-writer", "io.tally.jobs.timeseries.TimeSeriesWriterJob"),
+        JobSpec("tally-counter-rollup", "io.tally.jobs.counter.CounterRollupJob")]
 
 
 class FlinkRest:

@@ -13,7 +13,9 @@ WEEK_MS = 7 * 24 * 3600 * 1000
 
 def tally_topics(partitions: int) -> dict[str, tuple[int, dict[str, str]]]:
     return {
-        "tally.counter.events": (partitions, {"retention.ms": str(WEEK_MS)}),
+        # LogAppendTime: the broker stamps counter events, so within a partition timestamps only
+        # grow and CounterRollupJob's watermark (and so its immutable window) is exact
+        "tally.counter.events": (partitions, {"retention.ms": str(WEEK_MS), "message.timestamp.type": "LogAppendTime"}),
         "tally.timeseries.events": (partitions, {"retention.ms": str(WEEK_MS)}),
         "tally.deadletter": (partitions, {"retention.ms": str(4 * WEEK_MS)}),
         "tally.alerts": (partitions, {}),
@@ -107,6 +109,18 @@ def _kafka_uuid() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
+def align_configs(admin, configs: dict[str, dict[str, str]]) -> None:
+    """Sets the declared configs on topics that exist already (a stack made by an older version)."""
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+    if not configs:
+        return
+    resources = [ConfigResource("topic", t, incremental_configs=[
+        ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in cfg.items()])
+        for t, cfg in configs.items()]
+    for fut in admin.incremental_alter_configs(resources).values():
+        fut.result()
+
+
 def create_topics(bootstrap: str, topics: dict[str, tuple[int, dict[str, str]]]) -> list[str]:
     """Creates the topics that do not exist yet; returns their names."""
     from confluent_kafka.admin import AdminClient, NewTopic
@@ -114,6 +128,7 @@ def create_topics(bootstrap: str, topics: dict[str, tuple[int, dict[str, str]]])
     existing = set(admin.list_topics(timeout=10).topics)
     new = [NewTopic(t, num_partitions=n, replication_factor=1, config=cfg)
            for t, (n, cfg) in topics.items() if t not in existing]
+    align_configs(admin, {t: cfg for t, (_, cfg) in topics.items() if t in existing and cfg})
     if not new:
         return []
     for topic, fut in admin.create_topics(new, request_timeout=30).items():

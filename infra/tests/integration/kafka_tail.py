@@ -17,6 +17,9 @@ class KafkaTail:
         self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"tail-{uuid.uuid4()}",
                                   "enable.auto.commit": False, "log_level": 0})
         self.start = self.ends()
+        self.position: dict[tuple[str, int], int] = dict(self.start)
+        self.seen: list[tuple[str, str, dict]] = []
+        self.consumer.assign([TopicPartition(t, p, off) for (t, p), off in self.start.items()])
 
     def ends(self) -> dict[tuple[str, int], int]:
         out = {}
@@ -26,24 +29,33 @@ class KafkaTail:
                 out[(t, p)] = self.consumer.get_watermark_offsets(TopicPartition(t, p), timeout=10)[1]
         return out
 
+    def _drain(self, until: dict[tuple[str, int], int], deadline: float) -> None:
+        """Reads every record before `until`, keeping those with a value (heartbeats have none)."""
+        while time.monotonic() < deadline:
+            if all(self.position.get(tp, off) >= until[tp] for tp, off in self.start.items()):
+                return
+            m = self.consumer.poll(0.5)
+            if m is None or m.error():
+                continue
+            self.position[(m.topic(), m.partition())] = m.offset() + 1
+            if m.value() is not None:
+                value = self.deser(m.value(), SerializationContext(m.topic(), MessageField.VALUE))
+                self.seen.append((m.topic(), m.key().decode(), value))
+
     def new_count(self) -> int:
-        return sum(end - self.start[tp] for tp, end in self.ends().items())
+        """How many records (heartbeats aside) came after the start."""
+        self._drain(self.ends(), time.monotonic() + 30)
+        return len(self.seen)
 
     def records(self, expect: int, timeout: float = 30) -> list[tuple[str, str, dict]]:
         """(topic, key, decoded value) of the records after the start, waiting for `expect` of them."""
         deadline = time.monotonic() + timeout
-        while self.new_count() < expect and time.monotonic() < deadline:
-            time.sleep(0.2)
-        ends = self.ends()
-        self.consumer.assign([TopicPartition(t, p, off) for (t, p), off in self.start.items() if ends[(t, p)] > off])
-        out, want = [], sum(ends[tp] - off for tp, off in self.start.items())
-        while len(out) < want and time.monotonic() < deadline + 10:
-            m = self.consumer.poll(1.0)
-            if m is None or m.error():
-                continue
-            value = self.deser(m.value(), SerializationContext(m.topic(), MessageField.VALUE))
-            out.append((m.topic(), m.key().decode(), value))
-        return out
+        while len(self.seen) < expect and time.monotonic() < deadline:
+            self._drain(self.ends(), min(deadline, time.monotonic() + 2))
+            if len(self.seen) < expect:
+                time.sleep(0.2)
+        self._drain(self.ends(), time.monotonic() + 10)
+        return list(self.seen)
 
     def close(self):
         self.consumer.close()

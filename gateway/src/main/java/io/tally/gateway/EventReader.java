@@ -54,6 +54,12 @@ final class EventReader {
         t.setDaemon(true);
         return t;
     });
+    /** Time buckets of a scan; each fans out to its event buckets on the partition pool. */
+    private final ExecutorService buckets = Executors.newFixedThreadPool(4, r -> {
+        Thread t = new Thread(r, "bucket-read");
+        t.setDaemon(true);
+        return t;
+    });
     private volatile CqlSession session;
 
     EventReader(WriteRequestParser parser, PageTokens tokens, GatewayConfig config) {
@@ -66,7 +72,7 @@ final class EventReader {
         this.maxIdLength = config.intOf(GatewayConfig.MAX_ID);
     }
 
-    private CqlSession session() {
+    CqlSession session() {
         CqlSession s = session;
         if (s == null) {
             synchronized (this) {
@@ -193,6 +199,32 @@ final class EventReader {
         return out;
     }
 
+    /**
+     * Every stored event of one id with from <= event_time < to, in no order: all slices x time
+     * buckets x event buckets read in parallel (the ACCURATE counter read and the recount).
+     */
+    List<Event> scan(NamespaceConfig ns, String tsid, long from, long to) {
+        TimeSlicePlanner planner = new TimeSlicePlanner(ns);
+        List<CompletableFuture<List<Event>>> reads = new ArrayList<>();
+        for (Slice slice : planner.slicesCovering(from, to)) {
+            if (!tableExists(NamespaceName.keyspace(ns.name()), slice.tableName())) {
+                continue;
+            }
+            for (int bucket : planner.timeBucketsOverlapping(slice, from, to)) {
+                long lo = Math.max(from, slice.startMicros() + bucket * bucketMicros(ns));
+                reads.add(CompletableFuture.supplyAsync(() -> bucket(ns, slice, tsid, bucket, lo, to - 1, planner.bucketsPerId()), buckets));
+            }
+        }
+        List<Event> out = new ArrayList<>();
+        try {
+            reads.forEach(f -> out.addAll(f.join()));
+        } catch (java.util.concurrent.CompletionException e) {
+            throw e.getCause() instanceof ApiError a ? a
+                    : new ApiError(503, "CASSANDRA_UNAVAILABLE", "a bucket read failed: " + e.getCause().getMessage(), null);
+        }
+        return out;
+    }
+
     private boolean tableExists(String keyspace, String table) {
         return session().getMetadata().getKeyspace(keyspace).flatMap(k -> k.getTable(table)).isPresent();
     }
@@ -255,6 +287,7 @@ final class EventReader {
 
     void close() {
         partitions.shutdownNow();
+        buckets.shutdownNow();
         if (session != null) {
             session.close();
         }

@@ -21,6 +21,9 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
+import java.util.function.Function;
+import io.tally.namespace.CounterFold;
+import org.apache.avro.generic.GenericRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,6 +36,7 @@ final class GatewayHttpApi {
     private final WriteRequestParser parser;
     private final EventReader reader;
     private final EventSearch search;
+    private final CounterReader counters;
     private final EventProducer producer;
     private final IdempotencyCache tokens;
     private final KafkaHealth kafka;
@@ -41,11 +45,12 @@ final class GatewayHttpApi {
     private final int maxBodyBytes;
     private volatile boolean draining;
 
-    GatewayHttpApi(WriteRequestParser parser, EventReader reader, EventSearch search, EventProducer producer, IdempotencyCache tokens,
+    GatewayHttpApi(WriteRequestParser parser, EventReader reader, EventSearch search, CounterReader counters, EventProducer producer, IdempotencyCache tokens,
                    KafkaHealth kafka, GatewayMetrics metrics, GatewayConfig config) {
         this.parser = parser;
         this.reader = reader;
         this.search = search;
+        this.counters = counters;
         this.producer = producer;
         this.tokens = tokens;
         this.kafka = kafka;
@@ -65,6 +70,10 @@ final class GatewayHttpApi {
         r.route().handler(BodyHandler.create().setBodyLimit(maxBodyBytes).setHandleFileUploads(false));
         write(r, "/v1/counter/AddCount", (body, now) -> parser.counter(body, false, now), Mode.BY_COUNTER_TYPE);
         write(r, "/v1/counter/ClearCount", (body, now) -> parser.counter(body, true, now), Mode.BY_COUNTER_TYPE);
+        write(r, "/v1/counter/AddAndGetCount", (body, now) -> parser.counter(body, false, now), Mode.BY_COUNTER_TYPE,
+                this::countAfterWrite);
+        read(r, "/v1/counter/GetCount", counters::getCount);
+        read(r, "/v1/counter/Recount", counters::recount);
         write(r, "/v1/timeseries/WriteEventRecords", (body, now) -> parser.events(body, now), Mode.ASYNC);
         write(r, "/v1/timeseries/WriteEventRecordsSync", (body, now) -> parser.events(body, now), Mode.SYNC);
         read(r, "/v1/timeseries/ReadEventRecords", reader::read);
@@ -103,6 +112,23 @@ final class GatewayHttpApi {
     private enum Mode { SYNC, ASYNC, BY_COUNTER_TYPE }
 
     private void write(Router r, String path, BiFunction<JsonNode, Long, WriteBatch> parse, Mode mode) {
+        write(r, path, parse, mode, null);
+    }
+
+    /** AddAndGetCount's answer: the count with the write just made (see CounterReader). */
+    private ObjectNode countAfterWrite(WriteBatch batch) {
+        GenericRecord e = batch.records().get(0).value();
+        long delta = (Long) e.get("delta");
+        return counters.count(batch.namespace(), e.get("counter").toString(), new CounterReader.JustWritten(
+                e.get("event_id").toString(), new CounterFold.Mutation((Long) e.get("event_time"), false, delta)));
+    }
+
+    /**
+     * A write endpoint; with a follow-up, the answer is the follow-up's result, computed on a
+     * worker thread once the write is acknowledged (or sent, for fire-and-forget types).
+     */
+    private void write(Router r, String path, BiFunction<JsonNode, Long, WriteBatch> parse, Mode mode,
+                       Function<WriteBatch, ObjectNode> followUp) {
         String endpoint = path.substring(path.lastIndexOf('/') + 1);
         r.route(path).handler(ctx -> {
             ctx.put("endpoint", endpoint);
@@ -111,7 +137,7 @@ final class GatewayHttpApi {
                 return;
             }
             try {
-                handleWrite(ctx, parse, mode);
+                handleWrite(ctx, parse, mode, followUp);
             } catch (ApiError e) {
                 error(ctx, e);
             } catch (SerdeException e) {
@@ -153,7 +179,8 @@ final class GatewayHttpApi {
         }, false);
     }
 
-    private void handleWrite(RoutingContext ctx, BiFunction<JsonNode, Long, WriteBatch> parse, Mode mode) {
+    private void handleWrite(RoutingContext ctx, BiFunction<JsonNode, Long, WriteBatch> parse, Mode mode,
+                             Function<WriteBatch, ObjectNode> followUp) {
         if (draining) {
             throw new ApiError(503, "SHUTTING_DOWN", "the gateway is shutting down; retry on another instance", null);
         }
@@ -193,12 +220,20 @@ final class GatewayHttpApi {
             reply.set("eventIds", JSON.valueToTree(batch.eventIds()));
             reply.set("generatedEventIds", JSON.valueToTree(batch.generatedIds()));
         }
+        if (!sync && followUp != null) {
+            answerWith(ctx, followUp, batch);
+            return;
+        }
         if (!sync) {
             ctx.response().setStatusCode(202).putHeader("Content-Type", "application/json").end(reply.toString());
             return;
         }
         Context context = Vertx.currentContext();
         acks.orTimeout(syncTimeoutMs, TimeUnit.MILLISECONDS).whenComplete((ok, err) -> context.runOnContext(v -> {
+            if (err == null && followUp != null) {
+                answerWith(ctx, followUp, batch);
+                return;
+            }
             if (err == null) {
                 ctx.response().setStatusCode(200).putHeader("Content-Type", "application/json").end(reply.toString());
                 return;
@@ -213,6 +248,19 @@ final class GatewayHttpApi {
                 error(ctx, new ApiError(503, "KAFKA_UNAVAILABLE", why + "; retry with the same ids (writes are idempotent)", null));
             }
         }));
+    }
+
+    private void answerWith(RoutingContext ctx, Function<WriteBatch, ObjectNode> followUp, WriteBatch batch) {
+        ctx.vertx().<ObjectNode>executeBlocking(() -> followUp.apply(batch), false).onComplete(res -> {
+            if (res.succeeded()) {
+                ctx.response().setStatusCode(200).putHeader("Content-Type", "application/json").end(res.result().toString());
+            } else if (res.cause() instanceof ApiError e) {
+                error(ctx, e);
+            } else {
+                LOG.error("follow-up read failed", res.cause());
+                error(ctx, new ApiError(503, "STORAGE_UNAVAILABLE", "written, but the read failed: " + res.cause().getMessage(), null));
+            }
+        });
     }
 
     /**
@@ -242,6 +290,8 @@ final class GatewayHttpApi {
             }
             if (v == IdempotencyCache.Verdict.NEW) {
                 fresh.add(o.idempotencyKey());
+            } else {
+                metrics.dedupHits.inc();
             }
         }
         return fresh;

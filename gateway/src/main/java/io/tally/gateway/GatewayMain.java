@@ -46,7 +46,8 @@ public final class GatewayMain {
         PageTokens pageTokens = new PageTokens(config.get(GatewayConfig.TOKEN_SECRET));
         EventReader reader = new EventReader(parser, pageTokens, config);
         EventSearch search = new EventSearch(parser, pageTokens, config);
-        GatewayHttpApi api = new GatewayHttpApi(parser, reader, search, producer,
+        CounterReader counters = new CounterReader(parser, reader, metrics, config);
+        GatewayHttpApi api = new GatewayHttpApi(parser, reader, search, counters, producer,
                 new IdempotencyCache(config.intOf(GatewayConfig.TOKEN_CACHE)), kafka, metrics, config);
 
         Vertx vertx = Vertx.vertx();

@@ -16,6 +16,8 @@ final class GatewayMetrics {
     final Histogram produceSeconds;
     final Counter produceFailures;
     final Counter eventsAccepted;
+    final Histogram rollupLagSeconds;
+    final Counter dedupHits;
 
     GatewayMetrics() {
         requests = Counter.builder().name("tally_gateway_requests_total").help("Gateway requests by endpoint and HTTP code")
@@ -29,6 +31,11 @@ final class GatewayMetrics {
                 .help("Records Kafka did not acknowledge (after the producer's retries)").register(registry);
         eventsAccepted = Counter.builder().name("tally_gateway_events_total").help("Events accepted, by topic")
                 .labelNames("topic").register(registry);
+        rollupLagSeconds = Histogram.builder().name("tally_counter_rollup_lag_seconds")
+                .help("now - last_rollup_ts of the counters GetCount read, by counter type").labelNames("counter_type")
+                .classicUpperBounds(0.5, 1, 2, 5, 7.5, 10, 15, 30, 60, 300, 3600).register(registry);
+        dedupHits = Counter.builder().name("tally_gateway_dedup_hits_total")
+                .help("Writes whose idempotency key the gateway had seen with the same payload (retries)").register(registry);
         JvmMetrics.builder().register(registry);
     }
 

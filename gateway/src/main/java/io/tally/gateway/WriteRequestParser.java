@@ -182,8 +182,7 @@ final class WriteRequestParser {
     }
 
     private void checkWindow(NamespaceConfig ns, long eventTimeMicros, long nowMicros, String field) {
-        long acceptMicros = ns.acceptLimit().toNanos() / 1000;
-        if (eventTimeMicros < nowMicros - acceptMicros || eventTimeMicros > nowMicros + futureSkewMicros) {
+        if (!ns.accepts(eventTimeMicros, nowMicros, futureSkewMicros)) {
             throw ApiError.badRequest("OUTSIDE_ACCEPT_WINDOW", field + " " + Instant.EPOCH.plusNanos(eventTimeMicros * 1000)
                     + " is outside the accept window of namespace '" + ns.name() + "' (from now - " + ns.acceptLimit().toMillis()
                     + " ms to now + " + futureSkewMicros / 1000 + " ms); data behind the window is immutable", field);

@@ -1,5 +1,9 @@
 package io.tally.jobs.timeseries;
 
+import io.tally.jobs.kafka.RawRecord;
+import io.tally.jobs.kafka.DeadLetterRecord;
+import io.tally.jobs.cassandra.EventRow;
+
 import io.tally.namespace.NamespaceCatalog;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceName;
@@ -31,7 +35,7 @@ public class EventDecoder extends ProcessFunction<RawRecord, EventRow> {
     /** One document per stored event of a namespace whose index is enabled. */
     public static final OutputTag<IndexDoc> INDEX_DOCS = new OutputTag<>("index-docs") {};
     static final String STAGE = "timeseries-writer";
-    static final long FUTURE_SKEW_MICROS = 5_000_000L;
+    public static final long FUTURE_SKEW_MICROS = 5_000_000L;
 
     private final SerializableSupplier<SchemaRegistryClient> registry;
     private final String namespacesDir;
@@ -74,8 +78,7 @@ public class EventDecoder extends ProcessFunction<RawRecord, EventRow> {
         }
         long eventTime = (Long) e.get("event_time");
         long arrival = in.timestampMillis * 1000;
-        long accept = ns.acceptLimit().toNanos() / 1000;
-        if (eventTime < arrival - accept || eventTime > arrival + FUTURE_SKEW_MICROS) {
+        if (!ns.accepts(eventTime, arrival, FUTURE_SKEW_MICROS)) {
             ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, "OUTSIDE_ACCEPT_WINDOW", "event_time " + eventTime
                     + " us is outside the accept window of '" + namespace + "' around the record's timestamp " + arrival + " us", STAGE));
             return;

@@ -1,5 +1,7 @@
 package io.tally.jobs.timeseries;
 
+import io.tally.jobs.cassandra.SliceTables;
+
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;

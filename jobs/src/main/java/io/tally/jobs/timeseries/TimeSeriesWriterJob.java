@@ -1,5 +1,12 @@
 package io.tally.jobs.timeseries;
 
+import io.tally.jobs.kafka.RawRecord;
+import io.tally.jobs.kafka.RawRecordDeserializer;
+import io.tally.jobs.kafka.DeadLetterRecord;
+import io.tally.jobs.kafka.DeadLetterSerializer;
+import io.tally.jobs.cassandra.EventRow;
+import io.tally.jobs.cassandra.CassandraEventSink;
+
 import io.tally.namespace.NamespaceCatalog;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
@@ -63,7 +70,7 @@ public final class TimeSeriesWriterJob {
                 .setGroupId(p.get("group.id", NAME))
                 .setStartingOffsets(OffsetsInitializer.committedOffsets(
                         org.apache.kafka.clients.consumer.OffsetResetStrategy.EARLIEST))
-                .setDeserializer(new RawDeserializer())
+                .setDeserializer(new RawRecordDeserializer())
                 .build();
         KafkaSink<DeadLetterRecord> deadLetters = KafkaSink.<DeadLetterRecord>builder()
                 .setBootstrapServers(bootstrap)
@@ -104,18 +111,4 @@ public final class TimeSeriesWriterJob {
         planned.getSideOutput(EventDecoder.INDEX_DOCS).sinkTo(documents).uid("elasticsearch-docs").name("elasticsearch-docs");
         planned.getSideOutput(EventDecoder.DEAD_LETTERS).sinkTo(deadLetters).uid("dead-letters").name("dead-letters");
     }
-
-    /** Keeps each record's bytes, coordinates and timestamp. */
-    static final class RawDeserializer implements KafkaRecordDeserializationSchema<RawRecord> {
-        @Override
-        public void deserialize(ConsumerRecord<byte[], byte[]> r, Collector<RawRecord> out) {
-            out.collect(new RawRecord(r.topic(), r.partition(), r.offset(), r.timestamp(), r.key(), r.value()));
-        }
-
-        @Override
-        public org.apache.flink.api.common.typeinfo.TypeInformation<RawRecord> getProducedType() {
-            return org.apache.flink.api.common.typeinfo.TypeInformation.of(RawRecord.class);
-        }
-    }
-
 }

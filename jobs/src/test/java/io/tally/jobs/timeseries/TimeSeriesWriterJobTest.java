@@ -1,4 +1,11 @@
 package io.tally.jobs.timeseries;
+import io.tally.jobs.testing.CollectSink;
+import io.tally.jobs.testing.StaticRegistry;
+
+import io.tally.jobs.kafka.RawRecord;
+import io.tally.jobs.kafka.DeadLetterRecord;
+import io.tally.jobs.kafka.DeadLetterSerializer;
+import io.tally.jobs.cassandra.EventRow;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

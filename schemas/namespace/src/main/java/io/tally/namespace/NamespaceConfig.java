@@ -46,6 +46,15 @@ public record NamespaceConfig(
 
     public record Rollup(long coalesceMs, long clockSkewMs) {}
 
+    /**
+     * The accept window: an event is accepted when its time is no older than accept_limit and no
+     * more than futureSkew ahead of the reference (the gateway's clock, or the Kafka record's
+     * timestamp in the jobs, so a replay decides the same way).
+     */
+    public boolean accepts(long eventMicros, long referenceMicros, long futureSkewMicros) {
+        return eventMicros >= referenceMicros - acceptLimit.toNanos() / 1000 && eventMicros <= referenceMicros + futureSkewMicros;
+    }
+
     public boolean isCounter() {
         return kind == Kind.COUNTER;
     }

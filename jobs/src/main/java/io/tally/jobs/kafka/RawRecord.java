@@ -1,4 +1,4 @@
-package io.tally.jobs.timeseries;
+package io.tally.jobs.kafka;
 
 /** A Kafka record as it arrived, undecoded: what a dead letter carries back. */
 public class RawRecord {

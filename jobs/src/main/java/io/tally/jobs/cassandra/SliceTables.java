@@ -1,4 +1,4 @@
-package io.tally.jobs.timeseries;
+package io.tally.jobs.cassandra;
 
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
@@ -13,25 +13,25 @@ import java.util.regex.Pattern;
  * from names that passed {@link io.tally.namespace.NamespaceName} or that the planner made
  * from digits, and are checked again here; values are always bound.
  */
-final class SliceTables {
+public final class SliceTables {
     private static final Pattern IDENTIFIER = Pattern.compile("[a-z][a-z0-9_]{0,47}");
 
     private final CqlSession session;
     /** Forgets a table the lifecycle dropped. */
-    void forget(String keyspace, String table) {
+    public void forget(String keyspace, String table) {
         known.remove(keyspace + "." + table);
     }
 
     private final Set<String> known = ConcurrentHashMap.newKeySet();
     private final PreparedStatement catalogInsert;
 
-    SliceTables(CqlSession session) {
+    public SliceTables(CqlSession session) {
         this.session = session;
         this.catalogInsert = session.prepare("INSERT INTO tally_meta.slices (namespace, table_name, start_time, end_time, "
                 + "status, config) VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS");
     }
 
-    static String identifier(String s) {
+    public static String identifier(String s) {
         if (!IDENTIFIER.matcher(s).matches()) {
             throw new IllegalArgumentException("'" + s + "' is not a safe CQL identifier");
         }
@@ -39,11 +39,11 @@ final class SliceTables {
     }
 
     /** Makes sure the slice table of row exists and is catalogued (cached after the first time). */
-    void ensure(EventRow row) {
+    public void ensure(EventRow row) {
         ensure(row.namespace, row.keyspace, row.table, row.sliceStartMicros, row.sliceEndMicros);
     }
 
-    void ensure(String namespace, String keyspace, String tableName, long startMicros, long endMicros) {
+    public void ensure(String namespace, String keyspace, String tableName, long startMicros, long endMicros) {
         String qualified = keyspace + "." + tableName;
         if (known.contains(qualified)) {
             return;

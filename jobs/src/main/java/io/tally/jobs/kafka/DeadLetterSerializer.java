@@ -1,4 +1,4 @@
-package io.tally.jobs.timeseries;
+package io.tally.jobs.kafka;
 
 import io.tally.serde.AvroSerde;
 import io.tally.serde.SchemaRegistryClient;
@@ -31,7 +31,7 @@ public class DeadLetterSerializer implements KafkaRecordSerializationSchema<Dead
         return new ProducerRecord<>(TOPIC, d.original.key, serde.serialize(TOPIC, toAvro(d)));
     }
 
-    static GenericRecord toAvro(DeadLetterRecord d) {
+    public static GenericRecord toAvro(DeadLetterRecord d) {
         GenericRecord r = new GenericData.Record(TallySchemas.DEAD_LETTER);
         r.put("original_key", d.original.key == null ? null : ByteBuffer.wrap(d.original.key));
         r.put("original_value", d.original.value == null ? null : ByteBuffer.wrap(d.original.value));

@@ -1,4 +1,4 @@
-package io.tally.jobs.timeseries;
+package io.tally.jobs.cassandra;
 
 /**
  * One row of a slice table: an event item at its place (shared DESIGN.md, "Storage").

@@ -1,4 +1,4 @@
-package io.tally.jobs.timeseries;
+package io.tally.jobs.testing;
 
 import io.tally.serde.RegistryException;
 import io.tally.serde.SchemaRegistryClient;
@@ -7,7 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.apache.avro.Schema;
 
 /** An in-JVM registry for MiniCluster tests of the job's own logic (the real one is in the e2e test). */
-final class StaticRegistry implements SchemaRegistryClient {
+public final class StaticRegistry implements SchemaRegistryClient {
     static final Map<Integer, Schema> BY_ID = new ConcurrentHashMap<>();
 
     @Override

@@ -1,4 +1,4 @@
-package io.tally.jobs.timeseries;
+package io.tally.jobs.kafka;
 
 /** An event the job could not process, with a stable reason code (goes to tally.deadletter). */
 public class DeadLetterRecord {

@@ -1,4 +1,4 @@
-package io.tally.jobs.timeseries;
+package io.tally.jobs.testing;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -8,17 +8,17 @@ import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 
 /** A test sink that collects into a static list per name (MiniCluster tasks share the JVM). */
-final class CollectSink<T> implements Sink<T> {
+public final class CollectSink<T> implements Sink<T> {
     static final Map<String, List<Object>> COLLECTED = new ConcurrentHashMap<>();
     private final String name;
 
-    CollectSink(String name) {
+    public CollectSink(String name) {
         this.name = name;
         COLLECTED.put(name, java.util.Collections.synchronizedList(new ArrayList<>()));
     }
 
     @SuppressWarnings("unchecked")
-    static <T> List<T> get(String name) {
+    public static <T> List<T> get(String name) {
         return (List<T>) COLLECTED.get(name);
     }
 

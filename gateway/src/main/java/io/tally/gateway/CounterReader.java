@@ -1,0 +1,174 @@
+package io.tally.gateway;
+
+import com.datastax.oss.driver.api.core.cql.BoundStatement;
+import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.datastax.oss.driver.api.core.cql.Row;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.namespace.CounterFold;
+import io.tally.namespace.NamespaceConfig;
+import io.tally.namespace.NamespaceConfig.CounterType;
+import io.tally.namespace.NamespaceName;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * GetCount, the read half of AddAndGetCount, and Recount, over the counter_rollups table that
+ * CounterRollupJob writes and the counter's event log:
+ * <ul>
+ *   <li>EVENTUAL and BEST_EFFORT: the last rollup;</li>
+ *   <li>ACCURATE: the last rollup plus the stored events at or after last_rollup_ts, folded
+ *       in event-time order ({@link CounterFold}); skipped when last_write_ts shows none.</li>
+ * </ul>
+ */
+final class CounterReader {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Scanned before a counter's first rollup: its events cannot be older than the window. */
+    private static final long FIRST_ROLLUP_SCAN_MICROS = 3_600_000_000L;
+
+    /** What the caller just wrote, counted even if the event log does not show it yet. */
+    record JustWritten(String eventId, CounterFold.Mutation mutation) {}
+
+    /** A counter's row: count, rollup time and last write (micros; 0 when absent). */
+    record Rollup(long count, long rollupMicros, long lastWriteMicros, long writeTime) {}
+
+    private final WriteRequestParser parser;
+    private final EventReader events;
+    private final GatewayMetrics metrics;
+    private final int maxIdLength;
+    private final long futureSkewMicros;
+    private final Map<String, PreparedStatement> selects = new ConcurrentHashMap<>();
+    private final Map<String, PreparedStatement> repairs = new ConcurrentHashMap<>();
+
+    CounterReader(WriteRequestParser parser, EventReader events, GatewayMetrics metrics, GatewayConfig config) {
+        this.parser = parser;
+        this.events = events;
+        this.metrics = metrics;
+        this.maxIdLength = config.intOf(GatewayConfig.MAX_ID);
+        this.futureSkewMicros = config.longOf(GatewayConfig.FUTURE_SKEW_MS) * 1000;
+    }
+
+    ObjectNode getCount(JsonNode body) {
+        RequestJson.object(body, "body");
+        NamespaceConfig ns = parser.namespace(body, NamespaceConfig.Kind.COUNTER);
+        return count(ns, RequestJson.text(body, "counter_name", "counter_name", maxIdLength), null);
+    }
+
+    ObjectNode count(NamespaceConfig ns, String counter, JustWritten justWritten) {
+        long now = System.currentTimeMillis() * 1000;
+        Rollup r = rollup(ns, counter);
+        long count = r.count();
+        if (ns.counterType() == CounterType.ACCURATE && r.lastWriteMicros() + ns.rollup().coalesceMs() * 1000 > r.rollupMicros()) {
+            long from = r.rollupMicros() > 0 ? r.rollupMicros() : now - FIRST_ROLLUP_SCAN_MICROS;
+            List<CounterFold.Mutation> since = new ArrayList<>();
+            boolean sawJustWritten = false;
+            for (EventReader.Event e : events.scan(ns, counter, from, now + futureSkewMicros + 1)) {
+                for (Map.Entry<String, byte[]> item : e.items()) {
+                    CounterFold.Mutation m = CounterFold.fromItem(e.timeMicros(), item.getKey(), item.getValue());
+                    if (m != null) {
+                        since.add(m);
+                        sawJustWritten |= justWritten != null && e.eventId().equals(justWritten.eventId());
+                    }
+                }
+            }
+            if (justWritten != null && !sawJustWritten && justWritten.mutation().eventTimeMicros() >= from) {
+                since.add(justWritten.mutation());
+            }
+            count = CounterFold.fold(count, since);
+        } else if (ns.counterType() == CounterType.ACCURATE && justWritten != null
+                && justWritten.mutation().eventTimeMicros() >= r.rollupMicros()) {
+            count = CounterFold.fold(count, List.of(justWritten.mutation()));
+        }
+        if (r.rollupMicros() > 0) {
+            metrics.rollupLagSeconds.labelValues(ns.counterType().name()).observe((now - r.rollupMicros()) / 1e6);
+        }
+        ObjectNode reply = JSON.createObjectNode().put("count", count).put("counter_type", ns.counterType().name());
+        if (r.rollupMicros() > 0) {
+            reply.put("last_rollup_ts", Instant.EPOCH.plusNanos(r.rollupMicros() * 1000).toString());
+        } else {
+            reply.putNull("last_rollup_ts");
+        }
+        return reply;
+    }
+
+    Rollup rollup(NamespaceConfig ns, String counter) {
+        String keyspace = NamespaceName.keyspace(ns.name());
+        if (events.session().getMetadata().getKeyspace(keyspace).flatMap(k -> k.getTable("counter_rollups")).isEmpty()) {
+            return new Rollup(0, 0, 0, 0);
+        }
+        PreparedStatement ps = selects.computeIfAbsent(keyspace, k -> events.session().prepare("SELECT last_rollup_count, "
+                + "last_rollup_ts, last_write_ts, WRITETIME(last_rollup_count) AS wt FROM " + k + ".counter_rollups WHERE counter = ?"));
+        Row row;
+        try {
+            row = events.session().execute(ps.bind(counter)).one();
+        } catch (RuntimeException e) {
+            throw new ApiError(503, "CASSANDRA_UNAVAILABLE", "the counter read failed: " + e.getMessage(), null);
+        }
+        if (row == null) {
+            return new Rollup(0, 0, 0, 0);
+        }
+        return new Rollup(row.isNull(0) ? 0 : row.getLong(0), micros(row.getInstant(1)), micros(row.getInstant(2)),
+                row.isNull(3) ? 0 : row.getLong(3));
+    }
+
+    /**
+     * Recount: folds the event log from `from` up to the rollup time and compares the result
+     * with the stored rollup; with repair, writes the recounted value at the same rollup time,
+     * one microsecond of write time above the stored one so it wins, and a newer rollup still
+     * wins over it. Only durable types have an event log.
+     */
+    ObjectNode recount(JsonNode body) {
+        RequestJson.object(body, "body");
+        NamespaceConfig ns = parser.namespace(body, NamespaceConfig.Kind.COUNTER);
+        if (!ns.counterType().durable()) {
+            throw ApiError.badRequest("NO_EVENT_LOG", "BEST_EFFORT counters keep no event log to recount from", "namespace");
+        }
+        String counter = RequestJson.text(body, "counter_name", "counter_name", maxIdLength);
+        boolean repair = body.path("repair").asBoolean(false);
+        Rollup r = rollup(ns, counter);
+        if (r.rollupMicros() == 0) {
+            throw new ApiError(404, "NO_ROLLUP", "counter '" + counter + "' has no rollup yet", "counter_name");
+        }
+        long now = System.currentTimeMillis() * 1000;
+        long from = body.hasNonNull("from") ? RequestJson.instantMicros(body, "from", "from")
+                : now - ns.retention().deleteAfter().toNanos() / 1000;
+        long to = r.rollupMicros();
+        if (from >= to) {
+            throw ApiError.badRequest("INVALID_FIELD", "from must be before the rollup time", "from");
+        }
+        List<CounterFold.Mutation> log = new ArrayList<>();
+        long eventCount = 0;
+        for (EventReader.Event e : events.scan(ns, counter, from, to)) {
+            eventCount++;
+            for (Map.Entry<String, byte[]> item : e.items()) {
+                CounterFold.Mutation m = CounterFold.fromItem(e.timeMicros(), item.getKey(), item.getValue());
+                if (m != null) {
+                    log.add(m);
+                }
+            }
+        }
+        long recounted = CounterFold.fold(0, log);
+        ObjectNode reply = JSON.createObjectNode().put("counter_name", counter)
+                .put("from", Instant.EPOCH.plusNanos(from * 1000).toString())
+                .put("last_rollup_ts", Instant.EPOCH.plusNanos(to * 1000).toString())
+                .put("events", eventCount).put("rollup_count", r.count()).put("recounted", recounted)
+                .put("difference", recounted - r.count()).put("repaired", false);
+        if (repair && recounted != r.count()) {
+            String keyspace = NamespaceName.keyspace(ns.name());
+            PreparedStatement ps = repairs.computeIfAbsent(keyspace, k -> events.session().prepare("INSERT INTO " + k
+                    + ".counter_rollups (counter, last_rollup_count, last_rollup_ts) VALUES (?, ?, ?) USING TIMESTAMP ?"));
+            BoundStatement write = ps.bind(counter, recounted, Instant.EPOCH.plusNanos(to * 1000), Math.max(r.writeTime(), to) + 1);
+            events.session().execute(write);
+            reply.put("repaired", true);
+        }
+        return reply;
+    }
+
+    private static long micros(Instant t) {
+        return t == null ? 0 : t.getEpochSecond() * 1_000_000L + t.getNano() / 1000;
+    }
+}

@@ -1,0 +1,27 @@
+package io.tally.jobs.counter;
+
+import io.tally.jobs.kafka.RawRecord;
+
+/** A decoded, accepted-window CounterEvent on its way to dedup and rollup (a Flink POJO). */
+public class CounterMutation {
+    public String namespace;
+    public String counter;
+    public boolean clear;
+    public long delta;
+    public long eventTimeMicros;
+    public String eventId;
+    public boolean bestEffort;
+    /** The Kafka record it came from: what a dead letter carries. */
+    public RawRecord raw;
+
+    public CounterMutation() {}
+
+    public String key() {
+        return namespace + "/" + counter;
+    }
+
+    /** What must match when an idempotency key is seen again. */
+    public String payload() {
+        return (clear ? "CLEAR" : "ADD") + "|" + delta;
+    }
+}

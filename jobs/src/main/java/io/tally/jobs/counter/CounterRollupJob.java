@@ -1,0 +1,110 @@
+package io.tally.jobs.counter;
+
+import io.tally.jobs.cassandra.CassandraEventSink;
+import io.tally.jobs.cassandra.EventRow;
+import io.tally.jobs.kafka.DeadLetterRecord;
+import io.tally.jobs.kafka.DeadLetterSerializer;
+import io.tally.jobs.kafka.RawRecord;
+import io.tally.jobs.kafka.RawRecordDeserializer;
+import io.tally.serde.RestSchemaRegistryClient;
+import io.tally.serde.SchemaRegistryClient;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.api.java.utils.ParameterTool;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.streaming.api.CheckpointingMode;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.function.SerializableSupplier;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+
+/**
+ * Counts tally.counter.events: {@link CounterEventDecoder} (window, namespace, dead letters),
+ * then per counter either {@link CounterRollupFunction} (EVENTUAL, ACCURATE: dedup, event log,
+ * immutable-window rollups) or {@link BestEffortAggregator} (BEST_EFFORT), into the
+ * counter_rollups tables. A parallelism-1 branch writes {@link Heartbeats} into the source topic
+ * so event time advances on quiet partitions. Sources and sinks are arguments of
+ * {@link #build}, so a MiniCluster test runs the same pipeline with test ones.
+ *
+ * <p>Arguments: --kafka.bootstrap, --registry.url, --cassandra.host, --cassandra.port,
+ * --namespaces.dir, --group.id, --checkpoint.interval.ms, --heartbeat.interval.ms.
+ */
+public final class CounterRollupJob {
+    public static final String NAME = "tally-counter-rollup";
+    public static final String TOPIC = "tally.counter.events";
+
+    private CounterRollupJob() {}
+
+    public static void main(String[] args) throws Exception {
+        ParameterTool p = ParameterTool.fromArgs(args);
+        String bootstrap = p.get("kafka.bootstrap", "127.0.0.1:9092");
+        String registryUrl = p.get("registry.url", "http://127.0.0.1:8085");
+        SerializableSupplier<SchemaRegistryClient> registry = () -> new RestSchemaRegistryClient(registryUrl);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.enableCheckpointing(p.getLong("checkpoint.interval.ms", 5000), CheckpointingMode.EXACTLY_ONCE);
+        KafkaSource<RawRecord> source = KafkaSource.<RawRecord>builder()
+                .setBootstrapServers(bootstrap)
+                .setTopics(TOPIC)
+                .setGroupId(p.get("group.id", NAME))
+                .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
+                .setDeserializer(new RawRecordDeserializer())
+                .build();
+        // per-partition watermarks from LogAppendTime: monotonic within a partition
+        WatermarkStrategy<RawRecord> watermarks = WatermarkStrategy.<RawRecord>forMonotonousTimestamps()
+                .withTimestampAssigner((r, ts) -> r.timestampMillis);
+        String host = p.get("cassandra.host", "127.0.0.1");
+        int port = p.getInt("cassandra.port", 9042);
+        build(env.fromSource(source, watermarks, TOPIC).uid("counter-source"),
+                new CassandraEventSink(host, port, 128), new CassandraRollupSink(host, port),
+                KafkaSink.<DeadLetterRecord>builder().setBootstrapServers(bootstrap)
+                        .setRecordSerializer(new DeadLetterSerializer(registry))
+                        .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE).build(),
+                registry, p.get("namespaces.dir", "infra/namespaces"));
+        long every = p.getLong("heartbeat.interval.ms", 250);
+        int partitions = partitions(bootstrap);
+        DataGeneratorSource<Long> ticks = new DataGeneratorSource<>(i -> i, Long.MAX_VALUE,
+                RateLimiterStrategy.perSecond(partitions * 1000.0 / every), Types.LONG);
+        env.fromSource(ticks, WatermarkStrategy.noWatermarks(), "heartbeat-ticks").uid("heartbeat-ticks").setParallelism(1)
+                .sinkTo(KafkaSink.<Long>builder().setBootstrapServers(bootstrap)
+                        .setRecordSerializer(new Heartbeats.Serializer(TOPIC, partitions))
+                        .setDeliveryGuarantee(DeliveryGuarantee.NONE).build())
+                .uid("heartbeats").name("heartbeats").setParallelism(1);
+        env.execute(NAME);
+    }
+
+    public static void build(DataStream<RawRecord> records, Sink<EventRow> eventLog, Sink<RollupWrite> rollups,
+                             Sink<DeadLetterRecord> deadLetters, SerializableSupplier<SchemaRegistryClient> registry,
+                             String namespacesDir) {
+        SingleOutputStreamOperator<CounterMutation> decoded = records
+                .process(new CounterEventDecoder(registry, namespacesDir)).uid("counter-decode").name("counter-decode");
+        SingleOutputStreamOperator<RollupWrite> durable = decoded.filter(m -> !m.bestEffort).name("durable-counters")
+                .keyBy(CounterMutation::key)
+                .process(new CounterRollupFunction(namespacesDir)).uid("counter-rollup").name("counter-rollup");
+        DataStream<RollupWrite> bestEffort = decoded.filter(m -> m.bestEffort).name("best-effort-counters")
+                .keyBy(CounterMutation::key)
+                .process(new BestEffortAggregator(namespacesDir)).uid("best-effort-aggregate").name("best-effort-aggregate");
+        durable.union(bestEffort).sinkTo(rollups).uid("counter-rollups").name("counter-rollups");
+        durable.getSideOutput(CounterRollupFunction.EVENT_LOG).sinkTo(eventLog).uid("counter-event-log").name("counter-event-log");
+        decoded.getSideOutput(CounterEventDecoder.DEAD_LETTERS)
+                .union(durable.getSideOutput(CounterRollupFunction.DEAD_LETTERS))
+                .sinkTo(deadLetters).uid("counter-dead-letters").name("counter-dead-letters");
+    }
+
+    private static int partitions(String bootstrap) throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+            return admin.describeTopics(List.of(TOPIC)).allTopicNames().get().get(TOPIC).partitions().size();
+        }
+    }
+
+}
