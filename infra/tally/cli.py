@@ -93,6 +93,36 @@ def cmd_jobs(args, settings: Settings) -> int:
     return 0
 
 
+def cmd_counters(args, settings: Settings) -> int:
+    """recount: the gateway's Recount endpoint (CounterReader) on a counter's event log."""
+    import requests
+    body = {"namespace": args.namespace, "counter_name": args.counter, "repair": args.repair}
+    if args.start:
+        body["from"] = args.start
+    if args.end:
+        body["to"] = args.end
+    url = f"http://{settings.host}:{settings.port('TALLY_GATEWAY_PORT')}/v1/counter/Recount"
+    r = requests.post(url, json=body, timeout=300)
+    if r.status_code != 200:
+        err = r.json().get("error", {}) if r.headers.get("Content-Type", "").startswith("application/json") else {}
+        say(f"recount failed ({r.status_code}): {err.get('code', '')} {err.get('message', r.text[:300])}")
+        return 2
+    o = r.json()
+    say(f"{args.namespace}/{o['counter_name']}: {o['events']} events from {o['from']} to {o['to']}: "
+        f"recounted {o['recounted']}, rollup {o['rollup_count']} at {o['last_rollup_ts']}")
+    if not o["compared"]:
+        say("  (to is not the rollup time, so there is nothing to compare with)")
+        return 0
+    if o["difference"] == 0:
+        say("  the rollup agrees with the event log")
+        return 0
+    if o["repaired"]:
+        say(f"  difference {o['difference']}: repaired (the rollup at {o['last_rollup_ts']} now holds {o['recounted']})")
+        return 0
+    say(f"  difference {o['difference']}: run again with --repair to write the recounted value")
+    return 1
+
+
 def cmd_build(args, settings: Settings) -> int:
     build.build_java(say, force=True)
     return 0
@@ -157,6 +187,15 @@ def main(argv: list[str] | None = None) -> int:
     jobs.add_argument("action", choices=["list", "deploy", "stop-with-savepoint", "resume", "cancel"])
     jobs.add_argument("name", nargs="?", choices=[spec.name for spec in JOBS], help="default: every Tally job")
     jobs.set_defaults(fn=cmd_jobs)
+    counters = sub.add_parser("counters", help="counter operations")
+    csub = counters.add_subparsers(dest="action", required=True)
+    rc = csub.add_parser("recount", help="recompute a counter from its event log and compare with (or --repair) its rollup")
+    rc.add_argument("namespace")
+    rc.add_argument("counter")
+    rc.add_argument("--from", dest="start", help="ISO-8601 start (default: the namespace's retention)")
+    rc.add_argument("--to", dest="end", help="ISO-8601 end (default: the counter's last_rollup_ts)")
+    rc.add_argument("--repair", action="store_true", help="write the recounted value when it differs")
+    rc.set_defaults(fn=cmd_counters)
     sub.add_parser("build", help="build the Java modules (jobs, services)").set_defaults(fn=cmd_build)
     test = sub.add_parser("test", help="all tests: unit, then integration against the running stack")
     g = test.add_mutually_exclusive_group()

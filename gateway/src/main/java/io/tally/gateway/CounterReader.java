@@ -116,8 +116,8 @@ final class CounterReader {
     }
 
     /**
-     * Recount: folds the event log from `from` up to the rollup time and compares the result
-     * with the stored rollup; with repair, writes the recounted value at the same rollup time,
+     * Recount: folds the event log from `from` (default: the retention) up to the rollup time
+     * (or `to`) and compares the result with the stored rollup when it ends at the rollup time; with repair, writes the recounted value at the same rollup time,
      * one microsecond of write time above the stored one so it wins, and a newer rollup still
      * wins over it. Only durable types have an event log.
      */
@@ -136,10 +136,11 @@ final class CounterReader {
         long now = System.currentTimeMillis() * 1000;
         long from = body.hasNonNull("from") ? RequestJson.instantMicros(body, "from", "from")
                 : now - ns.retention().deleteAfter().toNanos() / 1000;
-        long to = r.rollupMicros();
+        long to = body.hasNonNull("to") ? RequestJson.instantMicros(body, "to", "to") : r.rollupMicros();
         if (from >= to) {
-            throw ApiError.badRequest("INVALID_FIELD", "from must be before the rollup time", "from");
+            throw ApiError.badRequest("INVALID_FIELD", "from must be before " + (body.hasNonNull("to") ? "to" : "the rollup time"), "from");
         }
+        boolean comparable = to == r.rollupMicros(); // a rollup is a count at its own time only
         List<CounterFold.Mutation> log = new ArrayList<>();
         long eventCount = 0;
         for (EventReader.Event e : events.scan(ns, counter, from, to)) {
@@ -154,9 +155,18 @@ final class CounterReader {
         long recounted = CounterFold.fold(0, log);
         ObjectNode reply = JSON.createObjectNode().put("counter_name", counter)
                 .put("from", Instant.EPOCH.plusNanos(from * 1000).toString())
-                .put("last_rollup_ts", Instant.EPOCH.plusNanos(to * 1000).toString())
+                .put("to", Instant.EPOCH.plusNanos(to * 1000).toString())
+                .put("last_rollup_ts", Instant.EPOCH.plusNanos(r.rollupMicros() * 1000).toString())
                 .put("events", eventCount).put("rollup_count", r.count()).put("recounted", recounted)
-                .put("difference", recounted - r.count()).put("repaired", false);
+                .put("compared", comparable).put("repaired", false);
+        if (comparable) {
+            reply.put("difference", recounted - r.count());
+        } else {
+            reply.putNull("difference");
+        }
+        if (repair && !comparable) {
+            throw ApiError.badRequest("INVALID_FIELD", "repair compares with the rollup, so it needs to = last_rollup_ts", "to");
+        }
         if (repair && recounted != r.count()) {
             String keyspace = NamespaceName.keyspace(ns.name());
             PreparedStatement ps = repairs.computeIfAbsent(keyspace, k -> events.session().prepare("INSERT INTO " + k

@@ -78,7 +78,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
     public void open(OpenContext ctx) throws Exception {
         catalog = NamespaceCatalog.fromDirectory(Path.of(namespacesDir));
         planners = new HashMap<>();
-        Duration widest = catalog.all().stream().map(NamespaceConfig::acceptLimit).max(Duration::compareTo).orElse(Duration.ZERO);
+        Duration widest = catalog.all().stream().filter(NamespaceConfig::isCounter).map(NamespaceConfig::acceptLimit).max(Duration::compareTo).orElse(Duration.ZERO);
         MapStateDescriptor<String, String> seenDesc = new MapStateDescriptor<>("seen-event-ids", Types.STRING, Types.STRING);
         seenDesc.enableTimeToLive(StateTtlConfig.newBuilder(widest.plus(DEDUP_MARGIN))
                 .setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite)
