@@ -110,10 +110,7 @@ class WriterProbe:
         self.alias = f"tally-{namespace}"
 
     def cassandra_rows(self) -> float:
-        text = requests.get(self.metrics_url, timeout=10).text
-        return sum(float(l.rsplit(" ", 1)[1]) for l in text.splitlines()
-                   if l.startswith("flink_taskmanager_job_task_operator_numRecordsIn{")
-                   and 'operator_name="cassandra_rows:_Writer"' in l)
+        return operator_records_in(self.metrics_url, "cassandra_rows:_Writer")
 
     def documents(self) -> int:
         r = requests.get(f"{self.es}/{self.alias}/_count", timeout=10)
@@ -181,14 +178,8 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
     say(f"  {writer}")
 
     say(f"ceiling: Kafka ConsumerPerformance, {events:,} records of tally.timeseries.events ...")
-    r = subprocess.run([JAVA, "-Xmx512m", "-cp", f"{kafka.lib}/*", "org.apache.kafka.tools.ConsumerPerformance",
-                        "--bootstrap-server", kafka.bootstrap, "--topic", "tally.timeseries.events",
-                        "--messages", str(events), "--group", f"bench-{run}", "--timeout", "60000"],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(r.stderr[-2000:])
-    header, line = [l for l in r.stdout.splitlines() if l.strip()][-2:]
-    consumer = dict(zip([h.strip() for h in header.split(",")], [v.strip() for v in line.split(",")]))
+    consumer = consumer_performance(stack, "tally.timeseries.events", events, f"bench-{run}")
+    say(f"  {consumer}")
     consumer_per_s = float(consumer["nMsg.sec"])
     say(f"  {consumer}")
 
@@ -276,7 +267,131 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
             "read_event_records": reads, "store_to_visible_lag": lag}
 
 
-BENCHMARKS = {"gateway": bench_gateway, "registry": bench_registry, "timeseries": bench_timeseries}
+def operator_records_in(metrics_url: str, operator: str) -> float:
+    """numRecordsIn of an operator, live from the TaskManager's Prometheus reporter."""
+    text = requests.get(metrics_url, timeout=10).text
+    return sum(float(l.rsplit(" ", 1)[1]) for l in text.splitlines()
+               if l.startswith("flink_taskmanager_job_task_operator_numRecordsIn{") and f'operator_name="{operator}"' in l)
+
+
+def consumer_performance(stack: Stack, topic: str, messages: int, group: str) -> dict:
+    kafka = stack.component("kafka")
+    r = subprocess.run([JAVA, "-Xmx512m", "-cp", f"{kafka.lib}/*", "org.apache.kafka.tools.ConsumerPerformance",
+                        "--bootstrap-server", kafka.bootstrap, "--topic", topic, "--messages", str(messages),
+                        "--group", group, "--timeout", "60000"], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr[-2000:])
+    header, line = [l for l in r.stdout.splitlines() if l.strip()][-2:]
+    return dict(zip([h.strip() for h in header.split(",")], [v.strip() for v in line.split(",")]))
+
+
+def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
+    """Rollup job events/s per TaskManager core (EVENTUAL with its event log, and BEST_EFFORT)
+    beside ConsumerPerformance; AddCount-to-GetCount freshness; GetCount latency at 2,000/s."""
+    from concurrent.futures import ThreadPoolExecutor
+    from .jobs import Jobs, jobs_jar
+    if not Jobs(stack.s, log=lambda *_: None).running("tally-counter-rollup"):
+        raise RuntimeError("tally-counter-rollup is not running: ./tally up deploys it")
+    run = f"c{int(time.time())}"
+    gw = stack.component("gateway").url()
+    kafka = stack.component("kafka")
+    tm = stack.component("flink-taskmanager")
+    metrics_url = f"http://127.0.0.1:{tm.ports()['metrics']}/metrics"
+    refs = {c: stack.state.ref(c) for c in ("flink-taskmanager", "cassandra")}
+    tool = [JAVA, "-Xmx512m", "-cp", str(jobs_jar()), "io.tally.jobs.bench.CounterBenchmark",
+            "--bootstrap", kafka.bootstrap, "--registry", stack.component("registry").url()]
+
+    def produce(ns, n, counters, tag):
+        r = subprocess.run(tool + ["produce", "--namespace", ns, "--events", str(n), "--counters", str(counters),
+                                   "--run", tag], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr[-2000:])
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    def wait_idle(operator):
+        last = operator_records_in(metrics_url, operator)
+        for _ in range(300):
+            time.sleep(2)
+            now = operator_records_in(metrics_url, operator)
+            if now == last:
+                return now
+            last = now
+        raise RuntimeError(f"{operator} did not go idle in 10 minutes")
+
+    def drain(ns, operator, label):
+        base = wait_idle(operator)
+        say(f"{label}: {events:,} AddCount events over 100,000 counters of {ns}, straight to Kafka ...")
+        producer = subprocess.Popen(tool + ["produce", "--namespace", ns, "--events", str(events), "--counters", "100000",
+                                            "--run", f"{run}-{ns}"], stdout=subprocess.PIPE, text=True)
+        t_first = t_done = cpu0 = None
+        deadline = time.monotonic() + 900
+        while t_done is None and time.monotonic() < deadline:
+            now, seen = time.monotonic(), operator_records_in(metrics_url, operator)
+            if t_first is None and seen > base:
+                t_first, cpu0 = now, {c: cpu_seconds(r) for c, r in refs.items()}
+            if seen >= base + events:
+                t_done, cpu1 = now, {c: cpu_seconds(r) for c, r in refs.items()}
+            time.sleep(0.2)
+        produced = json.loads(producer.communicate(timeout=300)[0].strip().splitlines()[-1])
+        if t_done is None:
+            raise RuntimeError(f"{operator} took in {operator_records_in(metrics_url, operator) - base:.0f} of {events} in 15 minutes")
+        wall = t_done - t_first
+        cores = {c: round((cpu1[c] - cpu0[c]) / wall, 2) for c in refs}
+        out = {"events": events, "producer": produced, "seconds": round(wall, 2), "events_per_s": round(events / wall),
+               "cores": cores, "events_per_s_per_tm_core": round(events / wall / max(cores["flink-taskmanager"], 0.01))}
+        say(f"  {out}")
+        return out
+
+    durable = drain("video_views", "counter_rollup", "rollup job (EVENTUAL: dedup, event log, rollups)")
+    best = drain("page_hits", "best_effort_aggregate", "rollup job (BEST_EFFORT: aggregation only)")
+    say(f"ceiling: Kafka ConsumerPerformance, {events:,} records of tally.counter.events ...")
+    consumer = consumer_performance(stack, "tally.counter.events", events, f"bench-{run}")
+    say(f"  {consumer}")
+
+    say("freshness: AddCount acknowledged -> GetCount shows it, 40 new counters per type, 10 at a time ...")
+    http = requests.Session()
+
+    def probe(ns, i):
+        counter = f"{run}-fresh-{ns}-{i}"
+        body = {"namespace": ns, "counter_name": counter, "delta": 1,
+                "idempotency_token": {"token": f"{run}-{i}", "generation_time": iso(int(time.time() * 1e6))}}
+        requests.post(f"{gw}/v1/counter/AddCount", json=body, timeout=30).raise_for_status()
+        acked = time.perf_counter()
+        while time.perf_counter() - acked < 60:
+            got = requests.post(f"{gw}/v1/counter/GetCount", json={"namespace": ns, "counter_name": counter}, timeout=30)
+            if got.json().get("count") == 1:
+                return (time.perf_counter() - acked) * 1000
+            time.sleep(0.01)
+        return 60_000.0
+
+    freshness = {}
+    with ThreadPoolExecutor(10) as pool:
+        for ns, kind in (("ad_clicks", "ACCURATE"), ("video_views", "EVENTUAL")):
+            freshness[kind] = percentiles(list(pool.map(lambda i: probe(ns, i), range(40))))
+    say(f"  {freshness}")
+
+    say("GetCount at a fixed 2,000 requests/s over 10,000 counters, 5 s warm-up + 15 s, per type ...")
+    for ns in ("ad_clicks", "video_views"):
+        produce(ns, 20_000, 10_000, "bench")
+    time.sleep(10)  # rolled up: accept_limit + skew + coalesce
+    gen = [JAVA, "-Xmx512m", "-cp", str(gateway_jar()), "io.tally.gateway.bench.GatewayLoadGenerator"]
+    gw_ref = stack.state.ref("gateway")
+    get_count = {}
+    for ns, kind in (("ad_clicks", "ACCURATE"), ("video_views", "EVENTUAL")):
+        out, cpu, _ = measured(gw_ref, gen + ["rate", "--port", str(stack.component("gateway").ports()["http"]),
+                                              "--seconds", "15", "--rps", "2000", "--endpoint", "GetCount",
+                                              "--namespace", ns, "--counters", "10000"])
+        get_count[kind] = {**json.loads(out.strip().splitlines()[-1]), "gateway_cpu_percent": round(cpu)}
+        say(f"  {kind}: {get_count[kind]}")
+    consumer_per_s = float(consumer["nMsg.sec"])
+    return {"rollup_eventual": durable, "rollup_best_effort": best, "ceiling_consumer_performance": consumer,
+            "ratio_rollup_eventual_to_consumer_performance": round(durable["events_per_s"] / consumer_per_s, 3),
+            "ratio_rollup_best_effort_to_consumer_performance": round(best["events_per_s"] / consumer_per_s, 3),
+            "freshness_ack_to_get_count": freshness, "get_count_at_2000_rps": get_count}
+
+
+BENCHMARKS = {"gateway": bench_gateway, "registry": bench_registry, "timeseries": bench_timeseries,
+              "counters": bench_counters}
 
 
 def run(name: str, stack: Stack, say) -> Path:

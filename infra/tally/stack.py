@@ -112,6 +112,10 @@ class Stack:
         todo = [c for c in self.components if not self.running(c)]
         for c in todo:
             c.fetch()
+        for c in self.components:
+            if c not in todo and c.stale():
+                self.log(f"restarting {c.name}: its build changed")
+                self.stop(c)
         started: list[Component] = []
         for c in self.components:
             if self.running(c):

@@ -70,6 +70,10 @@ class Component:
     def after_ready(self) -> None:
         """Provisioning that needs the running server (topics, keyspaces, ...)."""
 
+    def stale(self) -> bool:
+        """Whether a running instance runs an older build than the one on disk (then `up` restarts it)."""
+        return False
+
     # ---- helpers -----------------------------------------------------------------
     @property
     def lib(self) -> Path:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -44,8 +45,23 @@ class JavaService(Component):
     def service_env(self) -> dict[str, str]:
         return {}
 
+    def running_jar(self) -> Path:
+        """The private copy the process runs: a rebuild replaces the build's jar, and a JVM
+        whose jar changes under it fails on its next class load."""
+        return self.s.home / "run" / f"{self.name}.jar"
+
+    def stale(self) -> bool:
+        """Whether the build's jar differs from the copy the running process was started from."""
+        copy = self.running_jar()
+        return not copy.exists() or copy.read_bytes() != self.jar().read_bytes()
+
     def command(self):
-        argv = [JAVA, "-Xms128m", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-jar", str(self.jar())]
+        copy = self.running_jar()
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        tmp = copy.with_suffix(".tmp")
+        shutil.copyfile(self.jar(), tmp)
+        tmp.replace(copy)
+        argv = [JAVA, "-Xms128m", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-jar", str(copy)]
         return argv, self.env(**self.service_env())
 
     def ready(self):

@@ -94,7 +94,7 @@ class Generator:
         self.truth = {c: 0 for c in counters}
         self.rejected: list[tuple[str, int, int]] = []
         self.retries = 0
-        self.last_event_us = 0
+        self.last_event_us = {c: 0 for c in counters}  # a counter's rollup time moves only while it has events
         self.lock = threading.Lock()
         self.run = uuid.uuid4().hex[:8]
 
@@ -119,7 +119,7 @@ class Generator:
         with self.lock:
             if answered.status_code == 200:
                 self.truth[counter] += delta
-                self.last_event_us = max(self.last_event_us, int(gen_time.timestamp() * 1e6))
+                self.last_event_us[counter] = max(self.last_event_us[counter], int(gen_time.timestamp() * 1e6))
             else:
                 self.rejected.append((counter, i, answered.status_code))
 
@@ -206,7 +206,7 @@ def test_generator_counts_are_exact_and_every_rejection_is_accounted_for(stack, 
     # counter's rollup time moves only while it has events (counters[2:] got none directly)
     for ns, g in results.items():
         for c in counters[2:5]:
-            wait_rollup(cql, ns, c, g.truth[c], g.last_event_us)
+            wait_rollup(cql, ns, c, g.truth[c], g.last_event_us[c])
 
 
 def test_clear_count_mid_stream_drops_what_came_before_in_event_time(gw, cql, jobs):
@@ -258,7 +258,7 @@ def test_counter_types_freshness_and_add_and_get(gw, jobs):
 def test_recount_finds_an_injected_discrepancy_and_repairs_it(stack, gw, cql, jobs):
     c = f"rc-{uuid.uuid4().hex[:8]}"
     gen = Generator(gw, "ad_clicks", [c], rounds=12).start(workers=1).join()
-    row = wait_rollup(cql, "ad_clicks", c, gen.truth[c], gen.last_event_us)
+    row = wait_rollup(cql, "ad_clicks", c, gen.truth[c], gen.last_event_us[c])
     t_us = int(row.last_rollup_ts.replace(tzinfo=timezone.utc).timestamp() * 1e6)
     wt = cql.execute("SELECT WRITETIME(last_rollup_count) AS wt FROM ns_ad_clicks.counter_rollups WHERE counter = %s", (c,)).one().wt
     cql.execute("UPDATE ns_ad_clicks.counter_rollups USING TIMESTAMP %s SET last_rollup_count = %s WHERE counter = %s",
@@ -272,7 +272,7 @@ def test_recount_finds_an_injected_discrepancy_and_repairs_it(stack, gw, cql, jo
     assert get_count(gw, "ad_clicks", c)["count"] == gen.truth[c]
     again = call(gw, "Recount", {"namespace": "ad_clicks", "counter_name": c}).json()
     assert again["difference"] == 0 and again["last_rollup_ts"].startswith(row.last_rollup_ts.strftime("%Y-%m-%dT%H:%M:%S"))
-    assert t_us > gen.last_event_us
+    assert t_us > gen.last_event_us[c]
     bad = call(gw, "Recount", {"namespace": "page_hits", "counter_name": c})
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "NO_EVENT_LOG"
 
@@ -289,7 +289,7 @@ def fault_run(gw, cql, fault, rounds=40, pause_s=0.15):
     for c in counters:
         wait_count(gw, "it_counters", c, gen.truth[c], timeout=120)
     for c in counters:
-        wait_rollup(cql, "it_counters", c, gen.truth[c], gen.last_event_us, timeout=120)
+        wait_rollup(cql, "it_counters", c, gen.truth[c], gen.last_event_us[c], timeout=120)
     return gen
 
 

@@ -20,7 +20,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * Load for the gateway benchmark (./tally bench gateway), printing one JSON line a phase:
  * <pre>
  *   batch --seconds S --concurrency C --events N --value-bytes B   closed loop of WriteEventRecordsSync
- *   rate  --seconds S --rps R                                      open loop of AddCount at a fixed rate
+ *   rate  --seconds S --rps R [--endpoint AddCount|GetCount] [--namespace NS] [--counters N]
+ *                                                                  open loop at a fixed rate over N counters
  * </pre>
  * Latency in the open loop counts from when a request was due, not when it was sent, so a
  * stalled server cannot hide its queueing (no coordinated omission).
@@ -107,22 +108,26 @@ public final class GatewayLoadGenerator {
 
     private static void rate(Vertx vertx, HttpClient http, Map<String, String> o) throws Exception {
         int rps = Integer.parseInt(o.get("rps"));
+        String endpoint = o.getOrDefault("endpoint", "AddCount");
+        String ns = o.getOrDefault("namespace", "video_views");
+        int counters = Integer.parseInt(o.getOrDefault("counters", "10000"));
         // Warm-up at the same rate, drained completely before the measured phase starts.
-        openLoop(vertx, http, rps, Integer.parseInt(o.getOrDefault("warmup-seconds", "5")) * rps, "w");
+        openLoop(vertx, http, rps, Integer.parseInt(o.getOrDefault("warmup-seconds", "5")) * rps, "w", endpoint, ns, counters);
         int total = Integer.parseInt(o.get("seconds")) * rps;
         long t0 = System.nanoTime();
-        long[][] result = openLoop(vertx, http, rps, total, "m");
+        long[][] result = openLoop(vertx, http, rps, total, "m", endpoint, ns, counters);
         double elapsed = (System.nanoTime() - t0) / 1e9;
         long[] lat = result[0];
         long ok = Arrays.stream(result[1]).filter(c -> c == 200).count();
         Arrays.sort(lat);
-        System.out.printf("{\"phase\":\"rate\",\"target_rps\":%d,\"achieved_rps\":%.0f,\"ok\":%d,\"failed\":%d,"
+        System.out.printf("{\"phase\":\"rate\",\"endpoint\":\"" + endpoint + "\",\"target_rps\":%d,\"achieved_rps\":%.0f,\"ok\":%d,\"failed\":%d,"
                         + "\"p50_ms\":%.2f,\"p99_ms\":%.2f,\"p999_ms\":%.2f,\"max_ms\":%.2f}%n", rps, total / elapsed, ok, total - ok,
                 lat[total / 2] / 1e6, lat[(int) (total * 0.99)] / 1e6, lat[(int) (total * 0.999)] / 1e6, lat[total - 1] / 1e6);
     }
 
-    /** Sends total AddCounts at rps; returns their latencies (from due time) and status codes. */
-    private static long[][] openLoop(Vertx vertx, HttpClient http, int rps, int total, String tag) throws Exception {
+    /** Sends total requests at rps; returns their latencies (from due time) and status codes. */
+    private static long[][] openLoop(Vertx vertx, HttpClient http, int rps, int total, String tag, String endpoint,
+                                     String ns, int counters) throws Exception {
         long[] latencies = new long[total];
         long[] codes = new long[total];
         CountDownLatch done = new CountDownLatch(total);
@@ -143,11 +148,13 @@ public final class GatewayLoadGenerator {
                 }
                 next.incrementAndGet();
                 long due = start + i * periodNanos;
-                String body = "{\"namespace\":\"video_views\",\"counter_name\":\"bench-" + (i % 10_000)
+                String body = endpoint.equals("GetCount")
+                        ? "{\"namespace\":\"" + ns + "\",\"counter_name\":\"bench-" + (i % counters) + "\"}"
+                        : "{\"namespace\":\"" + ns + "\",\"counter_name\":\"bench-" + (i % counters)
                         + "\",\"delta\":1,\"idempotency_token\":{\"token\":\"" + tag + i + "-" + start
                         + "\",\"generation_time\":\"" + Instant.now() + "\"}}";
                 int idx = (int) i;
-                http.request(new RequestOptions().setMethod(HttpMethod.POST).setURI("/v1/counter/AddCount")
+                http.request(new RequestOptions().setMethod(HttpMethod.POST).setURI("/v1/counter/" + endpoint)
                                 .putHeader("Content-Type", "application/json"))
                         .compose(req -> req.send(body))
                         .onComplete(ar -> {

@@ -72,10 +72,7 @@ public final class TimeSeriesBenchmark {
     private static void produce(Map<String, String> o) throws Exception {
         String topic = "tally.timeseries.events";
         AvroSerde serde = new AvroSerde(new RestSchemaRegistryClient(o.get("registry")), false);
-        Map<String, Object> props = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, o.get("bootstrap"),
-                ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
-                ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4", ProducerConfig.LINGER_MS_CONFIG, 5,
-                ProducerConfig.BATCH_SIZE_CONFIG, 131072);
+        Map<String, Object> props = producerProps(o.get("bootstrap"));
         int events = Integer.parseInt(o.get("events"));
         String ns = o.get("namespace");
         long nowMicros = System.currentTimeMillis() * 1000;
@@ -108,6 +105,14 @@ public final class TimeSeriesBenchmark {
         double seconds = (System.nanoTime() - t0) / 1e9;
         System.out.printf("{\"events\": %d, \"seconds\": %.3f, \"events_per_s\": %.0f, \"produced_at_micros\": %d}%n",
                 events, seconds, events / seconds, nowMicros);
+    }
+
+    /** The gateway's producer settings: acks=all, idempotent, lz4, 5 ms linger. */
+    static Map<String, Object> producerProps(String bootstrap) {
+        return Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
+                ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4", ProducerConfig.LINGER_MS_CONFIG, 5,
+                ProducerConfig.BATCH_SIZE_CONFIG, 131072);
     }
 
     private static GenericRecord item(String key, byte[] value) {
