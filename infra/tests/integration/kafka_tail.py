@@ -16,6 +16,10 @@ class KafkaTail:
         self.deser = AvroDeserializer(SchemaRegistryClient({"url": registry_url}))
         self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"tail-{uuid.uuid4()}",
                                   "enable.auto.commit": False, "log_level": 0})
+        self.reset()
+
+    def reset(self) -> None:
+        """From now on: forgets what came before."""
         self.start = self.ends()
         self.position: dict[tuple[str, int], int] = dict(self.start)
         self.seen: list[tuple[str, str, dict]] = []

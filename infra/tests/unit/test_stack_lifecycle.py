@@ -108,6 +108,35 @@ def test_a_crashed_component_is_restarted_by_up(settings, stacks):
     assert st.state.ref("a").pid != ref.pid
 
 
+def test_a_component_whose_build_changed_is_restarted_by_up_and_only_it(settings, stacks):
+    class Rebuilt(HttpServer):
+        changed = False
+
+        def stale(self):
+            return self.changed
+    a, b = Rebuilt(settings, "a", free_port()), HttpServer(settings, "b", free_port())
+    st = stacks([a, b])
+    st.up()
+    before = {n: st.state.ref(n).pid for n in ("a", "b")}
+    a.changed = True
+    assert st.up() == ["a"]
+    assert st.state.ref("a").pid != before["a"] and st.state.ref("b").pid == before["b"]
+
+
+def test_a_java_service_runs_a_private_copy_of_its_jar(settings, tmp_path, monkeypatch):
+    from tally.components import java_service
+    built = tmp_path / "svc.jar"
+    built.write_bytes(b"v1")
+    svc = java_service.JavaService(settings, log=lambda *_: None)
+    svc.name = "svc"
+    monkeypatch.setattr(svc, "jar", lambda: built)
+    argv, _ = svc.command()
+    assert argv[-1] == str(svc.running_jar()) and svc.running_jar().read_bytes() == b"v1"
+    assert not svc.stale()
+    built.write_bytes(b"v2")  # a rebuild: the running copy is untouched, and up will restart it
+    assert svc.stale() and svc.running_jar().read_bytes() == b"v1"
+
+
 def test_down_with_nothing_running_is_a_no_op(settings, stacks):
     st = stacks([HttpServer(settings, "a", free_port())])
     assert st.down() == []
