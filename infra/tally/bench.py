@@ -181,7 +181,6 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
     consumer = consumer_performance(stack, "tally.timeseries.events", events, f"bench-{run}")
     say(f"  {consumer}")
     consumer_per_s = float(consumer["nMsg.sec"])
-    say(f"  {consumer}")
 
     say(f"ceiling: the same {2 * events:,} rows as raw async Cassandra inserts, 128 in flight ...")
     c0 = {c: cpu_seconds(r) for c, r in refs.items()}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Config: defaults here, then the JSON file (-config), then flags.
+type Config struct {
+	Source         string        `json:"source"`          // bpf | procfs
+	Kafka          string        `json:"kafka"`           // bootstrap servers
+	Registry       string        `json:"registry"`        // schema registry URL
+	Host           string        `json:"host"`            // host part of time series ids and counters
+	CgroupMount    string        `json:"cgroup_mount"`    // "" = detect
+	ContainerRoot  string        `json:"container_root"`  // child cgroups of it are containers
+	ContainerRegex string        `json:"container_regex"` // overrides container_root's rule
+	MetricsAddr    string        `json:"metrics_addr"`    // Prometheus /metrics
+	RateLimit      time.Duration `json:"-"`
+	RateLimitText  string        `json:"rate_limit"`      // per cgroup per CPU
+	TrackPreempted bool          `json:"track_preempted"` // enqueue a still-runnable prev
+	Interval       time.Duration `json:"-"`
+	IntervalText   string        `json:"interval"`       // switch-out flush / procfs scan
+	RefreshText    string        `json:"cgroup_refresh"` // cgroup tree re-scan
+	Refresh        time.Duration `json:"-"`
+}
+
+func defaults() Config {
+	host, _ := os.Hostname()
+	return Config{Source: "bpf", Kafka: "127.0.0.1:9092", Registry: "http://127.0.0.1:8085", Host: host,
+		ContainerRoot: "tally.containers", MetricsAddr: "127.0.0.1:9435", RateLimitText: "10ms",
+		TrackPreempted: true, IntervalText: "1s", RefreshText: "2s"}
+}
+
+func loadConfig(args []string) (Config, error) {
+	c := defaults()
+	fs := flag.NewFlagSet("runq-exporter", flag.ContinueOnError)
+	file := fs.String("config", "", "JSON config file (keys as the flags, with _)")
+	src := fs.String("source", "", "bpf (default) or procfs")
+	kafka := fs.String("kafka", "", "Kafka bootstrap servers (default 127.0.0.1:9092)")
+	registry := fs.String("registry", "", "schema registry URL (default http://127.0.0.1:8085)")
+	host := fs.String("host", "", "host name in ids (default: hostname)")
+	mount := fs.String("cgroup-mount", "", "cgroup v2 mount (default: detected)")
+	root := fs.String("container-root", "", "cgroup (relative to the mount) whose children are containers (default tally.containers)")
+	regex := fs.String("container-regex", "", "rule over the v2 path; its first group is the container")
+	metrics := fs.String("metrics-addr", "", "Prometheus listen address (default 127.0.0.1:9435)")
+	rate := fs.String("rate-limit", "", "BPF samples per cgroup per CPU at most once per this (default 10ms)")
+	interval := fs.String("interval", "", "switch-out flush and procfs scan interval (default 1s)")
+	noPreempt := fs.Bool("no-track-preempted", false, "do not enqueue preempted, still-runnable tasks")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if *file != "" {
+		b, err := os.ReadFile(*file)
+		if err != nil {
+			return c, err
+		}
+		dec := json.NewDecoder(bytesReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c); err != nil {
+			return c, fmt.Errorf("%s: %w", *file, err)
+		}
+	}
+	for dst, v := range map[*string]string{&c.Source: *src, &c.Kafka: *kafka, &c.Registry: *registry, &c.Host: *host,
+		&c.CgroupMount: *mount, &c.ContainerRoot: *root, &c.ContainerRegex: *regex, &c.MetricsAddr: *metrics,
+		&c.RateLimitText: *rate, &c.IntervalText: *interval} {
+		if v != "" {
+			*dst = v
+		}
+	}
+	if *noPreempt {
+		c.TrackPreempted = false
+	}
+	var err error
+	if c.RateLimit, err = time.ParseDuration(c.RateLimitText); err != nil {
+		return c, fmt.Errorf("rate_limit: %w", err)
+	}
+	if c.Interval, err = time.ParseDuration(c.IntervalText); err != nil || c.Interval <= 0 {
+		return c, fmt.Errorf("interval: must be a positive duration")
+	}
+	if c.Refresh, err = time.ParseDuration(c.RefreshText); err != nil || c.Refresh <= 0 {
+		return c, fmt.Errorf("cgroup_refresh: must be a positive duration")
+	}
+	if c.Source != "bpf" && c.Source != "procfs" {
+		return c, fmt.Errorf("source: %q is neither bpf nor procfs", c.Source)
+	}
+	return c, nil
+}

@@ -1,0 +1,213 @@
+// Command runq-exporter measures run-queue latency per container with eBPF (or /proc as a
+// fallback) and streams it into Tally's topics: samples as TimeSeriesEvents of sched.runq,
+// switch-outs by cause as CounterEvents of sched.switchout. See README.md.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/sys/unix"
+
+	"github.com/tally/runq-exporter/cgroups"
+	"github.com/tally/runq-exporter/exporter"
+	"github.com/tally/runq-exporter/procfs"
+	"github.com/tally/runq-exporter/runq"
+	"github.com/tally/runq-exporter/sink"
+)
+
+const (
+	timeseriesTopic = "tally.timeseries.events"
+	counterTopic    = "tally.counter.events"
+)
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+func main() {
+	cfg, err := loadConfig(os.Args[1:])
+	if err != nil {
+		log.Fatalf("config: %v", err)
+	}
+	if err := run(cfg); err != nil {
+		if errors.Is(err, runq.ErrNotSupported) {
+			log.Printf("%v", err)
+			log.Fatalf("not supported: use --source procfs where BPF is not allowed")
+		}
+		log.Fatalf("%v", err)
+	}
+}
+
+func run(cfg Config) error {
+	m := newMetrics()
+	mount := cfg.CgroupMount
+	if mount == "" {
+		var err error
+		if mount, err = cgroups.DetectMount(); err != nil {
+			return err
+		}
+	}
+	rule := cgroups.DefaultRule(cfg.ContainerRoot)
+	if cfg.ContainerRegex != "" {
+		var err error
+		if rule, err = regexp.Compile(cfg.ContainerRegex); err != nil {
+			return fmt.Errorf("container_regex: %w", err)
+		}
+	}
+	resolver := cgroups.NewResolver(mount, rule)
+	if err := resolver.Refresh(); err != nil {
+		return fmt.Errorf("reading cgroups at %s: %w", mount, err)
+	}
+
+	// Open the source first: an unsupported kernel fails before anything else starts.
+	var bpf *runq.Source
+	if cfg.Source == "bpf" {
+		var err error
+		if bpf, err = runq.Open(runq.Options{RateLimit: cfg.RateLimit, TrackPreempted: cfg.TrackPreempted}); err != nil {
+			return err
+		}
+		defer bpf.Close()
+	}
+	tsEnc, err := sink.LatestEncoder(cfg.Registry, timeseriesTopic)
+	if err != nil {
+		return err
+	}
+	ctEnc, err := sink.LatestEncoder(cfg.Registry, counterTopic)
+	if err != nil {
+		return err
+	}
+	client, err := kgo.NewClient(kgo.SeedBrokers(cfg.Kafka), kgo.ProducerLinger(5*time.Millisecond),
+		kgo.RecordDeliveryTimeout(30*time.Second))
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+
+	srv := &http.Server{Addr: cfg.MetricsAddr, Handler: promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})}
+	go func() {
+		if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
+			log.Fatalf("metrics: %v", err)
+		}
+	}()
+
+	agg := exporter.NewAggregator(cfg.Host)
+	produce := func(topic, key string, enc *sink.Encoder, v any) {
+		b, err := enc.Encode(v)
+		if err != nil {
+			m.drops.WithLabelValues("encode").Inc()
+			return
+		}
+		client.Produce(context.Background(), &kgo.Record{Topic: topic, Key: []byte(key), Value: b}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				m.drops.WithLabelValues("kafka").Inc()
+				return
+			}
+			m.events.WithLabelValues(topic).Inc()
+		})
+	}
+	observe := func(s exporter.Sample) {
+		m.runq.WithLabelValues(s.Container).Observe(s.Latency.Seconds())
+		ev := agg.Observe(s)
+		produce(timeseriesTopic, ev.Namespace+"/"+ev.TimeSeriesID, tsEnc, ev)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	var running atomic.Bool
+	running.Store(true)
+	if bpf != nil {
+		offset := bootOffset()
+		go func() {
+			for running.Load() {
+				s, err := bpf.Read()
+				if err != nil {
+					return // closed
+				}
+				observe(exporter.Sample{Container: resolver.Container(s.CgroupID), PrevContainer: resolver.Container(s.PrevCgroupID),
+					Latency: s.Latency, At: time.Unix(0, int64(s.BootTimeNs)+offset), ID: fmt.Sprintf("%d-%d", s.CgroupID, s.BootTimeNs)})
+			}
+		}()
+	}
+	scanner := procfs.NewScanner("/proc")
+	if cfg.Source == "procfs" {
+		scanner.Scan() // the baseline
+	}
+	log.Printf("runq-exporter: source %s, cgroups at %s, containers by %s, metrics on http://%s/metrics",
+		cfg.Source, mount, rule, cfg.MetricsAddr)
+
+	tick := time.NewTicker(cfg.Interval)
+	refresh := time.NewTicker(cfg.Refresh)
+	defer tick.Stop()
+	defer refresh.Stop()
+	var lastStats runq.Stats
+	for {
+		select {
+		case <-ctx.Done():
+			log.Printf("runq-exporter: stopping, flushing")
+			running.Store(false)
+			if bpf != nil {
+				bpf.Close()
+			}
+			flush(agg, m, produce, ctEnc, time.Now())
+			fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			client.Flush(fctx)
+			srv.Close()
+			log.Printf("runq-exporter: stopped")
+			return nil
+		case <-refresh.C:
+			resolver.Refresh()
+		case now := <-tick.C:
+			if cfg.Source == "procfs" {
+				deltas, err := scanner.Scan()
+				if err != nil {
+					log.Printf("procfs: %v", err)
+				}
+				for _, d := range deltas {
+					c := cgroups.ContainerOf(rule, d.CgroupPath)
+					if c == cgroups.System {
+						continue // per-thread system samples are noise without a cause
+					}
+					observe(exporter.Sample{Container: c, Latency: d.Mean, At: now, ID: fmt.Sprintf("p%d-%d", d.TID, now.UnixNano())})
+				}
+			}
+			flush(agg, m, produce, ctEnc, now)
+			if bpf != nil {
+				if st, err := bpf.Stats(); err == nil {
+					m.drops.WithLabelValues("rate_limited").Add(float64(st.RateLimited - lastStats.RateLimited))
+					m.drops.WithLabelValues("ringbuf_full").Add(float64(st.RingbufFull - lastStats.RingbufFull))
+					lastStats = st
+				}
+			}
+		}
+	}
+}
+
+func flush(agg *exporter.Aggregator, m *metrics, produce func(string, string, *sink.Encoder, any), enc *sink.Encoder, now time.Time) {
+	for _, c := range agg.Flush(now) {
+		// counter = host/container/cause
+		rest := strings.TrimPrefix(c.Counter, agg.Host+"/")
+		i := strings.LastIndex(rest, "/")
+		m.switchOut.WithLabelValues(rest[:i], rest[i+1:]).Add(float64(c.Delta))
+		produce(counterTopic, c.Namespace+"/"+c.Counter, enc, c)
+	}
+}
+
+// bootOffset converts bpf_ktime_get_ns (CLOCK_MONOTONIC) to Unix time.
+func bootOffset() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return time.Now().UnixNano() - ts.Nano()
+}

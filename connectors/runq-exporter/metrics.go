@@ -1,0 +1,30 @@
+package main
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// The exporter's Prometheus metrics (names from shared DESIGN.md).
+type metrics struct {
+	runq      *prometheus.HistogramVec
+	switchOut *prometheus.CounterVec
+	drops     *prometheus.CounterVec
+	events    *prometheus.CounterVec
+	registry  *prometheus.Registry
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		runq: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "tally_runq_latency_seconds",
+			Help: "Run-queue latency per container (sampled)", Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12)},
+			[]string{"container"}),
+		switchOut: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tally_sched_switch_out_total",
+			Help: "Sampled switch-outs of a container's tasks, by cause"}, []string{"container", "cause"}),
+		drops: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tally_runq_exporter_drops_total",
+			Help: "Samples not exported: rate_limited and ringbuf_full (in BPF), kafka (produce failed)"}, []string{"reason"}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tally_runq_exporter_events_total",
+			Help: "Records produced to Kafka, by topic"}, []string{"topic"}),
+		registry: prometheus.NewRegistry(),
+	}
+	m.registry.MustRegister(m.runq, m.switchOut, m.drops, m.events,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}

@@ -1,0 +1,134 @@
+//go:build ignore
+
+// Run-queue latency per task, tagged with the cgroup ids of the task that gets the CPU and of
+// the one it displaces (after "Noisy Neighbor Detection with eBPF", shared/reference).
+// sched_wakeup/sched_wakeup_new stamp a pid when it becomes runnable; sched_switch computes
+// how long `next` waited and, when enabled, stamps a still-runnable `prev` (a CPU-bound task
+// that was preempted is never woken, so without this it would be invisible).
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define TASK_RUNNING 0
+
+struct runq_event {
+	__u64 prev_cgroup_id;
+	__u64 cgroup_id;
+	__u64 runq_lat; // ns
+	__u64 ts;       // ns since boot (bpf_ktime_get_ns)
+};
+const struct runq_event *unused __attribute__((unused));
+
+enum runq_stat { STAT_EMITTED, STAT_RATE_LIMITED, STAT_RINGBUF_FULL, STAT_MAX };
+
+// Set by the loader before the program is loaded.
+volatile const __u64 rate_limit_ns = 10000000; // at most one event per cgroup per CPU per interval
+volatile const __u64 track_preempted = 1;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u64);
+} runq_enqueued SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u64);
+} cgroup_id_to_last_event_ts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+void bpf_rcu_read_lock(void) __ksym;
+void bpf_rcu_read_unlock(void) __ksym;
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&stats, &which);
+	if (n)
+		*n += 1;
+}
+
+static __always_inline __u64 task_cgroup_id(struct task_struct *task)
+{
+	__u64 id;
+	bpf_rcu_read_lock();
+	id = task->cgroups->dfl_cgrp->kn->id;
+	bpf_rcu_read_unlock();
+	return id;
+}
+
+static __always_inline int enqueue(struct task_struct *task)
+{
+	__u32 pid = task->pid;
+	if (pid == 0) // kernel idle tasks: not worth a map access
+		return 0;
+	__u64 ts = bpf_ktime_get_ns();
+	bpf_map_update_elem(&runq_enqueued, &pid, &ts, BPF_NOEXIST);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(tp_sched_wakeup, struct task_struct *p)
+{
+	return enqueue(p);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(tp_sched_wakeup_new, struct task_struct *p)
+{
+	return enqueue(p);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tp_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	if (track_preempted && prev->pid != 0 && prev->__state == TASK_RUNNING)
+		enqueue(prev);
+
+	__u32 next_pid = next->pid;
+	if (next_pid == 0)
+		return 0;
+	__u64 *tsp = bpf_map_lookup_elem(&runq_enqueued, &next_pid);
+	if (!tsp)
+		return 0;
+	__u64 now = bpf_ktime_get_ns();
+	__u64 runq_lat = now - *tsp;
+	bpf_map_delete_elem(&runq_enqueued, &next_pid);
+
+	__u64 prev_cgroup_id = task_cgroup_id(prev);
+	__u64 cgroup_id = task_cgroup_id(next);
+
+	__u64 *last = bpf_map_lookup_elem(&cgroup_id_to_last_event_ts, &cgroup_id);
+	if (last && now - *last < rate_limit_ns) {
+		count(STAT_RATE_LIMITED);
+		return 0;
+	}
+	struct runq_event *event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+	if (!event) {
+		count(STAT_RINGBUF_FULL);
+		return 0;
+	}
+	event->prev_cgroup_id = prev_cgroup_id;
+	event->cgroup_id = cgroup_id;
+	event->runq_lat = runq_lat;
+	event->ts = now;
+	bpf_ringbuf_submit(event, 0);
+	bpf_map_update_elem(&cgroup_id_to_last_event_ts, &cgroup_id, &now, BPF_ANY);
+	count(STAT_EMITTED);
+	return 0;
+}
