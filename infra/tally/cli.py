@@ -129,6 +129,7 @@ def cmd_build(args, settings: Settings) -> int:
 
 
 def cmd_test(args, settings: Settings) -> int:
+    from .components import runq_exporter
     """Unit tests (Maven, pytest), then the stack (started if needed), then integration tests."""
     t0 = time.monotonic()
     results: list[tuple[str, int]] = []
@@ -137,6 +138,9 @@ def cmd_test(args, settings: Settings) -> int:
     if not args.integration_only:
         results.append(("maven unit tests", run(build.mvn_cmd("-B", "test"))))
         results.append(("python unit tests", run([py, "-m", "pytest", "-q", str(REPO / "infra" / "tests" / "unit")], env)))
+        packages.ensure_packages(say)
+        runq_exporter.build(settings.home, say)  # bpf2go output is generated, not committed
+        results.append(("go unit tests", run([runq_exporter.go_binary(), "test", "-C", str(runq_exporter.SRC), "./..."])))
     if not args.unit_only:
         packages.ensure_packages(say)
         build.build_java(say)

@@ -16,6 +16,7 @@ from .components.postgres import Postgres
 from .components.gateway import Gateway
 from .components.registry import Registry
 from .components.prometheus import ElasticsearchExporter, PostgresExporter, Prometheus
+from .components.runq_exporter import RunqExporter
 from .settings import Settings
 from .state import State
 
@@ -50,7 +51,7 @@ class Stack:
             Postgres(settings, log), Kafka(settings, log), Cassandra(settings, log), Elasticsearch(settings, log),
             Registry(settings, log), Gateway(settings, log),
             FlinkJobManager(settings, log), FlinkTaskManager(settings, log), Connect(settings, log),
-            ElasticsearchExporter(settings, log), PostgresExporter(settings, log),
+            ElasticsearchExporter(settings, log), PostgresExporter(settings, log), RunqExporter(settings, log),
         ]
         targets = {c.name: c.metrics_target() for c in servers if c.metrics_target()}
         prometheus = Prometheus(settings, log, targets)

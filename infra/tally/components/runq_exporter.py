@@ -1,0 +1,89 @@
+"""The eBPF run-queue latency exporter (connectors/runq-exporter), built here with Go, clang
+and bpftool, run as root (loading BPF needs it), scraped by Prometheus."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import socket
+import subprocess
+import urllib.request
+from pathlib import Path
+
+from ..settings import REPO
+from .base import Component
+
+SRC = REPO / "connectors" / "runq-exporter"
+
+
+def go_binary() -> str:
+    found = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
+    if not found:
+        raise RuntimeError("Go is not installed (https://go.dev/dl, 1.22 or newer): the runq exporter is built with it")
+    return found
+
+
+def source_digest() -> str:
+    h = hashlib.sha256()
+    for p in sorted(SRC.rglob("*")):
+        if p.is_file() and p.suffix in (".go", ".c", ".mod", ".sum") and "build" not in p.relative_to(SRC).parts \
+                and not p.name.startswith("runq_bpfe"):
+            h.update(str(p.relative_to(SRC)).encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def build(home: Path, log) -> Path:
+    """vmlinux.h from this kernel's BTF, bpf2go, go build: skipped when nothing changed."""
+    binary = home / "bin" / "runq-exporter"
+    stamp = home / "bin" / "runq-exporter.sha256"
+    digest = source_digest()
+    if binary.exists() and stamp.exists() and stamp.read_text() == digest:
+        return binary
+    log("building the runq exporter (bpftool, bpf2go, go build)")
+    (SRC / "build").mkdir(exist_ok=True)
+    with open(SRC / "build" / "vmlinux.h", "w") as out:
+        subprocess.run(["bpftool", "btf", "dump", "file", "/sys/kernel/btf/vmlinux", "format", "c"], stdout=out, check=True)
+    env = dict(os.environ, GOFLAGS="-mod=mod")
+    for cmd in ([go_binary(), "generate", "./runq"], [go_binary(), "build", "-o", str(binary) + ".tmp", "."]):
+        r = subprocess.run(cmd, cwd=SRC, env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd[:2])} failed:\n{r.stdout[-2000:]}{r.stderr[-3000:]}")
+    Path(str(binary) + ".tmp").replace(binary)  # never truncate a binary a process runs
+    stamp.write_text(digest)
+    return binary
+
+
+class RunqExporter(Component):
+    name = "runq-exporter"
+    version = "tally 0.1.0"
+    depends = ("kafka", "registry")
+    ready_timeout = 60.0
+    stop_timeout = 15.0
+
+    def ports(self):
+        return {"metrics": self.s.port("TALLY_RUNQ_EXPORTER_PORT")}
+
+    def url(self):
+        return f"http://{self.host}:{self.ports()['metrics']}/metrics"
+
+    def metrics_target(self):
+        return f"{self.host}:{self.ports()['metrics']}"
+
+    def fetch(self):
+        build(self.s.home, self.log)
+
+    def command(self):
+        binary = build(self.s.home, self.log)
+        return [str(binary), "--source", self.s.get("TALLY_RUNQ_SOURCE"),
+                "--kafka", f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}",
+                "--registry", f"http://{self.host}:{self.s.port('TALLY_REGISTRY_PORT')}",
+                "--metrics-addr", self.metrics_target(), "--host", socket.gethostname(),
+                "--container-root", self.s.get("TALLY_RUNQ_CONTAINER_ROOT")], self.env()
+
+    def ready(self):
+        try:
+            with urllib.request.urlopen(self.url(), timeout=3) as r:
+                return r.status == 200
+        except OSError:
+            return False
