@@ -18,6 +18,7 @@ JOBS_JAR_DIR = REPO / "jobs" / "target"
 class JobSpec:
     name: str            # the Flink job name (env.execute(name))
     entry_class: str
+    extra: tuple[str, ...] = ()  # job-specific arguments
 
     def args(self, s: Settings) -> list[str]:
         h = s.host
@@ -26,11 +27,15 @@ class JobSpec:
                 "--cassandra.host", h, "--cassandra.port", str(s.port("TALLY_CASSANDRA_PORT")),
                 "--elasticsearch.url", f"http://{h}:{s.port('TALLY_ELASTICSEARCH_PORT')}",
                 "--namespaces.dir", str(REPO / "infra" / "namespaces"),
-                "--checkpoint.interval.ms", "2000", "--lifecycle.interval.ms", s.get("TALLY_SLICE_LIFECYCLE_MS")]
+                "--checkpoint.interval.ms", "2000", "--lifecycle.interval.ms", s.get("TALLY_SLICE_LIFECYCLE_MS"),
+                *self.extra]
 
 
 JOBS = [JobSpec("tally-timeseries-writer", "io.tally.jobs.timeseries.TimeSeriesWriterJob"),
-        JobSpec("tally-counter-rollup", "io.tally.jobs.counter.CounterRollupJob")]
+        JobSpec("tally-counter-rollup", "io.tally.jobs.counter.CounterRollupJob"),
+        # short windows on the local stack, so a test sees an incident within seconds
+        JobSpec("tally-noisy-neighbor", "io.tally.jobs.sched.NoisyNeighborJob",
+                ("--window.size.ms", "10000", "--window.slide.ms", "2000"))]
 
 
 class FlinkRest:
@@ -121,6 +126,8 @@ class Jobs:
         raise RuntimeError("the savepoint did not complete within 120 s")
 
     def resume(self, name: str) -> str:
+        if self.running(name):
+            raise RuntimeError(f"{name} is running already; stop it with a savepoint first")
         saved = json.loads(self.savepoints.read_text()) if self.savepoints.exists() else {}
         if name not in saved:
             raise RuntimeError(f"no savepoint recorded for {name}; stop it with a savepoint first")

@@ -11,8 +11,10 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 class KafkaTail:
     """Remembers the end of each partition of some topics; later returns what came after."""
 
-    def __init__(self, bootstrap: str, registry_url: str, topics: list[str]):
-        self.bootstrap, self.topics = bootstrap, topics
+    def __init__(self, bootstrap: str, registry_url: str, topics: list[str], ignore_keys: tuple[str, ...] = ("sched.",)):
+        """ignore_keys: key prefixes of background producers (the runq exporter writes
+        sched.* events into the same topics all the time)."""
+        self.bootstrap, self.topics, self.ignore_keys = bootstrap, topics, ignore_keys
         self.deser = AvroDeserializer(SchemaRegistryClient({"url": registry_url}))
         self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"tail-{uuid.uuid4()}",
                                   "enable.auto.commit": False, "log_level": 0})
@@ -42,7 +44,7 @@ class KafkaTail:
             if m is None or m.error():
                 continue
             self.position[(m.topic(), m.partition())] = m.offset() + 1
-            if m.value() is not None:
+            if m.value() is not None and not (m.key() or b"").decode(errors="replace").startswith(self.ignore_keys):
                 value = self.deser(m.value(), SerializationContext(m.topic(), MessageField.VALUE))
                 self.seen.append((m.topic(), m.key().decode(), value))
 

@@ -200,7 +200,8 @@ def test_generator_counts_are_exact_and_every_rejection_is_accounted_for(stack, 
             assert got["counter_type"] == ("ACCURATE" if ns == "ad_clicks" else "EVENTUAL")
     mine = [v for _, key, v in tail.records(3, timeout=60) if key.endswith(f"/{first}")]
     tail.close()
-    assert sorted(v["reason"] for v in mine) == ["IDEMPOTENCY_KEY_REUSE", "OUTSIDE_ACCEPT_WINDOW", "UNKNOWN_NAMESPACE"]
+    # dead letters are at least once: a job restart (e.g. a slow schema change) may repeat one
+    assert sorted(set(v["reason"] for v in mine)) == ["IDEMPOTENCY_KEY_REUSE", "OUTSIDE_ACCEPT_WINDOW", "UNKNOWN_NAMESPACE"]
     assert all(v["stage"] == "counter-rollup" and v["topic"] == "tally.counter.events" for v in mine)
     # the rollups themselves (EVENTUAL's answer) are exact once the window has passed; a
     # counter's rollup time moves only while it has events (counters[2:] got none directly)

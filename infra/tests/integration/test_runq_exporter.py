@@ -4,6 +4,7 @@ the other container reach Prometheus metrics, Kafka (the same topics as every pr
 Tally's own stores (ReadEventRecords on sched.runq, GetCount on sched.switchout)."""
 import socket
 import subprocess
+import sys
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
@@ -73,7 +74,8 @@ def until(what, fn, timeout=30.0):
 def test_a_noisy_neighbor_shows_up_in_metrics_kafka_and_tally(stack, settings, containers):
     exporter = stack.component("runq-exporter").url()
     bootstrap = f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}"
-    tail = KafkaTail(bootstrap, stack.component("registry").url(), ["tally.timeseries.events", "tally.counter.events"])
+    tail = KafkaTail(bootstrap, stack.component("registry").url(), ["tally.timeseries.events", "tally.counter.events"],
+                     ignore_keys=())
     victim = containers["victim"]
     until("victim run-queue samples", lambda: metric(exporter, "tally_runq_latency_seconds_count", container=victim) > 0)
     until("victim switch-outs by the other container",
@@ -126,3 +128,57 @@ def test_the_procfs_fallback_sees_the_containers_without_bpf(stack, settings, co
         p.terminate()
         out, _ = p.communicate(timeout=20)
     assert p.returncode == 0 and "stopped" in out, out
+
+
+def test_the_noisy_neighbor_job_alerts_the_victim(stack, settings):
+    """The victim, a latency-sensitive task that wakes every millisecond, runs alone long
+    enough for a baseline; then a neighbor with three busy loops arrives and the victim waits
+    behind it on every wake-up: NoisyNeighborJob (10 s windows sliding by 2 s on the local
+    stack) fires an alert for the victim on tally.alerts, and its window summaries are
+    readable through the gateway."""
+    from tally.jobs import Jobs
+    Jobs(settings, log=lambda *_: None).ensure_deployed()
+    root = cgroup_mount() / settings.get("TALLY_RUNQ_CONTAINER_ROOT")
+    run = uuid.uuid4().hex[:6]
+    victim, noisy = root / f"victim-{run}", root / f"noisy-{run}"
+    bootstrap = f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}"
+    tail = KafkaTail(bootstrap, stack.component("registry").url(), ["tally.alerts"], ignore_keys=())
+    procs = []
+
+    def hog(cgroup: Path, cmd=("sh", "-c", "while :; do :; done")):
+        p = subprocess.Popen(list(cmd))
+        procs.append(p)
+        (cgroup / "cgroup.procs").write_text(str(p.pid))
+    try:
+        root.mkdir(exist_ok=True)
+        victim.mkdir()
+        noisy.mkdir()
+        hog(victim, (sys.executable, "-c", "import time\nwhile True: time.sleep(0.001)"))
+        time.sleep(20)  # quiet windows: the victim's baseline
+        for _ in range(3):
+            hog(noisy)
+        key = f"{HOST}/{victim.name}"
+
+        def fired():
+            return [v for _, k, v in tail.records(1, timeout=2) if k == key and v["state"] == "FIRING"]
+        alert = until("a FIRING alert for the victim", fired, 60)[0]
+        assert alert["runq_p99_us"] >= alert["baseline_p99_us"]
+        assert alert["switch_outs_other_container"] + alert["switch_outs_system"] > alert["switch_outs_same_container"]
+        assert "other containers" in alert["reason"]
+        gw = stack.component("gateway").url()
+        now = datetime.now(timezone.utc)
+        body = {"namespace": "sched.summary", "timeSeriesId": key, "pageSize": 5,
+                "timeInterval": {"start": (now - timedelta(minutes=5)).isoformat().replace("+00:00", "Z"),
+                                 "end": (now + timedelta(minutes=1)).isoformat().replace("+00:00", "Z")}}
+        summaries = until("window summaries through ReadEventRecords", lambda: requests.post(
+            f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30).json().get("events"), 60)
+        assert {"runq_p99_us", "switch_outs_other_container"} <= {i["eventItemKey"] for i in summaries[0]["eventItems"]}
+    finally:
+        tail.close()
+        for p in procs:
+            p.kill()
+            p.wait()
+        time.sleep(0.2)
+        for d in (victim, noisy):
+            if d.exists():
+                d.rmdir()

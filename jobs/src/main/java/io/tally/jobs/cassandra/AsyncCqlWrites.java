@@ -2,7 +2,10 @@ package io.tally.jobs.cassandra;
 
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.Statement;
+import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
+import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import java.io.IOException;
+import java.time.Duration;
 import java.net.InetSocketAddress;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -20,8 +23,21 @@ public final class AsyncCqlWrites implements AutoCloseable {
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
     public AsyncCqlWrites(String host, int port, int maxInFlight) {
-        this(CqlSession.builder().addContactPoint(new InetSocketAddress(host, port)).withLocalDatacenter("datacenter1").build(),
-                maxInFlight);
+        this(session(host, port), maxInFlight);
+    }
+
+    /**
+     * A session for the jobs: writes keep the driver's 2 s timeout, but schema changes (a new
+     * keyspace or slice table) get 20 s, since a busy node can take longer than 2 s to agree on
+     * them and a timeout there would restart the job for nothing.
+     */
+    public static CqlSession session(String host, int port) {
+        return CqlSession.builder().addContactPoint(new InetSocketAddress(host, port)).withLocalDatacenter("datacenter1")
+                .withConfigLoader(DriverConfigLoader.programmaticBuilder()
+                        .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, Duration.ofSeconds(20))
+                        .withDuration(DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT, Duration.ofSeconds(20))
+                        .build())
+                .build();
     }
 
     public AsyncCqlWrites(CqlSession session, int maxInFlight) {

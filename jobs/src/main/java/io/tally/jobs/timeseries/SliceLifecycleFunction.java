@@ -30,8 +30,7 @@ public class SliceLifecycleFunction extends ProcessFunction<Long, String> {
     @Override
     public void open(OpenContext ctx) throws Exception {
         catalog = NamespaceCatalog.fromDirectory(Path.of(namespacesDir));
-        lifecycle = new SliceLifecycle(CqlSession.builder().addContactPoint(new InetSocketAddress(cassandraHost, cassandraPort))
-                .withLocalDatacenter("datacenter1").build(), elasticsearch);
+        lifecycle = new SliceLifecycle(io.tally.jobs.cassandra.AsyncCqlWrites.session(cassandraHost, cassandraPort), elasticsearch);
     }
 
     @Override

@@ -1,0 +1,27 @@
+package io.tally.jobs.sched;
+
+/** A container's summary over one sliding window: run-queue percentiles and switch-outs by cause. */
+public class ContainerWindow {
+    public String host;
+    public String container;
+    public long windowStartMillis;
+    public long windowEndMillis;
+    public long samples;
+    public long p50Us;
+    public long p90Us;
+    public long p99Us;
+    public long sameContainer;
+    public long otherContainer;
+    public long system;
+
+    public ContainerWindow() {}
+
+    public String key() {
+        return host + "/" + container;
+    }
+
+    /** Switch-outs caused by someone else: the noisy-neighbor side of the rule. */
+    public long byOthers() {
+        return otherContainer + system;
+    }
+}

@@ -1,0 +1,49 @@
+package io.tally.jobs.sched;
+
+import io.tally.jobs.sched.NoisyNeighborRule.Baseline;
+import io.tally.jobs.sched.NoisyNeighborRule.Verdict;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.util.Collector;
+
+/**
+ * Applies {@link NoisyNeighborRule} to each container's windows in order: FIRING when a
+ * noisy neighbor starts, RESOLVED when it ends; the baseline learns only from windows that
+ * were not under a neighbor's pressure, so a long incident does not become the new normal.
+ */
+public class NoisyNeighborDetector extends KeyedProcessFunction<String, ContainerWindow, AlertRecord> {
+    private final NoisyNeighborRule rule;
+    private transient ValueState<Baseline> baseline;
+    private transient ValueState<Boolean> firing;
+
+    public NoisyNeighborDetector(NoisyNeighborRule rule) {
+        this.rule = rule;
+    }
+
+    @Override
+    public void open(OpenContext ctx) {
+        baseline = getRuntimeContext().getState(new ValueStateDescriptor<>("baseline", TypeInformation.of(Baseline.class)));
+        firing = getRuntimeContext().getState(new ValueStateDescriptor<>("firing", Types.BOOLEAN));
+    }
+
+    @Override
+    public void processElement(ContainerWindow w, Context ctx, Collector<AlertRecord> out) throws Exception {
+        Baseline b = baseline.value();
+        Verdict v = rule.judge(w, b);
+        boolean wasFiring = Boolean.TRUE.equals(firing.value());
+        if (v == Verdict.NOISY_NEIGHBOR && !wasFiring) {
+            firing.update(true);
+            out.collect(AlertRecord.of(w, "FIRING", b.p99Us, rule.reason(v, w, b)));
+        } else if (v != Verdict.NOISY_NEIGHBOR && wasFiring) {
+            firing.update(false);
+            out.collect(AlertRecord.of(w, "RESOLVED", b == null ? 0 : b.p99Us, rule.reason(Verdict.NORMAL, w, b)));
+        }
+        if (v == Verdict.NORMAL) {
+            baseline.update(rule.learn(b, w));
+        }
+    }
+}

@@ -1,0 +1,78 @@
+package io.tally.jobs.sched;
+
+import java.io.Serializable;
+
+/**
+ * The article's rule: a container has a noisy neighbor when its run-queue latency rises AND
+ * its tasks are switched out by other containers or system services more than before. A rise
+ * in latency with switch-outs by its own tasks (or none) is the container being throttled by
+ * its own CPU quota or load, which is not a neighbor's fault. "Rises" means above both an
+ * absolute floor and `ratio` times the container's baseline (an EWMA over quiet windows).
+ */
+public final class NoisyNeighborRule implements Serializable {
+    public final double ratio;
+    public final long minP99Us;
+    public final long minSwitchOuts;
+    public final double alpha;
+
+    public NoisyNeighborRule(double ratio, long minP99Us, long minSwitchOuts, double alpha) {
+        this.ratio = ratio;
+        this.minP99Us = minP99Us;
+        this.minSwitchOuts = minSwitchOuts;
+        this.alpha = alpha;
+    }
+
+    public static NoisyNeighborRule defaults() {
+        return new NoisyNeighborRule(2.0, 1_000, 20, 0.2);
+    }
+
+    /** A container's normal: EWMAs of p99 and of switch-outs by others per window. */
+    public static class Baseline implements Serializable {
+        public double p99Us;
+        public double byOthers;
+        public long windows;
+    }
+
+    public enum Verdict { NOISY_NEIGHBOR, SELF_THROTTLED, NORMAL }
+
+    public Verdict judge(ContainerWindow w, Baseline b) {
+        if (b == null || b.windows == 0 || w.samples == 0) {
+            return Verdict.NORMAL;
+        }
+        boolean latencyRose = w.p99Us >= Math.max(minP99Us, ratio * b.p99Us);
+        if (!latencyRose) {
+            return Verdict.NORMAL;
+        }
+        boolean preemptionsRose = w.byOthers() >= Math.max(minSwitchOuts, ratio * b.byOthers)
+                && w.byOthers() > w.sameContainer;
+        return preemptionsRose ? Verdict.NOISY_NEIGHBOR : Verdict.SELF_THROTTLED;
+    }
+
+    /** Folds a window the container did not suffer in into its baseline. */
+    public Baseline learn(Baseline b, ContainerWindow w) {
+        Baseline out = b == null ? new Baseline() : b;
+        if (w.samples == 0) {
+            return out;
+        }
+        if (out.windows == 0) {
+            out.p99Us = w.p99Us;
+            out.byOthers = w.byOthers();
+        } else {
+            out.p99Us = alpha * w.p99Us + (1 - alpha) * out.p99Us;
+            out.byOthers = alpha * w.byOthers() + (1 - alpha) * out.byOthers;
+        }
+        out.windows++;
+        return out;
+    }
+
+    public String reason(Verdict v, ContainerWindow w, Baseline b) {
+        return switch (v) {
+            case NOISY_NEIGHBOR -> String.format("run-queue p99 %d us (baseline %.0f us) while switched out %d times by "
+                    + "other containers and %d by system services (baseline %.0f), %d by its own tasks",
+                    w.p99Us, b.p99Us, w.otherContainer, w.system, b.byOthers, w.sameContainer);
+            case SELF_THROTTLED -> String.format("run-queue p99 %d us (baseline %.0f us) but preempted mostly by its own "
+                    + "tasks (%d vs %d by others): its own quota or load, not a neighbor", w.p99Us, b.p99Us, w.sameContainer, w.byOthers());
+            case NORMAL -> "back to normal: run-queue p99 " + w.p99Us + " us";
+        };
+    }
+}

@@ -1,0 +1,78 @@
+package io.tally.jobs.sched;
+
+import io.tally.jobs.kafka.RawRecord;
+import io.tally.serde.AvroSerde;
+import io.tally.serde.SchemaRegistryClient;
+import io.tally.serde.SerdeException;
+import io.tally.serde.TallySchemas;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.streaming.api.functions.ProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.function.SerializableSupplier;
+
+/**
+ * Picks the exporter's events out of the shared topics: TimeSeriesEvents of sched.runq
+ * (time_series_id host/container, item runq_lat_us) and CounterEvents of sched.switchout
+ * (counter host/container/cause). Everything else, and what does not decode, is not this
+ * job's to judge: the writer and the rollup job dead-letter bad records.
+ */
+public class SchedDecoder extends ProcessFunction<RawRecord, SchedObservation> {
+    public static final String RUNQ = "sched.runq";
+    public static final String SWITCH_OUT = "sched.switchout";
+    private final SerializableSupplier<SchemaRegistryClient> registry;
+    private transient AvroSerde serde;
+
+    public SchedDecoder(SerializableSupplier<SchemaRegistryClient> registry) {
+        this.registry = registry;
+    }
+
+    @Override
+    public void open(OpenContext ctx) {
+        serde = new AvroSerde(registry.get(), false);
+    }
+
+    @Override
+    public void processElement(RawRecord in, Context ctx, Collector<SchedObservation> out) {
+        if (in.value == null || in.key == null) {
+            return; // heartbeats
+        }
+        String key = new String(in.key, StandardCharsets.UTF_8);
+        boolean runq = key.startsWith(RUNQ + "/");
+        if (!runq && !key.startsWith(SWITCH_OUT + "/")) {
+            return; // cheap: most records are not scheduler data
+        }
+        try {
+            if (runq) {
+                GenericRecord e = serde.deserialize(in.value, TallySchemas.TIME_SERIES_EVENT);
+                String tsid = e.get("time_series_id").toString();
+                int slash = tsid.indexOf('/');
+                @SuppressWarnings("unchecked")
+                List<GenericRecord> items = (List<GenericRecord>) e.get("items");
+                for (GenericRecord item : items) {
+                    if ("runq_lat_us".equals(item.get("key").toString()) && slash > 0) {
+                        ByteBuffer v = ((ByteBuffer) item.get("value")).duplicate();
+                        byte[] b = new byte[v.remaining()];
+                        v.get(b);
+                        out.collect(SchedObservation.latency(tsid.substring(0, slash), tsid.substring(slash + 1),
+                                Long.parseLong(new String(b, StandardCharsets.UTF_8)), (Long) e.get("event_time") / 1000));
+                    }
+                }
+            } else {
+                GenericRecord e = serde.deserialize(in.value, TallySchemas.COUNTER_EVENT);
+                String counter = e.get("counter").toString();
+                int first = counter.indexOf('/');
+                int last = counter.lastIndexOf('/');
+                if (first > 0 && last > first && "ADD".equals(e.get("op").toString())) {
+                    out.collect(SchedObservation.switchOuts(counter.substring(0, first), counter.substring(first + 1, last),
+                            counter.substring(last + 1), (Long) e.get("delta"), (Long) e.get("event_time") / 1000));
+                }
+            }
+        } catch (SerdeException | NumberFormatException | ClassCastException e) {
+            // not decodable as scheduler data: the writer or the rollup job dead-letters it
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package io.tally.jobs.sched;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tally.jobs.sched.NoisyNeighborRule.Baseline;
+import io.tally.jobs.sched.NoisyNeighborRule.Verdict;
+import org.junit.jupiter.api.Test;
+
+class NoisyNeighborRuleTest {
+    final NoisyNeighborRule rule = NoisyNeighborRule.defaults();
+
+    static ContainerWindow window(long p99, long same, long other, long system) {
+        ContainerWindow w = new ContainerWindow();
+        w.host = "h";
+        w.container = "c";
+        w.samples = 100;
+        w.p50Us = p99 / 4;
+        w.p90Us = p99 / 2;
+        w.p99Us = p99;
+        w.sameContainer = same;
+        w.otherContainer = other;
+        w.system = system;
+        return w;
+    }
+
+    Baseline quiet() {
+        Baseline b = null;
+        for (int i = 0; i < 5; i++) {
+            b = rule.learn(b, window(500, 10, 5, 2));
+        }
+        return b;
+    }
+
+    @Test
+    void latencyAndPreemptionsByOthersRisingTogetherIsANoisyNeighbor() {
+        assertThat(rule.judge(window(8_000, 10, 300, 20), quiet())).isEqualTo(Verdict.NOISY_NEIGHBOR);
+        assertThat(rule.judge(window(8_000, 10, 0, 300), quiet())).isEqualTo(Verdict.NOISY_NEIGHBOR); // a system service
+    }
+
+    @Test
+    void latencyRisingWithItsOwnTasksPreemptingIsThrottlingNotANeighbor() {
+        assertThat(rule.judge(window(8_000, 400, 10, 5), quiet())).isEqualTo(Verdict.SELF_THROTTLED);
+        assertThat(rule.judge(window(8_000, 0, 0, 0), quiet())).isEqualTo(Verdict.SELF_THROTTLED); // quota: no preemptions at all
+    }
+
+    @Test
+    void onlyOneSignalOrNoBaselineIsNormal() {
+        assertThat(rule.judge(window(600, 10, 300, 20), quiet())).isEqualTo(Verdict.NORMAL);   // preemptions alone
+        assertThat(rule.judge(window(8_000, 10, 300, 20), null)).isEqualTo(Verdict.NORMAL);    // nothing learnt yet
+        assertThat(rule.judge(window(900, 10, 300, 20), rule.learn(null, window(100, 1, 1, 1))))
+                .as("below the absolute floor").isEqualTo(Verdict.NORMAL);
+    }
+
+    @Test
+    void theBaselineIsAnEwma() {
+        Baseline b = rule.learn(null, window(1000, 0, 10, 0));
+        b = rule.learn(b, window(2000, 0, 20, 0));
+        assertThat(b.p99Us).isEqualTo(1200.0);
+        assertThat(b.byOthers).isEqualTo(12.0);
+        assertThat(b.windows).isEqualTo(2);
+    }
+}
