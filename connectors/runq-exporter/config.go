@@ -25,6 +25,7 @@ type Config struct {
 	IntervalText   string        `json:"interval"`       // switch-out flush / procfs scan
 	RefreshText    string        `json:"cgroup_refresh"` // cgroup tree re-scan
 	Refresh        time.Duration `json:"-"`
+	NoKafka        bool          `json:"no_kafka"` // measure only: encode and count, produce nothing
 }
 
 func defaults() Config {
@@ -49,6 +50,7 @@ func loadConfig(args []string) (Config, error) {
 	rate := fs.String("rate-limit", "", "BPF samples per cgroup per CPU at most once per this (default 10ms)")
 	interval := fs.String("interval", "", "switch-out flush and procfs scan interval (default 1s)")
 	noPreempt := fs.Bool("no-track-preempted", false, "do not enqueue preempted, still-runnable tasks")
+	noKafka := fs.Bool("no-kafka", false, "encode and count events but produce nothing (benchmarks)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -72,6 +74,9 @@ func loadConfig(args []string) (Config, error) {
 	}
 	if *noPreempt {
 		c.TrackPreempted = false
+	}
+	if *noKafka {
+		c.NoKafka = true
 	}
 	var err error
 	if c.RateLimit, err = time.ParseDuration(c.RateLimitText); err != nil {

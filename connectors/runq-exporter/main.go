@@ -109,6 +109,10 @@ func run(cfg Config) error {
 			m.drops.WithLabelValues("encode").Inc()
 			return
 		}
+		if cfg.NoKafka {
+			m.events.WithLabelValues(topic).Inc()
+			return
+		}
 		client.Produce(context.Background(), &kgo.Record{Topic: topic, Key: []byte(key), Value: b}, func(_ *kgo.Record, err error) {
 			if err != nil {
 				m.drops.WithLabelValues("kafka").Inc()

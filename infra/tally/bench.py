@@ -389,8 +389,85 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
             "freshness_ack_to_get_count": freshness, "get_count_at_2000_rps": get_count}
 
 
+def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
+    """Per-hook cost from kernel.bpf_stats_enabled, and a second exporter instance's CPU and
+    events/s at the measured context-switch rate, with the rate limiter on and off."""
+    import signal
+    import socket
+    import sys
+    import uuid
+    from .components.runq_exporter import build
+    binary = build(stack.s.home, say)
+    mount = next(p for p in (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup")) if (p / "cgroup.procs").exists())
+    group = mount / stack.s.get("TALLY_RUNQ_CONTAINER_ROOT") / f"bench-{uuid.uuid4().hex[:6]}"
+    group.mkdir(parents=True)
+    stats_flag = Path("/proc/sys/kernel/bpf_stats_enabled")
+    stats_before = stats_flag.read_text().strip()
+    stats_flag.write_text("1")
+    load = []
+    try:
+        for cmd in [["sh", "-c", "while :; do :; done"]] * 3 + [[sys.executable, "-c",
+                    "import time\nwhile True:\n    sum(range(2000))\n    time.sleep(0.001)"]]:
+            p = subprocess.Popen(cmd)
+            (group / "cgroup.procs").write_text(str(p.pid))
+            load.append(p)
+        say(f"load: 3 busy loops and a 1 ms sleeper in {group.name}; {seconds} s per run after 3 s warm-up")
+
+        def ctxt():
+            return next(int(l.split()[1]) for l in Path("/proc/stat").read_text().splitlines() if l.startswith("ctxt "))
+
+        def progs(pid):
+            out = json.loads(subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True).stdout)
+            return {p["name"]: (p.get("run_time_ns", 0), p.get("run_cnt", 0)) for p in out
+                    if p.get("name", "").startswith("tp_sched") and any(x.get("pid") == pid for x in p.get("pids", []))}
+        runs = {}
+        for label, rate, extra in (("rate limit 10 ms, producing to Kafka", "10ms", []),
+                                   ("rate limit 10 ms, no Kafka", "10ms", ["--no-kafka"]),
+                                   ("rate limiter off, no Kafka", "0s", ["--no-kafka"])):
+            with socket.socket() as sk:
+                sk.bind(("127.0.0.1", 0))
+                port = sk.getsockname()[1]
+            proc = subprocess.Popen([str(binary), "--metrics-addr", f"127.0.0.1:{port}", "--rate-limit", rate,
+                                     "--kafka", stack.component("kafka").bootstrap, "--host", "bench",
+                                     "--registry", stack.component("registry").url(),
+                                     "--container-root", stack.s.get("TALLY_RUNQ_CONTAINER_ROOT"), *extra],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            url = f"http://127.0.0.1:{port}/metrics"
+            try:
+                time.sleep(3)
+
+                def events():
+                    return sum(float(l.rsplit(" ", 1)[1]) for l in requests.get(url, timeout=5).text.splitlines()
+                               if l.startswith("tally_runq_exporter_events_total{"))
+                ref = ProcessRef(proc.pid, process_start_ticks(proc.pid))
+                c0, x0, e0, p0, t0 = cpu_seconds(ref), ctxt(), events(), progs(proc.pid), time.monotonic()
+                time.sleep(seconds)
+                c1, x1, e1, p1, t1 = cpu_seconds(ref), ctxt(), events(), progs(proc.pid), time.monotonic()
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(30)
+            wall = t1 - t0
+            hooks = {n: round((p1[n][0] - p0[n][0]) / max(1, p1[n][1] - p0[n][1])) for n in p1 if n in p0}
+            runs[label] = {"switches_per_s": round((x1 - x0) / wall), "exporter_cpu_percent": round(100 * (c1 - c0) / wall, 1),
+                           "events_per_s": round((e1 - e0) / wall), "ns_per_hook": hooks,
+                           "hook_calls_per_s": {n: round((p1[n][1] - p0[n][1]) / wall) for n in hooks}}
+            say(f"  {label}: {runs[label]}")
+    finally:
+        for p in load:
+            p.kill()
+            p.wait()
+        stats_flag.write_text(stats_before)
+        time.sleep(0.2)
+        group.rmdir()
+    return {"runs": runs, "note": "ns_per_hook = run_time_ns / run_cnt over the run (kernel.bpf_stats_enabled=1)"}
+
+
+def process_start_ticks(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+
+
 BENCHMARKS = {"gateway": bench_gateway, "registry": bench_registry, "timeseries": bench_timeseries,
-              "counters": bench_counters}
+              "counters": bench_counters, "runq": bench_runq}
 
 
 def run(name: str, stack: Stack, say) -> Path:

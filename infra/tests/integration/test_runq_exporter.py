@@ -153,15 +153,21 @@ def test_the_noisy_neighbor_job_alerts_the_victim(stack, settings):
         root.mkdir(exist_ok=True)
         victim.mkdir()
         noisy.mkdir()
-        hog(victim, (sys.executable, "-c", "import time\nwhile True: time.sleep(0.001)"))
-        time.sleep(20)  # quiet windows: the victim's baseline
-        for _ in range(3):
-            hog(noisy)
+        hog(victim, (sys.executable, "-c", "import time\nwhile True:\n    sum(range(2000))\n    time.sleep(0.001)"))
+        exporter = stack.component("runq-exporter").url()
         key = f"{HOST}/{victim.name}"
 
-        def fired():
-            return [v for _, k, v in tail.records(1, timeout=2) if k == key and v["state"] == "FIRING"]
-        alert = until("a FIRING alert for the victim", fired, 60)[0]
+        def alerts(state):
+            return [v for _, k, v in tail.records(1, timeout=2) if k == key and v["state"] == state]
+        time.sleep(20)  # quiet windows: the victim's baseline
+        assert metric(exporter, "tally_runq_latency_seconds_count", container=victim.name) > 0
+        assert metric(exporter, "tally_sched_switch_out_total", container=victim.name, cause="other_container") == 0, \
+            "no other container runs yet"
+        assert alerts("FIRING") == [], "the victim alone is not alerted"
+        for _ in range(3):
+            hog(noisy)
+        alert = until("a FIRING alert for the victim", lambda: alerts("FIRING"), 60)[0]
+        assert metric(exporter, "tally_sched_switch_out_total", container=victim.name, cause="other_container") > 0
         assert alert["runq_p99_us"] >= alert["baseline_p99_us"]
         assert alert["switch_outs_other_container"] + alert["switch_outs_system"] > alert["switch_outs_same_container"]
         assert "other containers" in alert["reason"]
@@ -173,6 +179,11 @@ def test_the_noisy_neighbor_job_alerts_the_victim(stack, settings):
         summaries = until("window summaries through ReadEventRecords", lambda: requests.post(
             f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30).json().get("events"), 60)
         assert {"runq_p99_us", "switch_outs_other_container"} <= {i["eventItemKey"] for i in summaries[0]["eventItems"]}
+        for p in procs[1:]:  # the neighbor leaves
+            p.kill()
+            p.wait()
+        resolved = until("the alert RESOLVED after the neighbor stopped", lambda: alerts("RESOLVED"), 60)[0]
+        assert resolved["runq_p99_us"] < alert["runq_p99_us"]
     finally:
         tail.close()
         for p in procs:
