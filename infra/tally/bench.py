@@ -416,10 +416,13 @@ def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
         def ctxt():
             return next(int(l.split()[1]) for l in Path("/proc/stat").read_text().splitlines() if l.startswith("ctxt "))
 
-        def progs(pid):
-            out = json.loads(subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True).stdout)
-            return {p["name"]: (p.get("run_time_ns", 0), p.get("run_cnt", 0)) for p in out
-                    if p.get("name", "").startswith("tp_sched") and any(x.get("pid") == pid for x in p.get("pids", []))}
+        def loaded() -> list[dict]:
+            return json.loads(subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True).stdout)
+
+        def progs(exclude: set[int]):
+            """The bench instance's programs: those loaded after `exclude` was taken."""
+            return {p["name"]: (p.get("run_time_ns", 0), p.get("run_cnt", 0)) for p in loaded()
+                    if p.get("name", "").startswith("tp_sched") and p["id"] not in exclude}
         runs = {}
         for label, rate, extra in (("rate limit 10 ms, producing to Kafka", "10ms", []),
                                    ("rate limit 10 ms, no Kafka", "10ms", ["--no-kafka"]),
@@ -427,6 +430,7 @@ def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
             with socket.socket() as sk:
                 sk.bind(("127.0.0.1", 0))
                 port = sk.getsockname()[1]
+            before = {p["id"] for p in loaded()}
             proc = subprocess.Popen([str(binary), "--metrics-addr", f"127.0.0.1:{port}", "--rate-limit", rate,
                                      "--kafka", stack.component("kafka").bootstrap, "--host", "bench",
                                      "--registry", stack.component("registry").url(),
@@ -440,9 +444,9 @@ def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
                     return sum(float(l.rsplit(" ", 1)[1]) for l in requests.get(url, timeout=5).text.splitlines()
                                if l.startswith("tally_runq_exporter_events_total{"))
                 ref = ProcessRef(proc.pid, process_start_ticks(proc.pid))
-                c0, x0, e0, p0, t0 = cpu_seconds(ref), ctxt(), events(), progs(proc.pid), time.monotonic()
+                c0, x0, e0, p0, t0 = cpu_seconds(ref), ctxt(), events(), progs(before), time.monotonic()
                 time.sleep(seconds)
-                c1, x1, e1, p1, t1 = cpu_seconds(ref), ctxt(), events(), progs(proc.pid), time.monotonic()
+                c1, x1, e1, p1, t1 = cpu_seconds(ref), ctxt(), events(), progs(before), time.monotonic()
             finally:
                 proc.send_signal(signal.SIGTERM)
                 proc.wait(30)
