@@ -14,7 +14,12 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import com.datastax.oss.driver.api.core.CqlSession;
 
 /**
  * GetCount, the read half of AddAndGetCount, and Recount, over the counter_rollups table that
@@ -43,6 +48,12 @@ final class CounterReader {
     private final long futureSkewMicros;
     private final Map<String, PreparedStatement> selects = new ConcurrentHashMap<>();
     private final Map<String, PreparedStatement> repairs = new ConcurrentHashMap<>();
+    /** First connections and ACCURATE scans (they block on Cassandra). */
+    private final ExecutorService pool = Executors.newFixedThreadPool(8, r -> {
+        Thread t = new Thread(r, "counter-read");
+        t.setDaemon(true);
+        return t;
+    });
 
     CounterReader(WriteRequestParser parser, EventReader events, GatewayMetrics metrics, GatewayConfig config) {
         this.parser = parser;
@@ -52,17 +63,42 @@ final class CounterReader {
         this.futureSkewMicros = config.longOf(GatewayConfig.FUTURE_SKEW_MS) * 1000;
     }
 
-    ObjectNode getCount(JsonNode body) {
+    /**
+     * GetCount without holding a thread: one asynchronous read of the rollup row once the
+     * session and statement exist; only an ACCURATE count with events to scan goes to a pool.
+     */
+    CompletionStage<ObjectNode> getCountAsync(JsonNode body) {
         RequestJson.object(body, "body");
         NamespaceConfig ns = parser.namespace(body, NamespaceConfig.Kind.COUNTER);
-        return count(ns, RequestJson.text(body, "counter_name", "counter_name", maxIdLength), null);
+        String counter = RequestJson.text(body, "counter_name", "counter_name", maxIdLength);
+        String keyspace = NamespaceName.keyspace(ns.name());
+        CqlSession session = events.sessionIfOpen();
+        PreparedStatement ps = selects.get(keyspace);
+        CompletionStage<Rollup> rollup;
+        if (session == null || ps == null) {
+            rollup = CompletableFuture.supplyAsync(() -> rollup(ns, counter), pool); // first use: connect and prepare
+        } else if (session.getMetadata().getKeyspace(keyspace).flatMap(k -> k.getTable("counter_rollups")).isEmpty()) {
+            rollup = CompletableFuture.completedFuture(new Rollup(0, 0, 0, 0));
+        } else {
+            rollup = session.executeAsync(ps.bind(counter)).thenApply(rs -> toRollup(rs.one()));
+        }
+        return rollup.thenCompose(r -> needsScan(ns, r)
+                ? CompletableFuture.supplyAsync(() -> count(ns, counter, null, r), pool)
+                : CompletableFuture.completedFuture(count(ns, counter, null, r)));
+    }
+
+    private static boolean needsScan(NamespaceConfig ns, Rollup r) {
+        return ns.counterType() == CounterType.ACCURATE && r.lastWriteMicros() + ns.rollup().coalesceMs() * 1000 > r.rollupMicros();
     }
 
     ObjectNode count(NamespaceConfig ns, String counter, JustWritten justWritten) {
+        return count(ns, counter, justWritten, rollup(ns, counter));
+    }
+
+    private ObjectNode count(NamespaceConfig ns, String counter, JustWritten justWritten, Rollup r) {
         long now = System.currentTimeMillis() * 1000;
-        Rollup r = rollup(ns, counter);
         long count = r.count();
-        if (ns.counterType() == CounterType.ACCURATE && r.lastWriteMicros() + ns.rollup().coalesceMs() * 1000 > r.rollupMicros()) {
+        if (needsScan(ns, r)) {
             long from = r.rollupMicros() > 0 ? r.rollupMicros() : now - FIRST_ROLLUP_SCAN_MICROS;
             List<CounterFold.Mutation> since = new ArrayList<>();
             boolean sawJustWritten = false;
@@ -108,6 +144,10 @@ final class CounterReader {
         } catch (RuntimeException e) {
             throw new ApiError(503, "CASSANDRA_UNAVAILABLE", "the counter read failed: " + e.getMessage(), null);
         }
+        return toRollup(row);
+    }
+
+    private static Rollup toRollup(Row row) {
         if (row == null) {
             return new Rollup(0, 0, 0, 0);
         }

@@ -72,6 +72,11 @@ final class EventReader {
         this.maxIdLength = config.intOf(GatewayConfig.MAX_ID);
     }
 
+    /** The session if it is connected already (never blocks), else null. */
+    CqlSession sessionIfOpen() {
+        return session;
+    }
+
     CqlSession session() {
         CqlSession s = session;
         if (s == null) {

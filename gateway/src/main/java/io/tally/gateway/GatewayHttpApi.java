@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
@@ -72,7 +73,7 @@ final class GatewayHttpApi {
         write(r, "/v1/counter/ClearCount", (body, now) -> parser.counter(body, true, now), Mode.BY_COUNTER_TYPE);
         write(r, "/v1/counter/AddAndGetCount", (body, now) -> parser.counter(body, false, now), Mode.BY_COUNTER_TYPE,
                 this::countAfterWrite);
-        read(r, "/v1/counter/GetCount", counters::getCount);
+        readAsync(r, "/v1/counter/GetCount", counters::getCountAsync);
         read(r, "/v1/counter/Recount", counters::recount);
         write(r, "/v1/timeseries/WriteEventRecords", (body, now) -> parser.events(body, now), Mode.ASYNC);
         write(r, "/v1/timeseries/WriteEventRecordsSync", (body, now) -> parser.events(body, now), Mode.SYNC);
@@ -156,19 +157,7 @@ final class GatewayHttpApi {
                 if (ctx.request().method() != HttpMethod.POST) {
                     throw new ApiError(405, "METHOD_NOT_ALLOWED", path + " takes POST", null);
                 }
-                String ct = ctx.request().getHeader("Content-Type");
-                if (ct == null || !ct.split(";")[0].trim().equalsIgnoreCase("application/json")) {
-                    throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "send the request as application/json", null);
-                }
-                JsonNode body;
-                try {
-                    body = JSON.readTree(ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes());
-                } catch (Exception e) {
-                    throw ApiError.badRequest("MALFORMED_JSON", "the body is not valid JSON: " + firstLine(e.getMessage()), null);
-                }
-                if (body == null || body.isMissingNode()) {
-                    throw ApiError.badRequest("MALFORMED_JSON", "the body is empty", null);
-                }
+                JsonNode body = jsonBody(ctx);
                 ctx.response().setStatusCode(200).putHeader("Content-Type", "application/json").end(handler.apply(body).toString());
             } catch (ApiError e) {
                 error(ctx, e);
@@ -179,11 +168,41 @@ final class GatewayHttpApi {
         }, false);
     }
 
-    private void handleWrite(RoutingContext ctx, BiFunction<JsonNode, Long, WriteBatch> parse, Mode mode,
-                             Function<WriteBatch, ObjectNode> followUp) {
-        if (draining) {
-            throw new ApiError(503, "SHUTTING_DOWN", "the gateway is shutting down; retry on another instance", null);
-        }
+    /**
+     * A read endpoint answered without a worker thread: the handler returns a stage that the
+     * Cassandra driver completes (GetCount: one asynchronous read on the common path).
+     */
+    private void readAsync(Router r, String path, Function<JsonNode, CompletionStage<ObjectNode>> handler) {
+        String endpoint = path.substring(path.lastIndexOf('/') + 1);
+        r.route(path).handler(ctx -> {
+            ctx.put("endpoint", endpoint);
+            Context context = Vertx.currentContext();
+            CompletionStage<ObjectNode> answer;
+            try {
+                if (ctx.request().method() != HttpMethod.POST) {
+                    throw new ApiError(405, "METHOD_NOT_ALLOWED", path + " takes POST", null);
+                }
+                answer = handler.apply(jsonBody(ctx));
+            } catch (ApiError e) {
+                error(ctx, e);
+                return;
+            }
+            answer.whenComplete((reply, err) -> context.runOnContext(v -> {
+                Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+                if (cause == null) {
+                    ctx.response().setStatusCode(200).putHeader("Content-Type", "application/json").end(reply.toString());
+                } else if (cause instanceof ApiError e) {
+                    error(ctx, e);
+                } else {
+                    LOG.error("{} failed", path, cause);
+                    error(ctx, new ApiError(503, "STORAGE_UNAVAILABLE", "the read failed: " + cause.getMessage(), null));
+                }
+            }));
+        });
+    }
+
+    /** The request's JSON body: 415 for another content type, 400 for what does not parse. */
+    private static JsonNode jsonBody(RoutingContext ctx) {
         String ct = ctx.request().getHeader("Content-Type");
         if (ct == null || !ct.split(";")[0].trim().equalsIgnoreCase("application/json")) {
             throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "send the request as application/json", null);
@@ -197,6 +216,15 @@ final class GatewayHttpApi {
         if (body == null || body.isMissingNode()) {
             throw ApiError.badRequest("MALFORMED_JSON", "the body is empty", null);
         }
+        return body;
+    }
+
+    private void handleWrite(RoutingContext ctx, BiFunction<JsonNode, Long, WriteBatch> parse, Mode mode,
+                             Function<WriteBatch, ObjectNode> followUp) {
+        if (draining) {
+            throw new ApiError(503, "SHUTTING_DOWN", "the gateway is shutting down; retry on another instance", null);
+        }
+        JsonNode body = jsonBody(ctx);
         long nowMillis = System.currentTimeMillis();
         WriteBatch batch = parse.apply(body, nowMillis * 1000);
         boolean sync = mode == Mode.SYNC || (mode == Mode.BY_COUNTER_TYPE && batch.namespace().counterType().durable());

@@ -3,10 +3,8 @@ package io.tally.jobs.counter;
 import io.tally.jobs.cassandra.CassandraEventSink;
 import io.tally.jobs.cassandra.EventRow;
 import io.tally.jobs.kafka.DeadLetterRecord;
-import io.tally.jobs.kafka.DeadLetterSerializer;
 import io.tally.jobs.kafka.RawRecord;
-import io.tally.jobs.kafka.RawRecordDeserializer;
-import io.tally.serde.RestSchemaRegistryClient;
+import io.tally.jobs.kafka.JobKafka;
 import io.tally.serde.SchemaRegistryClient;
 import java.util.List;
 import java.util.Map;
@@ -19,8 +17,6 @@ import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
-import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
-import org.apache.flink.streaming.api.CheckpointingMode;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -48,29 +44,18 @@ public final class CounterRollupJob {
 
     public static void main(String[] args) throws Exception {
         ParameterTool p = ParameterTool.fromArgs(args);
-        String bootstrap = p.get("kafka.bootstrap", "127.0.0.1:9092");
-        String registryUrl = p.get("registry.url", "http://127.0.0.1:8085");
-        SerializableSupplier<SchemaRegistryClient> registry = () -> new RestSchemaRegistryClient(registryUrl);
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-        env.enableCheckpointing(p.getLong("checkpoint.interval.ms", 5000), CheckpointingMode.EXACTLY_ONCE);
-        KafkaSource<RawRecord> source = KafkaSource.<RawRecord>builder()
-                .setBootstrapServers(bootstrap)
-                .setTopics(TOPIC)
-                .setGroupId(p.get("group.id", NAME))
-                .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
-                .setDeserializer(new RawRecordDeserializer())
-                .build();
+        JobKafka kafka = new JobKafka(p);
+        String bootstrap = kafka.bootstrap;
+        SerializableSupplier<SchemaRegistryClient> registry = kafka.registry();
+        StreamExecutionEnvironment env = kafka.environment();
+        KafkaSource<RawRecord> source = kafka.source(NAME, OffsetResetStrategy.EARLIEST, TOPIC);
         // per-partition watermarks from LogAppendTime: monotonic within a partition
         WatermarkStrategy<RawRecord> watermarks = WatermarkStrategy.<RawRecord>forMonotonousTimestamps()
                 .withTimestampAssigner((r, ts) -> r.timestampMillis);
         String host = p.get("cassandra.host", "127.0.0.1");
         int port = p.getInt("cassandra.port", 9042);
         build(env.fromSource(source, watermarks, TOPIC).uid("counter-source"),
-                new CassandraEventSink(host, port, 128), new CassandraRollupSink(host, port),
-                KafkaSink.<DeadLetterRecord>builder().setBootstrapServers(bootstrap)
-                        .setRecordSerializer(new DeadLetterSerializer(registry))
-                        .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE).build(),
-                registry, p.get("namespaces.dir", "infra/namespaces"));
+                new CassandraEventSink(host, port, 128), new CassandraRollupSink(host, port), kafka.deadLetters(), registry, p.get("namespaces.dir", "infra/namespaces"));
         long every = p.getLong("heartbeat.interval.ms", 250);
         int partitions = partitions(bootstrap);
         DataGeneratorSource<Long> ticks = new DataGeneratorSource<>(i -> i, Long.MAX_VALUE,

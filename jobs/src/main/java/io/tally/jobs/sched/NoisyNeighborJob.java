@@ -3,8 +3,7 @@ package io.tally.jobs.sched;
 import io.tally.jobs.kafka.AvroRecordSerializer;
 import io.tally.jobs.kafka.AvroRecordSerializer.Keyed;
 import io.tally.jobs.kafka.RawRecord;
-import io.tally.jobs.kafka.RawRecordDeserializer;
-import io.tally.serde.RestSchemaRegistryClient;
+import io.tally.jobs.kafka.JobKafka;
 import io.tally.serde.SchemaRegistryClient;
 import io.tally.serde.TallySchemas;
 import java.nio.ByteBuffer;
@@ -21,8 +20,6 @@ import org.apache.flink.api.java.utils.ParameterTool;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
-import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
-import org.apache.flink.streaming.api.CheckpointingMode;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
@@ -54,19 +51,13 @@ public final class NoisyNeighborJob {
 
     public static void main(String[] args) throws Exception {
         ParameterTool p = ParameterTool.fromArgs(args);
-        String bootstrap = p.get("kafka.bootstrap", "127.0.0.1:9092");
-        String registryUrl = p.get("registry.url", "http://127.0.0.1:8085");
-        SerializableSupplier<SchemaRegistryClient> registry = () -> new RestSchemaRegistryClient(registryUrl);
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-        env.enableCheckpointing(p.getLong("checkpoint.interval.ms", 5000), CheckpointingMode.EXACTLY_ONCE);
-        KafkaSource<RawRecord> source = KafkaSource.<RawRecord>builder()
-                .setBootstrapServers(bootstrap)
-                .setTopics(EVENTS_TOPIC, "tally.counter.events")
-                .setGroupId(p.get("group.id", NAME))
-                // scheduler data is only worth its recent past: a new deployment starts at the end
-                .setStartingOffsets(OffsetsInitializer.committedOffsets(org.apache.kafka.clients.consumer.OffsetResetStrategy.LATEST))
-                .setDeserializer(new RawRecordDeserializer())
-                .build();
+        JobKafka kafka = new JobKafka(p);
+        String bootstrap = kafka.bootstrap;
+        SerializableSupplier<SchemaRegistryClient> registry = kafka.registry();
+        StreamExecutionEnvironment env = kafka.environment();
+        // scheduler data is only worth its recent past: a new deployment starts at the end
+        KafkaSource<RawRecord> source = kafka.source(NAME, org.apache.kafka.clients.consumer.OffsetResetStrategy.LATEST,
+                EVENTS_TOPIC, "tally.counter.events");
         NoisyNeighborRule rule = new NoisyNeighborRule(p.getDouble("rule.ratio", 2.0), p.getLong("rule.min.p99.us", 1000),
                 p.getLong("rule.min.switch.outs", 20), 0.2);
         build(env.fromSource(source, WatermarkStrategy.noWatermarks(), "scheduler-events").uid("sched-source"),

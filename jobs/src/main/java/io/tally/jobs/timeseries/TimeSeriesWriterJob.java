@@ -1,9 +1,8 @@
 package io.tally.jobs.timeseries;
 
 import io.tally.jobs.kafka.RawRecord;
-import io.tally.jobs.kafka.RawRecordDeserializer;
+import io.tally.jobs.kafka.JobKafka;
 import io.tally.jobs.kafka.DeadLetterRecord;
-import io.tally.jobs.kafka.DeadLetterSerializer;
 import io.tally.jobs.cassandra.EventRow;
 import io.tally.jobs.cassandra.CassandraEventSink;
 
@@ -12,7 +11,6 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
-import io.tally.serde.RestSchemaRegistryClient;
 import java.net.URI;
 import java.nio.file.Path;
 import org.apache.flink.connector.elasticsearch.sink.Elasticsearch7SinkBuilder;
@@ -26,15 +24,10 @@ import org.apache.flink.api.java.utils.ParameterTool;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
-import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
-import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
-import org.apache.flink.streaming.api.CheckpointingMode;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.util.Collector;
 import org.apache.flink.util.function.SerializableSupplier;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
  * Stores every TimeSeriesEvent of tally.timeseries.events in its namespace's Cassandra slice
@@ -59,24 +52,11 @@ public final class TimeSeriesWriterJob {
 
     public static void main(String[] args) throws Exception {
         ParameterTool p = ParameterTool.fromArgs(args);
-        String bootstrap = p.get("kafka.bootstrap", "127.0.0.1:9092");
-        String registryUrl = p.get("registry.url", "http://127.0.0.1:8085");
-        SerializableSupplier<SchemaRegistryClient> registry = () -> new RestSchemaRegistryClient(registryUrl);
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-        env.enableCheckpointing(p.getLong("checkpoint.interval.ms", 5000), CheckpointingMode.EXACTLY_ONCE);
-        KafkaSource<RawRecord> source = KafkaSource.<RawRecord>builder()
-                .setBootstrapServers(bootstrap)
-                .setTopics(TOPIC)
-                .setGroupId(p.get("group.id", NAME))
-                .setStartingOffsets(OffsetsInitializer.committedOffsets(
-                        org.apache.kafka.clients.consumer.OffsetResetStrategy.EARLIEST))
-                .setDeserializer(new RawRecordDeserializer())
-                .build();
-        KafkaSink<DeadLetterRecord> deadLetters = KafkaSink.<DeadLetterRecord>builder()
-                .setBootstrapServers(bootstrap)
-                .setRecordSerializer(new DeadLetterSerializer(registry))
-                .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
-                .build();
+        JobKafka kafka = new JobKafka(p);
+        SerializableSupplier<SchemaRegistryClient> registry = kafka.registry();
+        StreamExecutionEnvironment env = kafka.environment();
+        KafkaSource<RawRecord> source = kafka.source(NAME, org.apache.kafka.clients.consumer.OffsetResetStrategy.EARLIEST, TOPIC);
+        KafkaSink<DeadLetterRecord> deadLetters = kafka.deadLetters();
         String namespacesDir = p.get("namespaces.dir", "infra/namespaces");
         String elasticsearch = p.get("elasticsearch.url", "http://127.0.0.1:9200");
         IndexTemplates.ensureAll(elasticsearch, NamespaceCatalog.fromDirectory(Path.of(namespacesDir)));
