@@ -28,12 +28,21 @@ class KafkaTail:
         self.consumer.assign([TopicPartition(t, p, off) for (t, p), off in self.start.items()])
 
     def ends(self) -> dict[tuple[str, int], int]:
-        out = {}
-        for t in self.topics:
-            md = self.consumer.list_topics(t, timeout=10).topics[t]
-            for p in md.partitions:
-                out[(t, p)] = self.consumer.get_watermark_offsets(TopicPartition(t, p), timeout=10)[1]
-        return out
+        """The end offsets; retried for a while, since a test may have just restarted the broker."""
+        from confluent_kafka import KafkaException
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                out = {}
+                for t in self.topics:
+                    md = self.consumer.list_topics(t, timeout=10).topics[t]
+                    for p in md.partitions:
+                        out[(t, p)] = self.consumer.get_watermark_offsets(TopicPartition(t, p), timeout=10)[1]
+                return out
+            except KafkaException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1)
 
     def _drain(self, until: dict[tuple[str, int], int], deadline: float) -> None:
         """Reads every record before `until`, keeping those with a value (heartbeats have none)."""

@@ -193,3 +193,54 @@ def test_the_noisy_neighbor_job_alerts_the_victim(stack, settings):
         for d in (victim, noisy):
             if d.exists():
                 d.rmdir()
+
+
+def test_procfs_and_bpf_rank_containers_alike(stack, settings):
+    """A container whose busy loop runs at nice 19 waits far longer for the CPU than one at
+    nice 0: both sources must rank the two the same way (mean run-queue latency)."""
+    from tally.components.runq_exporter import build
+    root = cgroup_mount() / settings.get("TALLY_RUNQ_CONTAINER_ROOT")
+    run = uuid.uuid4().hex[:6]
+    low, high = root / f"low-{run}", root / f"high-{run}"
+    procs = []
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    fallback = None
+    try:
+        root.mkdir(exist_ok=True)
+        for d, nice, n in ((low, 19, 1), (high, 0, 2)):
+            d.mkdir()
+            for _ in range(n):
+                p = subprocess.Popen(["nice", "-n", str(nice), "sh", "-c", "while :; do :; done"])
+                procs.append(p)
+                (d / "cgroup.procs").write_text(str(p.pid))
+        fallback = subprocess.Popen([str(build(settings.home, lambda *_: None)), "--source", "procfs", "--no-kafka",
+                                     "--metrics-addr", f"127.0.0.1:{port}", "--interval", "500ms",
+                                     "--registry", stack.component("registry").url(),
+                                     "--container-root", settings.get("TALLY_RUNQ_CONTAINER_ROOT")],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        bpf, procfs = stack.component("runq-exporter").url(), f"http://127.0.0.1:{port}/metrics"
+
+        def mean(url, name):
+            n = metric(url, "tally_runq_latency_seconds_count", container=name)
+            return metric(url, "tally_runq_latency_seconds_sum", container=name) / n if n else None
+
+        def ranked(url):
+            lo, hi = mean(url, low.name), mean(url, high.name)
+            return (lo, hi) if lo is not None and hi is not None else None
+        time.sleep(8)
+        for url in (bpf, procfs):
+            lo, hi = until(f"samples of both containers from {url}", lambda: ranked(url), 30)
+            assert lo > hi, f"{url}: nice 19 waited {lo * 1e3:.2f} ms on average, nice 0 {hi * 1e3:.2f} ms"
+    finally:
+        if fallback is not None:
+            fallback.terminate()
+            fallback.wait(20)
+        for p in procs:
+            p.kill()
+            p.wait()
+        time.sleep(0.2)
+        for d in (low, high):
+            if d.exists():
+                d.rmdir()

@@ -38,7 +38,7 @@ import org.apache.flink.util.function.SerializableSupplier;
  *
  * <p>Arguments: --kafka.bootstrap, --registry.url, --group.id, --checkpoint.interval.ms,
  * --window.size.ms (60 s), --window.slide.ms (10 s), --rule.ratio (2), --rule.min.p99.us (1000),
- * --rule.min.switch.outs (20).
+ * --rule.min.switch.outs (100 a window).
  */
 public final class NoisyNeighborJob {
     public static final String NAME = "tally-noisy-neighbor";
@@ -59,7 +59,7 @@ public final class NoisyNeighborJob {
         KafkaSource<RawRecord> source = kafka.source(NAME, org.apache.kafka.clients.consumer.OffsetResetStrategy.LATEST,
                 EVENTS_TOPIC, "tally.counter.events");
         NoisyNeighborRule rule = new NoisyNeighborRule(p.getDouble("rule.ratio", 2.0), p.getLong("rule.min.p99.us", 1000),
-                p.getLong("rule.min.switch.outs", 20), 0.2);
+                p.getLong("rule.min.switch.outs", 100), 0.2);
         build(env.fromSource(source, WatermarkStrategy.noWatermarks(), "scheduler-events").uid("sched-source"),
                 KafkaSink.<AlertRecord>builder().setBootstrapServers(bootstrap)
                         .setRecordSerializer(new AvroRecordSerializer<>(ALERTS_TOPIC, registry, NoisyNeighborJob::alert))

@@ -23,7 +23,7 @@ public final class NoisyNeighborRule implements Serializable {
     }
 
     public static NoisyNeighborRule defaults() {
-        return new NoisyNeighborRule(2.0, 1_000, 20, 0.2);
+        return new NoisyNeighborRule(2.0, 1_000, 100, 0.2);
     }
 
     /** A container's normal: EWMAs of p99 and of switch-outs by others per window. */
