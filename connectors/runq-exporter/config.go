@@ -25,7 +25,8 @@ type Config struct {
 	IntervalText   string        `json:"interval"`       // switch-out flush / procfs scan
 	RefreshText    string        `json:"cgroup_refresh"` // cgroup tree re-scan
 	Refresh        time.Duration `json:"-"`
-	NoKafka        bool          `json:"no_kafka"` // measure only: encode and count, produce nothing
+	NoKafka        bool          `json:"no_kafka"`      // measure only: encode and count, produce nothing
+	ExportSystem   bool          `json:"export_system"` // also produce samples of non-container tasks
 }
 
 func defaults() Config {
@@ -51,6 +52,7 @@ func loadConfig(args []string) (Config, error) {
 	interval := fs.String("interval", "", "switch-out flush and procfs scan interval (default 1s)")
 	noPreempt := fs.Bool("no-track-preempted", false, "do not enqueue preempted, still-runnable tasks")
 	noKafka := fs.Bool("no-kafka", false, "encode and count events but produce nothing (benchmarks)")
+	exportSystem := fs.Bool("export-system", false, "also produce run-queue samples of system (non-container) tasks; they always reach the metrics")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -77,6 +79,9 @@ func loadConfig(args []string) (Config, error) {
 	}
 	if *noKafka {
 		c.NoKafka = true
+	}
+	if *exportSystem {
+		c.ExportSystem = true
 	}
 	var err error
 	if c.RateLimit, err = time.ParseDuration(c.RateLimitText); err != nil {

@@ -123,8 +123,10 @@ func run(cfg Config) error {
 	}
 	observe := func(s exporter.Sample) {
 		m.runq.WithLabelValues(s.Container).Observe(s.Latency.Seconds())
-		ev := agg.Observe(s)
-		produce(timeseriesTopic, ev.Namespace+"/"+ev.TimeSeriesID, tsEnc, ev)
+		ev := agg.Observe(s) // counts the switch-out even when the sample itself is not exported
+		if s.Container != cgroups.System || cfg.ExportSystem {
+			produce(timeseriesTopic, ev.Namespace+"/"+ev.TimeSeriesID, tsEnc, ev)
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

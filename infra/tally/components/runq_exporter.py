@@ -73,6 +73,10 @@ class RunqExporter(Component):
     def fetch(self):
         build(self.s.home, self.log)
 
+    def stale(self):
+        stamp = self.s.home / "bin" / "runq-exporter.sha256"
+        return stamp.exists() and stamp.read_text() != source_digest()
+
     def command(self):
         binary = build(self.s.home, self.log)
         return [str(binary), "--source", self.s.get("TALLY_RUNQ_SOURCE"),

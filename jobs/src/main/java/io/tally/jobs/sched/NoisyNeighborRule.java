@@ -7,13 +7,16 @@ import java.io.Serializable;
  * its tasks are switched out by other containers or system services more than before. A rise
  * in latency with switch-outs by its own tasks (or none) is the container being throttled by
  * its own CPU quota or load, which is not a neighbor's fault. "Rises" means above both an
- * absolute floor and `ratio` times the container's baseline (an EWMA over quiet windows).
+ * absolute floor and `ratio` times the container's baseline (an EWMA over quiet windows, judged
+ * only once five of them were learnt).
  */
 public final class NoisyNeighborRule implements Serializable {
     public final double ratio;
     public final long minP99Us;
     public final long minSwitchOuts;
     public final double alpha;
+    /** Normal windows learnt before anything is judged: a new container's first windows are partial. */
+    public final int minBaselineWindows = 5;
 
     public NoisyNeighborRule(double ratio, long minP99Us, long minSwitchOuts, double alpha) {
         this.ratio = ratio;
@@ -36,7 +39,7 @@ public final class NoisyNeighborRule implements Serializable {
     public enum Verdict { NOISY_NEIGHBOR, SELF_THROTTLED, NORMAL }
 
     public Verdict judge(ContainerWindow w, Baseline b) {
-        if (b == null || b.windows == 0 || w.samples == 0) {
+        if (b == null || b.windows < minBaselineWindows || w.samples == 0) {
             return Verdict.NORMAL;
         }
         boolean latencyRose = w.p99Us >= Math.max(minP99Us, ratio * b.p99Us);

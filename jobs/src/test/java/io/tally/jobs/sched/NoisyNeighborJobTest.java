@@ -21,7 +21,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.junit.jupiter.api.Test;
 
 /**
- * The job on a MiniCluster with the exporter's record shapes: 20 quiet seconds for both
+ * The job on a MiniCluster with the exporter's record shapes: 40 quiet seconds for both
  * containers, then "victim" waits long while "noisy" preempts it, and "greedy" waits long
  * while preempted by its own tasks (its own quota). Only the victim is alerted, then resolved.
  */
@@ -53,9 +53,9 @@ class NoisyNeighborJobTest {
 
     @Test
     void alertsTheVictimOfANeighborButNotAContainerThrottledByItself() throws Exception {
-        for (long s = 0; s < 60; s++) {
+        for (long s = 0; s < 80; s++) {
             long at = T0 + s * 1000;
-            boolean incident = s >= 20 && s < 40;
+            boolean incident = s >= 40 && s < 60;
             for (int i = 0; i < 10; i++) {
                 runq("victim", at + i * 100, incident ? 20_000 : 200);
                 runq("greedy", at + i * 100, incident ? 20_000 : 200);

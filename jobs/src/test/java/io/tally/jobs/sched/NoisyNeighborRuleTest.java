@@ -47,8 +47,13 @@ class NoisyNeighborRuleTest {
     void onlyOneSignalOrNoBaselineIsNormal() {
         assertThat(rule.judge(window(600, 10, 300, 20), quiet())).isEqualTo(Verdict.NORMAL);   // preemptions alone
         assertThat(rule.judge(window(8_000, 10, 300, 20), null)).isEqualTo(Verdict.NORMAL);    // nothing learnt yet
-        assertThat(rule.judge(window(900, 10, 300, 20), rule.learn(null, window(100, 1, 1, 1))))
-                .as("below the absolute floor").isEqualTo(Verdict.NORMAL);
+        Baseline low = null;
+        for (int i = 0; i < 5; i++) {
+            low = rule.learn(low, window(100, 1, 1, 1));
+        }
+        assertThat(rule.judge(window(900, 10, 300, 20), low)).as("below the absolute floor").isEqualTo(Verdict.NORMAL);
+        assertThat(rule.judge(window(8_000, 10, 300, 20), rule.learn(null, window(500, 10, 5, 2))))
+                .as("one window is not a baseline yet").isEqualTo(Verdict.NORMAL);
     }
 
     @Test
