@@ -1,13 +1,13 @@
 package io.tally.jobs.counter;
 
 import io.tally.jobs.kafka.DeadLetterRecord;
+import io.tally.jobs.kafka.NamespacedRecords;
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.jobs.timeseries.EventDecoder;
 import io.tally.namespace.NamespaceCatalog;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.SchemaRegistryClient;
-import io.tally.serde.SerdeException;
 import io.tally.serde.TallySchemas;
 import java.nio.file.Path;
 import org.apache.avro.generic.GenericRecord;
@@ -48,24 +48,14 @@ public class CounterEventDecoder extends ProcessFunction<RawRecord, CounterMutat
         if (in.value == null) {
             return; // a heartbeat
         }
-        GenericRecord e;
-        try {
-            e = serde.deserialize(in.value, TallySchemas.COUNTER_EVENT);
-        } catch (SerdeException ex) {
-            ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, "UNDECODABLE", ex.getMessage(), STAGE));
+        NamespacedRecords.Decoded d = NamespacedRecords.decode(in, serde, TallySchemas.COUNTER_EVENT, catalog,
+                NamespaceConfig.Kind.COUNTER, STAGE, dl -> ctx.output(DEAD_LETTERS, dl));
+        if (d == null) {
             return;
         }
-        String namespace = e.get("namespace").toString();
-        NamespaceConfig ns = catalog.get(namespace).orElse(null);
-        if (ns == null) {
-            ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, "UNKNOWN_NAMESPACE", "namespace '" + namespace + "' does not exist", STAGE));
-            return;
-        }
-        if (!ns.isCounter()) {
-            ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, "WRONG_NAMESPACE_KIND",
-                    "namespace '" + namespace + "' is not a counter namespace", STAGE));
-            return;
-        }
+        GenericRecord e = d.value();
+        NamespaceConfig ns = d.namespace();
+        String namespace = ns.name();
         long eventTime = (Long) e.get("event_time");
         long appended = in.timestampMillis * 1000;
         if (!ns.accepts(eventTime, appended, EventDecoder.FUTURE_SKEW_MICROS)) {

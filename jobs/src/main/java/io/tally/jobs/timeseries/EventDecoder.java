@@ -2,6 +2,7 @@ package io.tally.jobs.timeseries;
 
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.jobs.kafka.DeadLetterRecord;
+import io.tally.jobs.kafka.NamespacedRecords;
 import io.tally.jobs.cassandra.EventRow;
 
 import io.tally.namespace.NamespaceCatalog;
@@ -10,7 +11,6 @@ import io.tally.namespace.NamespaceName;
 import io.tally.namespace.TimeSlicePlanner;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.SchemaRegistryClient;
-import io.tally.serde.SerdeException;
 import io.tally.serde.TallySchemas;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -57,25 +57,14 @@ public class EventDecoder extends ProcessFunction<RawRecord, EventRow> {
 
     @Override
     public void processElement(RawRecord in, Context ctx, Collector<EventRow> out) {
-        GenericRecord e;
-        try {
-            e = serde.deserialize(in.value, TallySchemas.TIME_SERIES_EVENT);
-        } catch (SerdeException ex) {
-            ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, "UNDECODABLE", ex.getMessage(), STAGE));
+        NamespacedRecords.Decoded d = NamespacedRecords.decode(in, serde, TallySchemas.TIME_SERIES_EVENT, catalog,
+                NamespaceConfig.Kind.TIMESERIES, STAGE, dl -> ctx.output(DEAD_LETTERS, dl));
+        if (d == null) {
             return;
         }
-        String namespace = e.get("namespace").toString();
-        NamespaceConfig ns = catalog.get(namespace).orElse(null);
-        if (ns == null) {
-            ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, "UNKNOWN_NAMESPACE",
-                    "namespace '" + namespace + "' does not exist", STAGE));
-            return;
-        }
-        if (ns.kind() != NamespaceConfig.Kind.TIMESERIES) {
-            ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, "WRONG_NAMESPACE_KIND",
-                    "namespace '" + namespace + "' is not a timeseries namespace", STAGE));
-            return;
-        }
+        GenericRecord e = d.value();
+        NamespaceConfig ns = d.namespace();
+        String namespace = ns.name();
         long eventTime = (Long) e.get("event_time");
         long arrival = in.timestampMillis * 1000;
         if (!ns.accepts(eventTime, arrival, FUTURE_SKEW_MICROS)) {
