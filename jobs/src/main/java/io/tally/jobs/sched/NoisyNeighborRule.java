@@ -8,7 +8,10 @@ import java.io.Serializable;
  * in latency with switch-outs by its own tasks (or none) is the container being throttled by
  * its own CPU quota or load, which is not a neighbor's fault. "Rises" means above both an
  * absolute floor and `ratio` times the container's baseline (an EWMA over quiet windows, judged
- * only once five of them were learnt).
+ * only once five of them were learnt). Each signal is compared with its own baseline: p99 or
+ * p90 for latency, and switch-outs by other containers or by system services for preemption,
+ * so a host whose services already preempt a lot (a busy machine) does not hide a new neighbor
+ * container behind that background, and one long outlier in a quiet baseline does not either.
  */
 public final class NoisyNeighborRule implements Serializable {
     public final double ratio;
@@ -29,10 +32,12 @@ public final class NoisyNeighborRule implements Serializable {
         return new NoisyNeighborRule(2.0, 1_000, 100, 0.2);
     }
 
-    /** A container's normal: EWMAs of p99 and of switch-outs by others per window. */
+    /** A container's normal: EWMAs of its latency percentiles and of switch-outs by cause per window. */
     public static class Baseline implements Serializable {
+        public double p90Us;
         public double p99Us;
-        public double byOthers;
+        public double otherContainer;
+        public double system;
         public long windows;
     }
 
@@ -42,11 +47,11 @@ public final class NoisyNeighborRule implements Serializable {
         if (b == null || b.windows < minBaselineWindows || w.samples == 0) {
             return Verdict.NORMAL;
         }
-        boolean latencyRose = w.p99Us >= Math.max(minP99Us, ratio * b.p99Us);
+        boolean latencyRose = rose(w.p99Us, b.p99Us, minP99Us) || rose(w.p90Us, b.p90Us, minP99Us);
         if (!latencyRose) {
             return Verdict.NORMAL;
         }
-        boolean preemptionsRose = w.byOthers() >= Math.max(minSwitchOuts, ratio * b.byOthers)
+        boolean preemptionsRose = (rose(w.otherContainer, b.otherContainer, minSwitchOuts) || rose(w.system, b.system, minSwitchOuts))
                 && w.byOthers() > w.sameContainer;
         return preemptionsRose ? Verdict.NOISY_NEIGHBOR : Verdict.SELF_THROTTLED;
     }
@@ -57,22 +62,28 @@ public final class NoisyNeighborRule implements Serializable {
         if (w.samples == 0) {
             return out;
         }
-        if (out.windows == 0) {
-            out.p99Us = w.p99Us;
-            out.byOthers = w.byOthers();
-        } else {
-            out.p99Us = alpha * w.p99Us + (1 - alpha) * out.p99Us;
-            out.byOthers = alpha * w.byOthers() + (1 - alpha) * out.byOthers;
-        }
+        boolean first = out.windows == 0;
+        out.p90Us = ewma(first, out.p90Us, w.p90Us);
+        out.p99Us = ewma(first, out.p99Us, w.p99Us);
+        out.otherContainer = ewma(first, out.otherContainer, w.otherContainer);
+        out.system = ewma(first, out.system, w.system);
         out.windows++;
         return out;
+    }
+
+    private boolean rose(long now, double baseline, long floor) {
+        return now >= Math.max(floor, ratio * baseline);
+    }
+
+    private double ewma(boolean first, double previous, long value) {
+        return first ? value : alpha * value + (1 - alpha) * previous;
     }
 
     public String reason(Verdict v, ContainerWindow w, Baseline b) {
         return switch (v) {
             case NOISY_NEIGHBOR -> String.format("run-queue p99 %d us (baseline %.0f us) while switched out %d times by "
                     + "other containers and %d by system services (baseline %.0f), %d by its own tasks",
-                    w.p99Us, b.p99Us, w.otherContainer, w.system, b.byOthers, w.sameContainer);
+                    w.p99Us, b.p99Us, w.otherContainer, w.system, b.otherContainer + b.system, w.sameContainer);
             case SELF_THROTTLED -> String.format("run-queue p99 %d us (baseline %.0f us) but preempted mostly by its own "
                     + "tasks (%d vs %d by others): its own quota or load, not a neighbor", w.p99Us, b.p99Us, w.sameContainer, w.byOthers());
             case NORMAL -> "back to normal: run-queue p99 " + w.p99Us + " us";

@@ -57,11 +57,31 @@ class NoisyNeighborRuleTest {
     }
 
     @Test
+    void aNeighborContainerStandsOutAgainstABusyHostsSystemPreemptions() {
+        // A loaded host: system services already preempt the victim 130 times a window and its
+        // p99 is noisy; a neighbor container then adds 150 switch-outs of its own.
+        Baseline busy = null;
+        for (int i = 0; i < 5; i++) {
+            busy = rule.learn(busy, window(10_000, 0, 0, 130));
+        }
+        assertThat(rule.judge(window(30_000, 0, 120, 130), busy)).isEqualTo(Verdict.NOISY_NEIGHBOR);
+        assertThat(rule.judge(window(30_000, 0, 0, 140), busy)).as("the same background, no neighbor").isNotEqualTo(Verdict.NOISY_NEIGHBOR);
+    }
+
+    @Test
+    void aRisingP90CountsWhenTheTailWasAlreadyLong() {
+        ContainerWindow w = window(900, 10, 300, 20);
+        w.p90Us = 2_000;
+        assertThat(rule.judge(w, quiet())).isEqualTo(Verdict.NOISY_NEIGHBOR);
+    }
+
+    @Test
     void theBaselineIsAnEwma() {
         Baseline b = rule.learn(null, window(1000, 0, 10, 0));
         b = rule.learn(b, window(2000, 0, 20, 0));
         assertThat(b.p99Us).isEqualTo(1200.0);
-        assertThat(b.byOthers).isEqualTo(12.0);
+        assertThat(b.otherContainer).isEqualTo(12.0);
+        assertThat(b.p90Us).isEqualTo(600.0);
         assertThat(b.windows).isEqualTo(2);
     }
 }
