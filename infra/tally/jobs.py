@@ -26,7 +26,6 @@ class JobSpec:
                 "--registry.url", f"http://{h}:{s.port('TALLY_REGISTRY_PORT')}",
                 "--cassandra.host", h, "--cassandra.port", str(s.port("TALLY_CASSANDRA_PORT")),
                 "--elasticsearch.url", f"http://{h}:{s.port('TALLY_ELASTICSEARCH_PORT')}",
-                "--namespaces.dir", str(REPO / "infra" / "namespaces"),
                 "--checkpoint.interval.ms", "2000", "--lifecycle.interval.ms", s.get("TALLY_SLICE_LIFECYCLE_MS"),
                 *self.extra]
 

@@ -11,6 +11,7 @@ from ..settings import REPO
 from .base import JAVA, Component
 
 CONNECTOR = "tally-control-plane"
+CONTROL_TOPIC = "tally.control.namespaces"
 CONNECTOR_CONFIG = REPO / "infra" / "connect" / f"{CONNECTOR}.json"
 
 
@@ -67,6 +68,25 @@ config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigP
     def status(self) -> dict:
         with urllib.request.urlopen(f"{self.url()}/connectors/{CONNECTOR}/status", timeout=3) as r:
             return json.load(r)
+
+    def after_ready(self):
+        """The connector snapshots the namespaces table when it first runs; the gateway and the
+        jobs replay the control topic at start, so up waits for the snapshot to be in Kafka."""
+        import time
+        from confluent_kafka import Consumer, TopicPartition
+        from .postgres import Postgres
+        if Postgres(self.s).psql("SELECT count(*) FROM namespaces", db="tally_control") == "0":
+            return
+        c = Consumer({"bootstrap.servers": f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}", "group.id": "tally-up",
+                      "enable.auto.commit": False, "log_level": 0})
+        try:
+            deadline = time.monotonic() + 60
+            while c.get_watermark_offsets(TopicPartition(CONTROL_TOPIC, 0), timeout=5)[1] <= 0:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the control-plane snapshot did not reach {CONTROL_TOPIC} within 60 s; see ./tally logs connect")
+                time.sleep(0.5)
+        finally:
+            c.close()
 
     def ready(self):
         st = self.status()

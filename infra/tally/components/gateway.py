@@ -1,7 +1,6 @@
 """Tally's ingestion gateway (gateway/): HTTP/JSON in, idempotent Avro events to Kafka."""
 from __future__ import annotations
 
-from ..settings import REPO
 from .java_service import JavaService, shaded_jar
 
 
@@ -11,7 +10,7 @@ def gateway_jar():
 
 class Gateway(JavaService):
     name = "gateway"
-    depends = ("kafka", "registry")
+    depends = ("kafka", "registry", "connect")
     module, artifact, port_setting = "gateway", "tally-gateway", "TALLY_GATEWAY_PORT"
     heap = "512m"
     ready_timeout = 90.0
@@ -21,6 +20,10 @@ class Gateway(JavaService):
         return {"TALLY_GATEWAY_HOST": self.host, "TALLY_GATEWAY_PORT": str(self.ports()["http"]),
                 "TALLY_KAFKA_BOOTSTRAP": f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}",
                 "TALLY_REGISTRY_URL": f"http://{self.host}:{self.s.port('TALLY_REGISTRY_PORT')}",
-                "TALLY_GATEWAY_NAMESPACES_DIR": str(REPO / "infra" / "namespaces"),
+                "TALLY_CONTROL_POSTGRES_URL": f"jdbc:postgresql://{self.host}:{self.s.port('TALLY_POSTGRES_PORT')}/tally_control",
+                "TALLY_CONTROL_POSTGRES_USER": self.s.get("TALLY_CONTROL_ADMIN_USER"),
+                "TALLY_CONTROL_POSTGRES_PASSWORD": self.s.get("TALLY_CONTROL_ADMIN_PASSWORD"),
+                "TALLY_CONNECT_URL": f"http://{self.host}:{self.s.port('TALLY_CONNECT_PORT')}",
+                "TALLY_GATEWAY_ADMIN_TOKEN": self.s.get("TALLY_GATEWAY_ADMIN_TOKEN"),
                 "TALLY_CASSANDRA_CONTACT": f"{self.host}:{self.s.port('TALLY_CASSANDRA_PORT')}",
                 "TALLY_ELASTICSEARCH_URL": f"http://{self.host}:{self.s.port('TALLY_ELASTICSEARCH_PORT')}"}

@@ -3,6 +3,7 @@ wal_level=logical for Debezium). initdb and postgres refuse root, so they run as
 distribution's 'postgres' user."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -13,6 +14,8 @@ from ..settings import REPO
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 MIGRATIONS = REPO / "infra" / "postgres" / "migrations"
+SEEDS = REPO / "infra" / "namespaces"
+SLOT = "tally_control"  # the Debezium connector's slot.name (infra/connect/tally-control-plane.json)
 AS_POSTGRES = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups"]
 
 
@@ -82,6 +85,19 @@ shared_buffers = '64MB'
             raise RuntimeError(f"psql failed: {r.stderr.strip()}")
         return r.stdout.strip()
 
+    def psql_script(self, script: str, db: str = "tally_control", **variables: str) -> str:
+        """Runs a script with psql variables (:'name' in the script is the quoted literal), so
+        values are never spliced into SQL text by us."""
+        env = self.env(PGPASSWORD=self.s.get("TALLY_POSTGRES_PASSWORD"), PGCONNECT_TIMEOUT="3")
+        argv = ["psql", "-h", self.host, "-p", str(self.ports()["sql"]), "-U", "postgres", "-d", db,
+                "-v", "ON_ERROR_STOP=1", "-X", "-q", "-t", "-A"]
+        for k, v in variables.items():
+            argv += ["-v", f"{k}={v}"]
+        r = subprocess.run(argv, input=script, capture_output=True, text=True, env=env)
+        if r.returncode != 0:
+            raise RuntimeError(f"psql failed: {r.stderr.strip()}")
+        return r.stdout.strip()
+
     def ready(self):
         r = subprocess.run([str(PG_BIN / "pg_isready"), "-h", self.host, "-p", str(self.ports()["sql"])],
                            capture_output=True)
@@ -95,6 +111,14 @@ shared_buffers = '64MB'
             self.psql(f"CREATE ROLE {cdc_user} WITH LOGIN REPLICATION PASSWORD '{cdc_pw}'")
         apply_migrations(self)
         self.psql(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {cdc_user}", db="tally_control")
+        self.psql_script("""SELECT format('CREATE ROLE %I WITH LOGIN PASSWORD %L', :'user', :'pw')
+                            WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'user') \\gexec
+                            SELECT format('GRANT SELECT, INSERT, UPDATE, DELETE ON namespaces TO %I', :'user') \\gexec""",
+                         user=self.s.get("TALLY_CONTROL_ADMIN_USER"), pw=self.s.get("TALLY_CONTROL_ADMIN_PASSWORD"))
+        seeded = seed_namespaces(self)
+        if seeded:
+            self.log(f"seeded namespaces: {', '.join(seeded)}")
+        ensure_slot(self)
 
 
 def apply_migrations(pg: Postgres) -> list[str]:
@@ -114,3 +138,30 @@ def apply_migrations(pg: Postgres) -> list[str]:
                 db="tally_control")
         applied.append(f.name)
     return applied
+
+
+def seed_namespaces(pg: Postgres) -> list[str]:
+    """Inserts each infra/namespaces/<name>.json once (recorded in seeded_namespaces): a new seed
+    file appears on the next up, a seed deleted through the admin API stays deleted. Kinds and
+    configs are validated by the gateway's parser in the Java unit tests of these files."""
+    done = set(pg.psql("SELECT name FROM seeded_namespaces", db="tally_control").split())
+    seeded = []
+    for f in sorted(SEEDS.glob("*.json")):
+        name = f.stem
+        if name in done:
+            continue
+        config = json.loads(f.read_text())
+        pg.psql_script("""BEGIN;
+INSERT INTO namespaces (name, kind, config) VALUES (:'name', :'kind', :'config'::jsonb) ON CONFLICT (name) DO NOTHING;
+INSERT INTO seeded_namespaces (name) VALUES (:'name');
+COMMIT;""", name=name, kind=config["kind"], config=json.dumps(config))
+        seeded.append(name)
+    return seeded
+
+
+def ensure_slot(pg: Postgres) -> None:
+    """Creates Debezium's logical replication slot before the connector first runs, so changes
+    made while Connect is down (or not yet started) are kept for it. down --wipe removes it
+    with the data directory."""
+    pg.psql_script("""SELECT pg_create_logical_replication_slot(:'slot', 'pgoutput')
+                      WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = :'slot');""", slot=SLOT)

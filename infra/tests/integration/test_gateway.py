@@ -179,10 +179,7 @@ def free_port():
 
 def second_gateway(settings, stack, tmp_path, **env):
     port = free_port()
-    e = {**os.environ, "TALLY_GATEWAY_PORT": str(port), "TALLY_GATEWAY_HOST": settings.host,
-         "TALLY_KAFKA_BOOTSTRAP": f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}",
-         "TALLY_REGISTRY_URL": stack.component("registry").url(),
-         "TALLY_GATEWAY_NAMESPACES_DIR": str(REPO / "infra" / "namespaces"), **env}
+    e = {**os.environ, **stack.component("gateway").service_env(), "TALLY_GATEWAY_PORT": str(port), **env}
     ref = process.spawn([JAVA, "-Xmx256m", "-jar", str(gateway_jar())], tmp_path / f"gateway-{port}.log", env=e)
     url = f"http://{settings.host}:{port}"
     process.wait_until("second gateway", lambda: requests.get(f"{url}/healthz", timeout=2).status_code == 200, 60,

@@ -14,7 +14,14 @@ public final class GatewayConfig {
     public static final Field PORT = new Field("port", "TALLY_GATEWAY_PORT", "8080", "HTTP port.");
     public static final Field BOOTSTRAP = new Field("kafka.bootstrap", "TALLY_KAFKA_BOOTSTRAP", "127.0.0.1:9092", "Kafka bootstrap servers.");
     public static final Field REGISTRY = new Field("registry.url", "TALLY_REGISTRY_URL", "http://127.0.0.1:8085", "Schema registry URL.");
-    public static final Field NAMESPACES = new Field("namespaces.dir", "TALLY_GATEWAY_NAMESPACES_DIR", "infra/namespaces", "Directory of <namespace>.json configs.");
+    public static final Field CONTROL_TOPIC = new Field("control.topic", "TALLY_CONTROL_TOPIC", "tally.control.namespaces", "The compacted topic Debezium streams namespace changes to.");
+    public static final Field CONTROL_REPLAY_MS = new Field("control.replay.timeout.ms", "TALLY_GATEWAY_CONTROL_REPLAY_TIMEOUT_MS", "60000", "How long start-up waits to replay the control topic before serving.");
+    public static final Field POSTGRES_URL = new Field("postgres.url", "TALLY_CONTROL_POSTGRES_URL", "jdbc:postgresql://127.0.0.1:55432/tally_control", "JDBC URL of the control plane's database (admin API).");
+    public static final Field POSTGRES_USER = new Field("postgres.user", "TALLY_CONTROL_POSTGRES_USER", "tally_admin", "Postgres role of the admin API (DML on namespaces only).");
+    public static final Field POSTGRES_PASSWORD = new Field("postgres.password", "TALLY_CONTROL_POSTGRES_PASSWORD", "tally_admin", "Its password.");
+    public static final Field CONNECT_URL = new Field("connect.url", "TALLY_CONNECT_URL", "http://127.0.0.1:8083", "Kafka Connect REST URL (control-plane health).");
+    public static final Field CONNECTOR = new Field("connect.connector", "TALLY_CONTROL_CONNECTOR", "tally-control-plane", "Name of the Debezium connector of the control plane.");
+    public static final Field ADMIN_TOKEN = new Field("admin.token", "TALLY_GATEWAY_ADMIN_TOKEN", "", "Bearer token the /v1/namespaces admin API requires; empty = no token (local stack).");
     public static final Field MAX_BODY = new Field("max.body.bytes", "TALLY_GATEWAY_MAX_BODY_BYTES", "4194304", "Largest request body (413 above).");
     public static final Field MAX_EVENTS = new Field("max.events", "TALLY_GATEWAY_MAX_EVENTS", "1000", "Most events in one write request (413 above).");
     public static final Field MAX_ITEMS = new Field("max.items", "TALLY_GATEWAY_MAX_ITEMS", "64", "Most items in one event (413 above).");
@@ -30,8 +37,12 @@ public final class GatewayConfig {
     public static final Field TOKEN_SECRET = new Field("page.token.secret", "TALLY_GATEWAY_PAGE_TOKEN_SECRET", "", "HMAC key of page tokens; empty = random per process (tokens then do not survive a restart).");
     public static final Field MAX_PAGE = new Field("max.page.size", "TALLY_GATEWAY_MAX_PAGE_SIZE", "1000", "Largest pageSize of a read.");
     public static final Field ELASTICSEARCH = new Field("elasticsearch.url", "TALLY_ELASTICSEARCH_URL", "http://127.0.0.1:9200", "Elasticsearch URL (search and aggregate).");
-    public static final Field[] ALL = {ELASTICSEARCH, CASSANDRA, TOKEN_SECRET, MAX_PAGE, HOST, PORT, BOOTSTRAP, REGISTRY, NAMESPACES, MAX_BODY, MAX_EVENTS, MAX_ITEMS,
+    public static final Field[] ALL = {ELASTICSEARCH, CASSANDRA, TOKEN_SECRET, MAX_PAGE, HOST, PORT, BOOTSTRAP, REGISTRY, CONTROL_TOPIC, CONTROL_REPLAY_MS, POSTGRES_URL, POSTGRES_USER,
+        POSTGRES_PASSWORD, CONNECT_URL, CONNECTOR, ADMIN_TOKEN, MAX_BODY, MAX_EVENTS, MAX_ITEMS,
         MAX_VALUE, MAX_ID, FUTURE_SKEW_MS, BUFFER_BYTES, LINGER_MS, SYNC_TIMEOUT_MS, DELIVERY_TIMEOUT_MS, TOKEN_CACHE};
+
+    private static final List<Field> TEXT = List.of(HOST, BOOTSTRAP, REGISTRY, CASSANDRA, TOKEN_SECRET, ELASTICSEARCH, CONTROL_TOPIC,
+            POSTGRES_URL, POSTGRES_USER, POSTGRES_PASSWORD, CONNECT_URL, CONNECTOR, ADMIN_TOKEN);
 
     private final ServiceSettings settings;
 
@@ -42,7 +53,7 @@ public final class GatewayConfig {
     public static GatewayConfig from(Map<String, String> env, String[] args) {
         GatewayConfig c = new GatewayConfig(ServiceSettings.from(List.of(ALL), env, args));
         for (Field f : ALL) {
-            if (f != HOST && f != BOOTSTRAP && f != REGISTRY && f != NAMESPACES && f != CASSANDRA && f != TOKEN_SECRET && f != ELASTICSEARCH) {
+            if (!TEXT.contains(f)) {
                 c.longOf(f);
             }
         }

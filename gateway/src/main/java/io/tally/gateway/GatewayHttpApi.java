@@ -44,10 +44,14 @@ final class GatewayHttpApi {
     private final GatewayMetrics metrics;
     private final long syncTimeoutMs;
     private final int maxBodyBytes;
+    private final NamespaceAdminApi admin;
+    private final ControlPlaneHealth control;
     private volatile boolean draining;
 
     GatewayHttpApi(WriteRequestParser parser, EventReader reader, EventSearch search, CounterReader counters, EventProducer producer, IdempotencyCache tokens,
-                   KafkaHealth kafka, GatewayMetrics metrics, GatewayConfig config) {
+                   KafkaHealth kafka, GatewayMetrics metrics, GatewayConfig config, NamespaceAdminApi admin, ControlPlaneHealth control) {
+        this.admin = admin;
+        this.control = control;
         this.parser = parser;
         this.reader = reader;
         this.search = search;
@@ -80,11 +84,15 @@ final class GatewayHttpApi {
         read(r, "/v1/timeseries/ReadEventRecords", reader::read);
         read(r, "/v1/timeseries/SearchEventRecords", search::search);
         read(r, "/v1/timeseries/AggregateEventRecords", search::aggregate);
+        admin.mount(r);
         r.get("/healthz").handler(ctx -> {
+            // The data plane decides up/down; a control plane that cannot take changes only
+            // degrades the gateway (it serves with the last known namespace configs).
             boolean ok = kafka.up() && !draining;
-            ObjectNode body = JSON.createObjectNode().put("status", ok ? "UP" : "DOWN")
+            ObjectNode body = JSON.createObjectNode().put("status", !ok ? "DOWN" : control.up() ? "UP" : "DEGRADED")
                     .put("kafka", kafka.up() ? "UP" : "DOWN").put("kafka_detail", kafka.detail())
                     .put("draining", draining);
+            body.set("control_plane", control.toJson());
             ctx.put("endpoint", "healthz");
             ctx.response().setStatusCode(ok ? 200 : 503).putHeader("Content-Type", "application/json").end(body.toString());
         });
@@ -202,7 +210,7 @@ final class GatewayHttpApi {
     }
 
     /** The request's JSON body: 415 for another content type, 400 for what does not parse. */
-    private static JsonNode jsonBody(RoutingContext ctx) {
+    static JsonNode jsonBody(RoutingContext ctx) {
         String ct = ctx.request().getHeader("Content-Type");
         if (ct == null || !ct.split(";")[0].trim().equalsIgnoreCase("application/json")) {
             throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "send the request as application/json", null);

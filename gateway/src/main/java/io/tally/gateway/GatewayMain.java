@@ -7,7 +7,6 @@ import io.tally.serde.TallySchemas;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import io.vertx.ext.web.Router;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,8 +29,16 @@ public final class GatewayMain {
             return;
         }
         GatewayConfig config = GatewayConfig.from(System.getenv(), args);
-        NamespaceCatalog catalog = NamespaceCatalog.fromDirectory(Path.of(config.get(GatewayConfig.NAMESPACES)));
+        NamespaceCatalog catalog = new NamespaceCatalog();
+        ControlPlaneFeed feed = new ControlPlaneFeed(config.get(GatewayConfig.BOOTSTRAP), config.get(GatewayConfig.CONTROL_TOPIC), catalog);
+        if (!feed.start(Duration.ofMillis(config.longOf(GatewayConfig.CONTROL_REPLAY_MS)))) {
+            LOG.warn("the control topic was not replayed in time; serving the namespaces known so far, more apply as they arrive");
+        }
         LOG.info("namespaces: {}", catalog.all().stream().map(n -> n.name()).toList());
+        NamespaceStore store = new NamespaceStore(config.get(GatewayConfig.POSTGRES_URL), config.get(GatewayConfig.POSTGRES_USER),
+                config.get(GatewayConfig.POSTGRES_PASSWORD));
+        ControlPlaneHealth control = new ControlPlaneHealth(store, config.get(GatewayConfig.CONNECT_URL), config.get(GatewayConfig.CONNECTOR), feed);
+        control.start(Duration.ofSeconds(2));
 
         RestSchemaRegistryClient registry = new RestSchemaRegistryClient(config.get(GatewayConfig.REGISTRY));
         registerSchemas(registry);
@@ -48,7 +55,8 @@ public final class GatewayMain {
         EventSearch search = new EventSearch(parser, pageTokens, config);
         CounterReader counters = new CounterReader(parser, reader, metrics, config);
         GatewayHttpApi api = new GatewayHttpApi(parser, reader, search, counters, producer,
-                new IdempotencyCache(config.intOf(GatewayConfig.TOKEN_CACHE)), kafka, metrics, config);
+                new IdempotencyCache(config.intOf(GatewayConfig.TOKEN_CACHE)), kafka, metrics, config,
+                new NamespaceAdminApi(store, config.get(GatewayConfig.ADMIN_TOKEN)), control);
 
         Vertx vertx = Vertx.vertx();
         Router router = api.router(vertx);
@@ -72,6 +80,8 @@ public final class GatewayMain {
             producer.close();
             reader.close();
             kafka.close();
+            control.close();
+            feed.close();
             vertx.close();
             LOG.info("gateway stopped");
         }, "shutdown"));

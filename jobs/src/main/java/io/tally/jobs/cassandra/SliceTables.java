@@ -17,6 +17,11 @@ public final class SliceTables {
     private static final Pattern IDENTIFIER = Pattern.compile("[a-z][a-z0-9_]{0,47}");
 
     private final CqlSession session;
+    /** Forgets the tables of a keyspace that was dropped (a deleted namespace). */
+    public void forgetKeyspace(String keyspace) {
+        known.removeIf(q -> q.startsWith(keyspace + "."));
+    }
+
     /** Forgets a table the lifecycle dropped. */
     public void forget(String keyspace, String table) {
         known.remove(keyspace + "." + table);

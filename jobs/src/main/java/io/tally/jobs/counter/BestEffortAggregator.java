@@ -1,8 +1,5 @@
 package io.tally.jobs.counter;
 
-import io.tally.namespace.NamespaceCatalog;
-import io.tally.namespace.NamespaceConfig;
-import java.nio.file.Path;
 import java.time.Duration;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.StateTtlConfig;
@@ -20,20 +17,16 @@ import org.apache.flink.util.Collector;
  */
 public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMutation, RollupWrite> {
     static final long FLUSH_MS = 250;
-    private final String namespacesDir;
-    private transient NamespaceCatalog catalog;
-    /** [total, pending flush time]. */
+    /** How long an idle counter's total is kept (its rollup row outlives it by the namespace's delete_after). */
+    static final Duration IDLE_TTL = Duration.ofDays(7);
+    /** [total, pending flush time, the namespace's delete_after in seconds]. */
     private transient ValueState<long[]> total;
 
-    public BestEffortAggregator(String namespacesDir) {
-        this.namespacesDir = namespacesDir;
-    }
+    public BestEffortAggregator() {}
 
     @Override
     public void open(OpenContext ctx) throws Exception {
-        catalog = NamespaceCatalog.fromDirectory(Path.of(namespacesDir));
-        Duration ttl = catalog.all().stream().filter(n -> n.counterType() == NamespaceConfig.CounterType.BEST_EFFORT)
-                .map(n -> n.retention().deleteAfter()).max(Duration::compareTo).orElse(Duration.ofDays(1));
+        Duration ttl = IDLE_TTL;
         ValueStateDescriptor<long[]> desc = new ValueStateDescriptor<>("best-effort-total", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO);
         desc.enableTimeToLive(StateTtlConfig.newBuilder(ttl).build());
         total = getRuntimeContext().getState(desc);
@@ -42,11 +35,11 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
     @Override
     public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
         long[] t = total.value();
-        t = t == null ? new long[2] : t;
+        t = t == null ? new long[3] : t.length < 3 ? java.util.Arrays.copyOf(t, 3) : t;
         t[0] = m.clear ? 0 : t[0] + m.delta;
+        t[2] = m.deleteAfterSeconds;
         if (t[1] == 0) {
-            NamespaceConfig ns = catalog.get(m.namespace).orElseThrow();
-            t[1] = ctx.timerService().currentProcessingTime() + Math.min(FLUSH_MS, Math.max(1, ns.rollup().coalesceMs()));
+            t[1] = ctx.timerService().currentProcessingTime() + Math.min(FLUSH_MS, Math.max(1, m.coalesceMs));
             ctx.timerService().registerProcessingTimeTimer(t[1]);
         }
         total.update(t);
@@ -61,9 +54,9 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
         String key = ctx.getCurrentKey();
         int slash = key.indexOf('/');
         String namespace = key.substring(0, slash);
-        NamespaceConfig ns = catalog.get(namespace).orElseThrow();
+        long ttlSeconds = t.length > 2 && t[2] > 0 ? t[2] : IDLE_TTL.toSeconds();
         out.collect(RollupWrite.rollup(namespace, key.substring(slash + 1), t[0], timestamp * 1000,
-                (int) Math.min(Integer.MAX_VALUE, ns.retention().deleteAfter().toSeconds())));
+                (int) Math.min(Integer.MAX_VALUE, ttlSeconds)));
         t[1] = 0;
         total.update(t);
     }

@@ -18,6 +18,16 @@ import org.apache.flink.api.connector.sink2.SinkWriter;
  * counter backwards in time. Flushed before every checkpoint, like the event sink.
  */
 public class CassandraRollupSink implements Sink<RollupWrite> {
+    /** A counter namespace's keyspace and counter_rollups table (the sink and the provisioner); returns the keyspace. */
+    public static String createTable(com.datastax.oss.driver.api.core.CqlSession session, String namespace) {
+        String ks = SliceTables.identifier(NamespaceName.keyspace(namespace));
+        session.execute("CREATE KEYSPACE IF NOT EXISTS " + ks
+                + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}");
+        session.execute("CREATE TABLE IF NOT EXISTS " + ks + "." + TABLE + " (counter text PRIMARY KEY, "
+                + "last_rollup_count bigint, last_rollup_ts timestamp, last_write_ts timestamp)");
+        return ks;
+    }
+
     public static final String TABLE = "counter_rollups";
     private final String host;
     private final int port;
@@ -44,12 +54,8 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
         /** [rollup, rollup with TTL, last write] for a keyspace, creating its table first. */
         private PreparedStatement[] statements(String namespace) {
             return statements.computeIfAbsent(namespace, n -> {
-                String ks = SliceTables.identifier(NamespaceName.keyspace(n));
+                String ks = createTable(writes.session(), n);
                 var session = writes.session();
-                session.execute("CREATE KEYSPACE IF NOT EXISTS " + ks
-                        + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}");
-                session.execute("CREATE TABLE IF NOT EXISTS " + ks + "." + TABLE + " (counter text PRIMARY KEY, "
-                        + "last_rollup_count bigint, last_rollup_ts timestamp, last_write_ts timestamp)");
                 String table = ks + "." + TABLE;
                 return new PreparedStatement[] {
                     session.prepare("INSERT INTO " + table + " (counter, last_rollup_count, last_rollup_ts) VALUES (?, ?, ?) USING TIMESTAMP ?"),

@@ -1,18 +1,14 @@
 package io.tally.jobs.counter;
 
 import io.tally.jobs.kafka.DeadLetterRecord;
-import io.tally.jobs.kafka.NamespacedRecords;
+import io.tally.jobs.control.NamespacedDecoder;
+import org.apache.avro.Schema;
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.jobs.timeseries.EventDecoder;
-import io.tally.namespace.NamespaceCatalog;
 import io.tally.namespace.NamespaceConfig;
-import io.tally.serde.AvroSerde;
 import io.tally.serde.SchemaRegistryClient;
 import io.tally.serde.TallySchemas;
-import java.nio.file.Path;
 import org.apache.avro.generic.GenericRecord;
-import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 import org.apache.flink.util.function.SerializableSupplier;
@@ -23,38 +19,31 @@ import org.apache.flink.util.function.SerializableSupplier;
  * reason: UNDECODABLE, UNKNOWN_NAMESPACE, WRONG_NAMESPACE_KIND, OUTSIDE_ACCEPT_WINDOW. The
  * window is judged against the record's LogAppendTime, the same clock the watermark uses.
  */
-public class CounterEventDecoder extends ProcessFunction<RawRecord, CounterMutation> {
+public class CounterEventDecoder extends NamespacedDecoder<CounterMutation> {
     public static final OutputTag<DeadLetterRecord> DEAD_LETTERS = new OutputTag<>("counter-dead-letters") {};
     static final String STAGE = "counter-rollup";
 
-    private final SerializableSupplier<SchemaRegistryClient> registry;
-    private final String namespacesDir;
-    private transient AvroSerde serde;
-    private transient NamespaceCatalog catalog;
-
-    public CounterEventDecoder(SerializableSupplier<SchemaRegistryClient> registry, String namespacesDir) {
-        this.registry = registry;
-        this.namespacesDir = namespacesDir;
+    public CounterEventDecoder(SerializableSupplier<SchemaRegistryClient> registry, long unknownNamespaceGraceMillis) {
+        super(registry, NamespaceConfig.Kind.COUNTER, STAGE, unknownNamespaceGraceMillis);
     }
 
     @Override
-    public void open(OpenContext ctx) throws Exception {
-        serde = new AvroSerde(registry.get(), false);
-        catalog = NamespaceCatalog.fromDirectory(Path.of(namespacesDir));
+    protected boolean skip(RawRecord in) {
+        return in.value == null; // a heartbeat: it only moved the watermark
     }
 
     @Override
-    public void processElement(RawRecord in, Context ctx, Collector<CounterMutation> out) {
-        if (in.value == null) {
-            return; // a heartbeat
-        }
-        NamespacedRecords.Decoded d = NamespacedRecords.decode(in, serde, TallySchemas.COUNTER_EVENT, catalog,
-                NamespaceConfig.Kind.COUNTER, STAGE, dl -> ctx.output(DEAD_LETTERS, dl));
-        if (d == null) {
-            return;
-        }
-        GenericRecord e = d.value();
-        NamespaceConfig ns = d.namespace();
+    protected Schema schema() {
+        return TallySchemas.COUNTER_EVENT;
+    }
+
+    @Override
+    protected OutputTag<DeadLetterRecord> deadLetters() {
+        return DEAD_LETTERS;
+    }
+
+    @Override
+    protected void process(RawRecord in, GenericRecord e, NamespaceConfig ns, Emit ctx, Collector<CounterMutation> out) {
         String namespace = ns.name();
         long eventTime = (Long) e.get("event_time");
         long appended = in.timestampMillis * 1000;
@@ -71,6 +60,14 @@ public class CounterEventDecoder extends ProcessFunction<RawRecord, CounterMutat
         m.eventTimeMicros = eventTime;
         m.eventId = e.get("event_id").toString();
         m.bestEffort = ns.counterType() == NamespaceConfig.CounterType.BEST_EFFORT;
+        // The rollup steps downstream get the config with each mutation (the broadcast join is here).
+        m.acceptLimitMs = ns.acceptLimit().toMillis();
+        m.coalesceMs = ns.rollup().coalesceMs();
+        m.clockSkewMs = ns.rollup().clockSkewMs();
+        m.secondsPerSlice = ns.timePartition().secondsPerSlice();
+        m.secondsPerBucket = ns.timePartition().secondsPerBucket();
+        m.bucketsPerId = ns.timePartition().bucketsPerId();
+        m.deleteAfterSeconds = ns.retention().deleteAfter().toSeconds();
         m.raw = in;
         out.collect(m);
     }

@@ -11,10 +11,22 @@ public class CounterMutation {
     public long eventTimeMicros;
     public String eventId;
     public boolean bestEffort;
+    // Its namespace's config when it was decoded (the rollup steps keep no catalog of their own).
+    public long acceptLimitMs;
+    public long coalesceMs;
+    public long clockSkewMs;
+    public long secondsPerSlice;
+    public long secondsPerBucket;
+    public int bucketsPerId;
+    public long deleteAfterSeconds;
     /** The Kafka record it came from: what a dead letter carries. */
     public RawRecord raw;
 
     public CounterMutation() {}
+
+    public io.tally.namespace.NamespaceConfig.TimePartition timePartition() {
+        return new io.tally.namespace.NamespaceConfig.TimePartition(secondsPerSlice, secondsPerBucket, bucketsPerId);
+    }
 
     public String key() {
         return namespace + "/" + counter;

@@ -3,11 +3,10 @@ package io.tally.jobs.counter;
 import io.tally.jobs.cassandra.EventRow;
 import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.namespace.CounterFold;
-import io.tally.namespace.NamespaceCatalog;
+import io.tally.namespace.NamespaceConfigParser;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceName;
 import io.tally.namespace.TimeSlicePlanner;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -58,9 +57,12 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
     private static final int LAST_WRITE = 2;
     private static final int LAST_WRITE_STORED = 3;
     private static final int TIMER = 4;
+    // the namespace's config at the counter's last mutation, for its timers
+    private static final int ACCEPT_MS = 5;
+    private static final int COALESCE_MS = 6;
+    private static final int SKEW_MS = 7;
+    private static final int SLOTS = 8;
 
-    private final String namespacesDir;
-    private transient NamespaceCatalog catalog;
     private transient Map<String, TimeSlicePlanner> planners;
     private transient MapState<String, String> seen;
     private transient MapState<Long, long[]> pending;
@@ -70,15 +72,13 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
     private transient Counter rollups;
     private transient Histogram rollupLagMs;
 
-    public CounterRollupFunction(String namespacesDir) {
-        this.namespacesDir = namespacesDir;
-    }
+    public CounterRollupFunction() {}
 
     @Override
     public void open(OpenContext ctx) throws Exception {
-        catalog = NamespaceCatalog.fromDirectory(Path.of(namespacesDir));
         planners = new HashMap<>();
-        Duration widest = catalog.all().stream().filter(NamespaceConfig::isCounter).map(NamespaceConfig::acceptLimit).max(Duration::compareTo).orElse(Duration.ZERO);
+        // Accept windows change live, so ids are kept as long as the widest one allowed.
+        Duration widest = NamespaceConfigParser.MAX_COUNTER_ACCEPT_LIMIT;
         MapStateDescriptor<String, String> seenDesc = new MapStateDescriptor<>("seen-event-ids", Types.STRING, Types.STRING);
         seenDesc.enableTimeToLive(StateTtlConfig.newBuilder(widest.plus(DEDUP_MARGIN))
                 .setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite)
@@ -96,7 +96,6 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
 
     @Override
     public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
-        NamespaceConfig ns = catalog.get(m.namespace).orElseThrow();
         String payload = m.payload() + "|" + m.eventTimeMicros;
         String before = seen.get(m.eventId);
         if (before != null) {
@@ -110,9 +109,14 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         }
         long[] r = rollup.value();
         if (r == null) {
-            r = new long[5];
+            r = new long[SLOTS];
             countersTracked.inc();
+        } else if (r.length < SLOTS) {
+            r = java.util.Arrays.copyOf(r, SLOTS); // state written before the control plane
         }
+        r[ACCEPT_MS] = m.acceptLimitMs;
+        r[COALESCE_MS] = m.coalesceMs;
+        r[SKEW_MS] = m.clockSkewMs;
         if (m.eventTimeMicros < r[ROLLUP_TS]) {
             ctx.output(DEAD_LETTERS, new DeadLetterRecord(m.raw, "OUTSIDE_ACCEPT_WINDOW", "event_time " + m.eventTimeMicros
                     + " us is behind the counter's immutable rollup at " + r[ROLLUP_TS] + " us", CounterEventDecoder.STAGE));
@@ -127,15 +131,15 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             slot[0] += m.delta;
         }
         pending.put(m.eventTimeMicros, slot);
-        ctx.output(EVENT_LOG, eventRow(ns, m));
+        ctx.output(EVENT_LOG, eventRow(m));
         if (m.eventTimeMicros > r[LAST_WRITE]) {
             r[LAST_WRITE] = m.eventTimeMicros;
-            if (m.eventTimeMicros - r[LAST_WRITE_STORED] >= ns.rollup().coalesceMs() * 1000) {
+            if (m.eventTimeMicros - r[LAST_WRITE_STORED] >= m.coalesceMs * 1000) {
                 r[LAST_WRITE_STORED] = m.eventTimeMicros;
                 out.collect(RollupWrite.lastWrite(m.namespace, m.counter, m.eventTimeMicros));
             }
         }
-        long due = dueMillis(ns, m.eventTimeMicros);
+        long due = dueMillis(r, m.eventTimeMicros);
         if (r[TIMER] == 0 || due < r[TIMER]) {
             ctx.timerService().registerEventTimeTimer(due);
             r[TIMER] = due;
@@ -145,14 +149,26 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
 
     /** The first watermark at which a rollup covers an event, on the coalesce grid. */
     static long dueMillis(NamespaceConfig ns, long eventTimeMicros) {
-        long coalesce = Math.max(1, ns.rollup().coalesceMs());
-        long earliest = Math.floorDiv(eventTimeMicros, 1000) + 1 + ns.acceptLimit().toMillis() + ns.rollup().clockSkewMs();
+        return dueMillis(ns.acceptLimit().toMillis(), ns.rollup().coalesceMs(), ns.rollup().clockSkewMs(), eventTimeMicros);
+    }
+
+    static long dueMillis(long acceptMs, long coalesceMs, long skewMs, long eventTimeMicros) {
+        long coalesce = Math.max(1, coalesceMs);
+        long earliest = Math.floorDiv(eventTimeMicros, 1000) + 1 + acceptMs + skewMs;
         return Math.floorDiv(earliest + coalesce - 1, coalesce) * coalesce;
+    }
+
+    private static long dueMillis(long[] r, long eventTimeMicros) {
+        return dueMillis(r[ACCEPT_MS], r[COALESCE_MS], r[SKEW_MS], eventTimeMicros);
     }
 
     /** The rollup time a watermark allows: no accepted event older than it can still arrive. */
     static long rollupMicros(NamespaceConfig ns, long watermarkMillis) {
-        return (watermarkMillis - ns.acceptLimit().toMillis() - ns.rollup().clockSkewMs()) * 1000;
+        return rollupMicros(ns.acceptLimit().toMillis(), ns.rollup().clockSkewMs(), watermarkMillis);
+    }
+
+    static long rollupMicros(long acceptMs, long skewMs, long watermarkMillis) {
+        return (watermarkMillis - acceptMs - skewMs) * 1000;
     }
 
     @Override
@@ -165,8 +181,13 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         int slash = key.indexOf('/');
         String namespace = key.substring(0, slash);
         String counter = key.substring(slash + 1);
-        NamespaceConfig ns = catalog.get(namespace).orElseThrow();
-        long t = rollupMicros(ns, Math.min(ctx.timerService().currentWatermark(), END_OF_INPUT_MILLIS));
+        if (r.length < SLOTS) {
+            r = java.util.Arrays.copyOf(r, SLOTS); // state written before the control plane: the defaults of DESIGN.md
+            r[ACCEPT_MS] = 5_000;
+            r[COALESCE_MS] = 1_000;
+            r[SKEW_MS] = 500;
+        }
+        long t = rollupMicros(r[ACCEPT_MS], r[SKEW_MS], Math.min(ctx.timerService().currentWatermark(), END_OF_INPUT_MILLIS));
         long next = Long.MAX_VALUE;
         if (t > r[ROLLUP_TS]) {
             List<CounterFold.Mutation> due = new ArrayList<>();
@@ -195,19 +216,20 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         }
         r[TIMER] = 0;
         if (next != Long.MAX_VALUE) {
-            r[TIMER] = dueMillis(ns, next);
+            r[TIMER] = dueMillis(r, next);
             ctx.timerService().registerEventTimeTimer(r[TIMER]);
         }
         rollup.update(r);
     }
 
-    private EventRow eventRow(NamespaceConfig ns, CounterMutation m) {
-        TimeSlicePlanner.Placement place = planners.computeIfAbsent(ns.name(), n -> new TimeSlicePlanner(ns))
+    private EventRow eventRow(CounterMutation m) {
+        NamespaceConfig.TimePartition tp = m.timePartition();
+        TimeSlicePlanner.Placement place = planners.computeIfAbsent(m.namespace + "|" + tp, n -> new TimeSlicePlanner(m.namespace, tp))
                 .place(m.eventTimeMicros, m.eventId);
         EventRow row = new EventRow();
-        row.keyspace = NamespaceName.keyspace(ns.name());
+        row.keyspace = NamespaceName.keyspace(m.namespace);
         row.table = place.slice().tableName();
-        row.namespace = ns.name();
+        row.namespace = m.namespace;
         row.sliceStartMicros = place.slice().startMicros();
         row.sliceEndMicros = place.slice().endMicros();
         row.timeSeriesId = m.counter;

@@ -5,6 +5,8 @@ import io.tally.jobs.cassandra.EventRow;
 import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.jobs.kafka.JobKafka;
+import io.tally.jobs.control.ControlPlane;
+import io.tally.namespace.NamespaceChange;
 import io.tally.serde.SchemaRegistryClient;
 import java.util.List;
 import java.util.Map;
@@ -34,7 +36,7 @@ import org.apache.kafka.clients.consumer.OffsetResetStrategy;
  * {@link #build}, so a MiniCluster test runs the same pipeline with test ones.
  *
  * <p>Arguments: --kafka.bootstrap, --registry.url, --cassandra.host, --cassandra.port,
- * --namespaces.dir, --group.id, --checkpoint.interval.ms, --heartbeat.interval.ms.
+ * --unknown.namespace.grace.ms (30 s), --group.id, --checkpoint.interval.ms, --heartbeat.interval.ms.
  */
 public final class CounterRollupJob {
     public static final String NAME = "tally-counter-rollup";
@@ -55,7 +57,8 @@ public final class CounterRollupJob {
         String host = p.get("cassandra.host", "127.0.0.1");
         int port = p.getInt("cassandra.port", 9042);
         build(env.fromSource(source, watermarks, TOPIC).uid("counter-source"),
-                new CassandraEventSink(host, port, 128), new CassandraRollupSink(host, port), kafka.deadLetters(), registry, p.get("namespaces.dir", "infra/namespaces"));
+                ControlPlane.stream(env, bootstrap), new CassandraEventSink(host, port, 128), new CassandraRollupSink(host, port),
+                kafka.deadLetters(), registry, p.getLong("unknown.namespace.grace.ms", 30_000));
         long every = p.getLong("heartbeat.interval.ms", 250);
         int partitions = partitions(bootstrap);
         DataGeneratorSource<Long> ticks = new DataGeneratorSource<>(i -> i, Long.MAX_VALUE,
@@ -68,17 +71,17 @@ public final class CounterRollupJob {
         env.execute(NAME);
     }
 
-    public static void build(DataStream<RawRecord> records, Sink<EventRow> eventLog, Sink<RollupWrite> rollups,
-                             Sink<DeadLetterRecord> deadLetters, SerializableSupplier<SchemaRegistryClient> registry,
-                             String namespacesDir) {
-        SingleOutputStreamOperator<CounterMutation> decoded = records
-                .process(new CounterEventDecoder(registry, namespacesDir)).uid("counter-decode").name("counter-decode");
+    public static void build(DataStream<RawRecord> records, DataStream<NamespaceChange> control, Sink<EventRow> eventLog,
+                             Sink<RollupWrite> rollups, Sink<DeadLetterRecord> deadLetters,
+                             SerializableSupplier<SchemaRegistryClient> registry, long unknownNamespaceGraceMs) {
+        SingleOutputStreamOperator<CounterMutation> decoded = records.connect(ControlPlane.broadcast(control))
+                .process(new CounterEventDecoder(registry, unknownNamespaceGraceMs)).uid("counter-decode").name("counter-decode");
         SingleOutputStreamOperator<RollupWrite> durable = decoded.filter(m -> !m.bestEffort).name("durable-counters")
                 .keyBy(CounterMutation::key)
-                .process(new CounterRollupFunction(namespacesDir)).uid("counter-rollup").name("counter-rollup");
+                .process(new CounterRollupFunction()).uid("counter-rollup").name("counter-rollup");
         DataStream<RollupWrite> bestEffort = decoded.filter(m -> m.bestEffort).name("best-effort-counters")
                 .keyBy(CounterMutation::key)
-                .process(new BestEffortAggregator(namespacesDir)).uid("best-effort-aggregate").name("best-effort-aggregate");
+                .process(new BestEffortAggregator()).uid("best-effort-aggregate").name("best-effort-aggregate");
         durable.union(bestEffort).sinkTo(rollups).uid("counter-rollups").name("counter-rollups");
         durable.getSideOutput(CounterRollupFunction.EVENT_LOG).sinkTo(eventLog).uid("counter-event-log").name("counter-event-log");
         decoded.getSideOutput(CounterEventDecoder.DEAD_LETTERS)

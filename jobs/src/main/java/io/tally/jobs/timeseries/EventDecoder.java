@@ -2,24 +2,21 @@ package io.tally.jobs.timeseries;
 
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.jobs.kafka.DeadLetterRecord;
-import io.tally.jobs.kafka.NamespacedRecords;
+import io.tally.jobs.control.NamespacedDecoder;
+import org.apache.avro.Schema;
 import io.tally.jobs.cassandra.EventRow;
 
-import io.tally.namespace.NamespaceCatalog;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceName;
 import io.tally.namespace.TimeSlicePlanner;
-import io.tally.serde.AvroSerde;
 import io.tally.serde.SchemaRegistryClient;
 import io.tally.serde.TallySchemas;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 import org.apache.flink.util.function.SerializableSupplier;
@@ -30,40 +27,39 @@ import org.apache.flink.util.function.SerializableSupplier;
  * UNKNOWN_NAMESPACE, WRONG_NAMESPACE_KIND, OUTSIDE_ACCEPT_WINDOW, SLICE_CLOSED. The accept window is judged
  * against the Kafka record's timestamp, not the clock, so a replay decides the same way.
  */
-public class EventDecoder extends ProcessFunction<RawRecord, EventRow> {
+public class EventDecoder extends NamespacedDecoder<EventRow> {
     public static final OutputTag<DeadLetterRecord> DEAD_LETTERS = new OutputTag<>("dead-letters") {};
     /** One document per stored event of a namespace whose index is enabled. */
     public static final OutputTag<IndexDoc> INDEX_DOCS = new OutputTag<>("index-docs") {};
     static final String STAGE = "timeseries-writer";
     public static final long FUTURE_SKEW_MICROS = 5_000_000L;
 
-    private final SerializableSupplier<SchemaRegistryClient> registry;
-    private final String namespacesDir;
-    private transient AvroSerde serde;
-    private transient NamespaceCatalog catalog;
     private transient Map<String, TimeSlicePlanner> planners;
+    private transient Map<String, NamespaceConfig.TimePartition> plannedWith;
 
-    public EventDecoder(SerializableSupplier<SchemaRegistryClient> registry, String namespacesDir) {
-        this.registry = registry;
-        this.namespacesDir = namespacesDir;
+    public EventDecoder(SerializableSupplier<SchemaRegistryClient> registry, long unknownNamespaceGraceMillis) {
+        super(registry, NamespaceConfig.Kind.TIMESERIES, STAGE, unknownNamespaceGraceMillis);
     }
 
     @Override
     public void open(OpenContext ctx) throws Exception {
-        serde = new AvroSerde(registry.get(), false);
-        catalog = NamespaceCatalog.fromDirectory(Path.of(namespacesDir));
+        super.open(ctx);
         planners = new HashMap<>();
+        plannedWith = new HashMap<>();
     }
 
     @Override
-    public void processElement(RawRecord in, Context ctx, Collector<EventRow> out) {
-        NamespacedRecords.Decoded d = NamespacedRecords.decode(in, serde, TallySchemas.TIME_SERIES_EVENT, catalog,
-                NamespaceConfig.Kind.TIMESERIES, STAGE, dl -> ctx.output(DEAD_LETTERS, dl));
-        if (d == null) {
-            return;
-        }
-        GenericRecord e = d.value();
-        NamespaceConfig ns = d.namespace();
+    protected Schema schema() {
+        return TallySchemas.TIME_SERIES_EVENT;
+    }
+
+    @Override
+    protected OutputTag<DeadLetterRecord> deadLetters() {
+        return DEAD_LETTERS;
+    }
+
+    @Override
+    protected void process(RawRecord in, GenericRecord e, NamespaceConfig ns, Emit ctx, Collector<EventRow> out) {
         String namespace = ns.name();
         long eventTime = (Long) e.get("event_time");
         long arrival = in.timestampMillis * 1000;
@@ -73,7 +69,7 @@ public class EventDecoder extends ProcessFunction<RawRecord, EventRow> {
             return;
         }
         String eventId = e.get("event_id").toString();
-        TimeSlicePlanner.Placement place = planners.computeIfAbsent(namespace, n -> new TimeSlicePlanner(ns)).place(eventTime, eventId);
+        TimeSlicePlanner.Placement place = planner(ns).place(eventTime, eventId);
         if (place.slice().endMicros() + ns.retention().closeAfter().toNanos() / 1000 <= arrival) {
             ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, "SLICE_CLOSED", "slice " + place.slice().tableName()
                     + " of '" + namespace + "' is closed (close_after " + ns.retention().closeAfter() + ")", STAGE));
@@ -95,6 +91,17 @@ public class EventDecoder extends ProcessFunction<RawRecord, EventRow> {
             v.duplicate().get(bytes);
             out.collect(row(keyspace, namespace, place, e, eventTime, eventId, item.get("key").toString(), bytes));
         }
+    }
+
+    /** A namespace's planner; made again if it was deleted and created with another time_partition. */
+    private TimeSlicePlanner planner(NamespaceConfig ns) {
+        TimeSlicePlanner p = planners.get(ns.name());
+        if (p == null || !ns.timePartition().equals(plannedWith.get(ns.name()))) {
+            p = new TimeSlicePlanner(ns);
+            planners.put(ns.name(), p);
+            plannedWith.put(ns.name(), ns.timePartition());
+        }
+        return p;
     }
 
     private static EventRow row(String keyspace, String namespace, TimeSlicePlanner.Placement p, GenericRecord e,

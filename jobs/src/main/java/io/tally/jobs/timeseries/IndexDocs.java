@@ -44,13 +44,23 @@ final class IndexDocs {
         return d;
     }
 
-    /** The composable index template of a namespace: mapping, settings and its alias. */
-    static String template(NamespaceConfig ns) {
+    /** The mapping of a namespace's indices: the fixed fields and its field_mapping. */
+    static String mapping(NamespaceConfig ns) {
+        return "{\"dynamic\":false,\"properties\":{" + properties(ns) + "}}";
+    }
+
+    private static String properties(NamespaceConfig ns) {
         StringBuilder props = new StringBuilder("\"time_series_id\":{\"type\":\"keyword\"},"
                 + "\"event_time\":{\"type\":\"date\",\"format\":\"epoch_millis\"},"
                 + "\"event_time_us\":{\"type\":\"long\"},\"event_id\":{\"type\":\"keyword\"}");
         ns.index().fieldMapping().forEach((field, type) -> props.append(",\"").append(field)
                 .append("\":{\"type\":\"").append(type.name().toLowerCase()).append("\"}"));
+        return props.toString();
+    }
+
+    /** The composable index template of a namespace: mapping, settings and its alias. */
+    static String template(NamespaceConfig ns) {
+        String props = properties(ns);
         return "{\"index_patterns\":[\"tally-" + ns.name() + "-*\"],\"priority\":100,\"template\":{"
                 + "\"settings\":{\"number_of_shards\":1,\"number_of_replicas\":0,\"refresh_interval\":\""
                 + ns.index().refreshInterval().toMillis() + "ms\"},"

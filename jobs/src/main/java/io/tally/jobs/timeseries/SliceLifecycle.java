@@ -5,7 +5,6 @@ import io.tally.jobs.cassandra.SliceTables;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
-import io.tally.namespace.NamespaceCatalog;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceName;
 import io.tally.namespace.TimeSlicePlanner;
@@ -18,7 +17,8 @@ import java.time.Duration;
 import java.time.Instant;
 
 /**
- * The slice lifecycle of every timeseries namespace, one pass per call:
+ * The slice lifecycle of every namespace, one pass per call (retention applies to timeseries
+ * namespaces; a counter namespace keeps its event log while it lives):
  * <ol>
  *   <li>the current and the next slice exist ahead of need (table + OPEN catalogue row), so the
  *       catalogue is contiguous;</li>
@@ -44,16 +44,12 @@ final class SliceLifecycle implements AutoCloseable {
         this.setStatus = session.prepare("UPDATE tally_meta.slices SET status = ? WHERE namespace = ? AND start_time = ?");
     }
 
-    void run(NamespaceCatalog catalog, long nowMicros) throws Exception {
-        for (NamespaceConfig ns : catalog.all()) {
-            if (ns.kind() != NamespaceConfig.Kind.TIMESERIES) {
-                continue;
-            }
+    void run(Iterable<NamespaceConfig> namespaces, long nowMicros) throws Exception {
+        for (NamespaceConfig ns : namespaces) {
             String keyspace = NamespaceName.keyspace(ns.name());
-            TimeSlicePlanner planner = new TimeSlicePlanner(ns);
-            long sliceMicros = ns.timePartition().secondsPerSlice() * 1_000_000L;
-            for (Slice s : planner.slicesCovering(nowMicros, nowMicros + 2 * sliceMicros)) {
-                tables.ensure(ns.name(), keyspace, s.tableName(), s.startMicros(), s.endMicros());
+            ensureAhead(ns, nowMicros);
+            if (ns.kind() != NamespaceConfig.Kind.TIMESERIES) {
+                continue; // counter events are the counters' audit log: kept while the namespace lives
             }
             long closeMicros = ns.retention().closeAfter().toNanos() / 1000;
             long deleteMicros = ns.retention().deleteAfter().toNanos() / 1000;
@@ -72,6 +68,31 @@ final class SliceLifecycle implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /** The current and the next slice of a namespace: its table and its catalogue row. */
+    void ensureAhead(NamespaceConfig ns, long nowMicros) {
+        TimeSlicePlanner planner = new TimeSlicePlanner(ns);
+        long sliceMicros = ns.timePartition().secondsPerSlice() * 1_000_000L;
+        for (Slice s : planner.slicesCovering(nowMicros, nowMicros + 2 * sliceMicros)) {
+            tables.ensure(ns.name(), NamespaceName.keyspace(ns.name()), s.tableName(), s.startMicros(), s.endMicros());
+        }
+    }
+
+    /** A deleted namespace's data goes: its keyspace, its catalogue rows become DELETED. */
+    void retire(String namespace) {
+        String keyspace = SliceTables.identifier(NamespaceName.keyspace(namespace));
+        session.execute("DROP KEYSPACE IF EXISTS " + keyspace);
+        tables.forgetKeyspace(keyspace);
+        for (Row r : session.execute(list.bind(namespace))) {
+            if (!"DELETED".equals(r.getString("status"))) {
+                session.execute(setStatus.bind("DELETED", namespace, r.getInstant("start_time")));
+            }
+        }
+    }
+
+    CqlSession session() {
+        return session;
     }
 
     private void deleteIndex(String index) throws Exception {

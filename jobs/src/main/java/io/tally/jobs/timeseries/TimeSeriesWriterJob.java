@@ -6,13 +6,13 @@ import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.jobs.cassandra.EventRow;
 import io.tally.jobs.cassandra.CassandraEventSink;
 
-import io.tally.namespace.NamespaceCatalog;
+import io.tally.jobs.control.ControlPlane;
+import io.tally.namespace.NamespaceChange;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import java.net.URI;
-import java.nio.file.Path;
 import org.apache.flink.connector.elasticsearch.sink.Elasticsearch7SinkBuilder;
 import org.apache.flink.connector.elasticsearch.sink.FlushBackoffType;
 import org.apache.http.HttpHost;
@@ -38,11 +38,13 @@ import org.apache.flink.util.function.SerializableSupplier;
  * Each stored event of an indexed namespace is also indexed into Elasticsearch (document id =
  * idempotency key, one index per slice behind the namespace's alias).
  *
- * A parallelism-1 branch runs the {@link SliceLifecycle} every lifecycle.interval.ms: slices
- * created ahead, closed after close_after, dropped (table and index) after delete_after.
+ * Namespaces come from the control plane ({@link ControlPlane}, broadcast state). A parallelism-1
+ * branch, the {@link NamespaceProvisioner}, provisions a namespace when it is created or changed
+ * and retires it when deleted, and runs the {@link SliceLifecycle} every lifecycle.interval.ms:
+ * slices created ahead, closed after close_after, dropped (table and index) after delete_after.
  *
  * <p>Arguments: --kafka.bootstrap, --registry.url, --cassandra.host, --cassandra.port,
- * --elasticsearch.url, --namespaces.dir, --group.id, --checkpoint.interval.ms, --lifecycle.interval.ms.
+ * --elasticsearch.url, --unknown.namespace.grace.ms (30 s), --group.id, --checkpoint.interval.ms, --lifecycle.interval.ms.
  */
 public final class TimeSeriesWriterJob {
     public static final String NAME = "tally-timeseries-writer";
@@ -57,9 +59,8 @@ public final class TimeSeriesWriterJob {
         StreamExecutionEnvironment env = kafka.environment();
         KafkaSource<RawRecord> source = kafka.source(NAME, org.apache.kafka.clients.consumer.OffsetResetStrategy.EARLIEST, TOPIC);
         KafkaSink<DeadLetterRecord> deadLetters = kafka.deadLetters();
-        String namespacesDir = p.get("namespaces.dir", "infra/namespaces");
         String elasticsearch = p.get("elasticsearch.url", "http://127.0.0.1:9200");
-        IndexTemplates.ensureAll(elasticsearch, NamespaceCatalog.fromDirectory(Path.of(namespacesDir)));
+        DataStream<NamespaceChange> control = ControlPlane.stream(env, kafka.bootstrap);
         URI es = URI.create(elasticsearch);
         Sink<IndexDoc> documents = new Elasticsearch7SinkBuilder<IndexDoc>()
                 .setHosts(new HttpHost(es.getHost(), es.getPort(), es.getScheme()))
@@ -71,22 +72,23 @@ public final class TimeSeriesWriterJob {
                 .build();
         build(env.fromSource(source, WatermarkStrategy.noWatermarks(), TOPIC).uid("timeseries-source"),
                 new CassandraEventSink(p.get("cassandra.host", "127.0.0.1"), p.getInt("cassandra.port", 9042), 128),
-                documents, deadLetters, registry, namespacesDir);
+                documents, deadLetters, control, registry, p.getLong("unknown.namespace.grace.ms", 30_000));
         long every = p.getLong("lifecycle.interval.ms", 60_000);
         DataGeneratorSource<Long> ticks = new DataGeneratorSource<>(i -> i, Long.MAX_VALUE,
                 RateLimiterStrategy.perSecond(1000.0 / every), Types.LONG);
         env.fromSource(ticks, WatermarkStrategy.noWatermarks(), "lifecycle-ticks").uid("lifecycle-ticks").setParallelism(1)
-                .process(new SliceLifecycleFunction(p.get("cassandra.host", "127.0.0.1"), p.getInt("cassandra.port", 9042),
-                        elasticsearch, namespacesDir)).uid("slice-lifecycle").name("slice-lifecycle").setParallelism(1)
+                .connect(ControlPlane.broadcast(control))
+                .process(new NamespaceProvisioner(p.get("cassandra.host", "127.0.0.1"), p.getInt("cassandra.port", 9042),
+                        elasticsearch)).uid("namespace-provisioner").name("namespace-provisioner").setParallelism(1)
                 .sinkTo(new DiscardingSink<>()).uid("lifecycle-done").setParallelism(1);
         env.execute(NAME);
     }
 
     public static void build(DataStream<RawRecord> records, Sink<EventRow> rows, Sink<IndexDoc> documents,
-                             Sink<DeadLetterRecord> deadLetters, SerializableSupplier<SchemaRegistryClient> registry,
-                             String namespacesDir) {
-        SingleOutputStreamOperator<EventRow> planned = records
-                .process(new EventDecoder(registry, namespacesDir)).uid("decode-and-plan").name("decode-and-plan");
+                             Sink<DeadLetterRecord> deadLetters, DataStream<NamespaceChange> control,
+                             SerializableSupplier<SchemaRegistryClient> registry, long unknownNamespaceGraceMs) {
+        SingleOutputStreamOperator<EventRow> planned = records.connect(ControlPlane.broadcast(control))
+                .process(new EventDecoder(registry, unknownNamespaceGraceMs)).uid("decode-and-plan").name("decode-and-plan");
         planned.sinkTo(rows).uid("cassandra-rows").name("cassandra-rows");
         planned.getSideOutput(EventDecoder.INDEX_DOCS).sinkTo(documents).uid("elasticsearch-docs").name("elasticsearch-docs");
         planned.getSideOutput(EventDecoder.DEAD_LETTERS).sinkTo(deadLetters).uid("dead-letters").name("dead-letters");

@@ -7,6 +7,7 @@ import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.jobs.testing.CollectSink;
 import io.tally.jobs.testing.StaticRegistry;
+import io.tally.jobs.testing.SeedControlPlane;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.TallySchemas;
 import java.nio.charset.StandardCharsets;
@@ -77,10 +78,10 @@ class CounterRollupJobTest {
         CollectSink<RollupWrite> rollups = new CollectSink<>("counter-rollups");
         CollectSink<DeadLetterRecord> dead = new CollectSink<>("counter-dead");
         CounterRollupJob.build(env.fromData(TypeInformation.of(RawRecord.class), input.toArray(new RawRecord[0]))
-                        .setParallelism(1)
+                        .setParallelism(1).map(SeedControlPlane.afterDelay(2000)).returns(RawRecord.class).setParallelism(1)
                         .assignTimestampsAndWatermarks(WatermarkStrategy.<RawRecord>forGenerator(c -> new EveryRecord())
                                 .withTimestampAssigner((r, ts) -> r.timestampMillis)).setParallelism(1),
-                log, rollups, dead, StaticRegistry::new, "../infra/namespaces");
+                SeedControlPlane.stream(env), log, rollups, dead, StaticRegistry::new, 0);
         env.execute("test");
 
         assertThat(CollectSink.<EventRow>get("counter-log")).extracting(r -> r.eventId + ":" + r.itemKey + "="

@@ -1,6 +1,7 @@
 package io.tally.jobs.timeseries;
 import io.tally.jobs.testing.CollectSink;
 import io.tally.jobs.testing.StaticRegistry;
+import io.tally.jobs.testing.SeedControlPlane;
 
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.jobs.kafka.DeadLetterRecord;
@@ -52,8 +53,9 @@ class TimeSeriesWriterJobTest {
         CollectSink<EventRow> rows = new CollectSink<>("rows");
         CollectSink<DeadLetterRecord> dead = new CollectSink<>("dead");
         CollectSink<IndexDoc> docs = new CollectSink<>("docs");
-        TimeSeriesWriterJob.build(env.fromData(TypeInformation.of(RawRecord.class), input.toArray(new RawRecord[0])),
-                rows, docs, dead, StaticRegistry::new, "../infra/namespaces");
+        TimeSeriesWriterJob.build(env.fromData(TypeInformation.of(RawRecord.class), input.toArray(new RawRecord[0]))
+                        .map(SeedControlPlane.afterDelay(2000)).returns(RawRecord.class).setParallelism(1),
+                rows, docs, dead, SeedControlPlane.stream(env), StaticRegistry::new, 0);
         env.execute("test");
 
         List<EventRow> stored = CollectSink.get("rows");
@@ -85,5 +87,22 @@ class TimeSeriesWriterJobTest {
         GenericRecord avro = DeadLetterSerializer.toAvro(garbage);
         assertThat(avro.get("reason")).isEqualTo("UNDECODABLE");
         assertThat(avro.get("stage")).isEqualTo("timeseries-writer");
+    }
+
+    @Test
+    void recordsOfANamespaceNotHeardOfYetWaitForItsChange() throws Exception {
+        long t = NOW_MS * 1000 - 1_000_000;
+        List<RawRecord> input = List.of(record("playback", "p9", t, "w1", Map.of(), 0), record("playback", "p9", t, "w2", Map.of(), 1));
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2);
+        CollectSink<EventRow> rows = new CollectSink<>("parked-rows");
+        CollectSink<DeadLetterRecord> dead = new CollectSink<>("parked-dead");
+        CollectSink<IndexDoc> docs = new CollectSink<>("parked-docs");
+        // the data first, the control plane two seconds later: nothing is dead-lettered, all is stored
+        TimeSeriesWriterJob.build(env.fromData(TypeInformation.of(RawRecord.class), input.toArray(new RawRecord[0])).setParallelism(1),
+                rows, docs, dead, SeedControlPlane.stream(env).map(SeedControlPlane.afterDelay(2000))
+                        .returns(io.tally.namespace.NamespaceChange.class).setParallelism(1), StaticRegistry::new, 60_000);
+        env.execute("test");
+        assertThat(CollectSink.<EventRow>get("parked-rows")).extracting(r -> r.eventId).containsExactlyInAnyOrder("w1", "w2");
+        assertThat(CollectSink.<DeadLetterRecord>get("parked-dead")).isEmpty();
     }
 }

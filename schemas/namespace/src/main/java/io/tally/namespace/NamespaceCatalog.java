@@ -11,11 +11,10 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The namespaces a service knows, by name. Loaded from a directory of {@code <name>.json}
- * files until the control plane (Postgres + Debezium) feeds it; {@link #put}/{@link #remove}
- * apply live changes.
+ * The namespaces a service knows, by name. Fed by the control plane's change stream
+ * ({@link #apply}); {@link #fromDirectory} loads the seed files (tests, tools).
  */
-public final class NamespaceCatalog {
+public final class NamespaceCatalog implements Namespaces {
     private final Map<String, NamespaceConfig> byName = new ConcurrentHashMap<>();
 
     public static NamespaceCatalog fromDirectory(Path dir) throws IOException {
@@ -33,6 +32,24 @@ public final class NamespaceCatalog {
         return catalog;
     }
 
+    /** The seed configs of a directory as changes at version 0, in name order (a test's control stream). */
+    public static java.util.List<NamespaceChange> seedChanges(Path dir) throws IOException {
+        java.util.List<NamespaceChange> out = new java.util.ArrayList<>();
+        for (NamespaceConfig ns : fromDirectory(dir).all()) {
+            out.add(NamespaceChange.upsert(ns.name(), 0, Files.readString(dir.resolve(ns.name() + ".json"))));
+        }
+        return out;
+    }
+
+    /** Applies a control-plane change; a row that does not validate is refused and the old config stays. */
+    public void apply(NamespaceChange change) {
+        if (change.deleted) {
+            remove(change.name);
+        } else {
+            put(change.config());
+        }
+    }
+
     public void put(NamespaceConfig config) {
         byName.put(config.name(), config);
     }
@@ -41,6 +58,7 @@ public final class NamespaceCatalog {
         byName.remove(name);
     }
 
+    @Override
     public Optional<NamespaceConfig> get(String name) {
         return Optional.ofNullable(byName.get(name));
     }

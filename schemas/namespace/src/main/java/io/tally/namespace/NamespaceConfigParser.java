@@ -32,6 +32,8 @@ public final class NamespaceConfigParser {
     static final Retention DEFAULT_RETENTION = new Retention(Duration.ofDays(6), Duration.ofDays(7));
     static final Duration DEFAULT_ACCEPT_LIMIT = Duration.ofSeconds(5);
     static final Rollup DEFAULT_ROLLUP = new Rollup(1_000, 500);
+    /** The widest counter accept window: CounterRollupJob keeps event ids this long (plus a margin) to dedup. */
+    public static final Duration MAX_COUNTER_ACCEPT_LIMIT = Duration.ofHours(1);
 
     private NamespaceConfigParser() {}
 
@@ -64,6 +66,10 @@ public final class NamespaceConfigParser {
         TimePartition tp = partition(c.get("time_partition"));
         Duration accept = c.has("accept_limit") ? positive(Durations.parse(text(c, "accept_limit", true), "accept_limit"),
                 "accept_limit") : DEFAULT_ACCEPT_LIMIT;
+        if (kind == Kind.COUNTER && accept.compareTo(MAX_COUNTER_ACCEPT_LIMIT) > 0) {
+            throw new InvalidConfigException("accept_limit", "a counter's accept_limit is at most " + MAX_COUNTER_ACCEPT_LIMIT.toSeconds()
+                    + "s (the rollup job remembers event ids for dedup that long)");
+        }
         Retention retention = retention(c.get("retention"));
         Index index = index(c.get("index"));
         return new NamespaceConfig(name, kind, counterType, tp, accept, retention, index, rollup);

@@ -1,0 +1,182 @@
+package io.tally.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.namespace.NamespaceConfig;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
+
+/**
+ * The control plane's source of truth: the namespaces table in Postgres (DESIGN.md). Every
+ * change is one transaction that bumps the row's version; an expected version that is not the
+ * stored one is a 409 (optimistic concurrency). Only bound parameters, never concatenated SQL.
+ * A connection per call: the admin API is low-rate, and a pool would hide Postgres being gone.
+ */
+final class NamespaceStore {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** A stored namespace. */
+    record Row(String name, String kind, JsonNode config, long version, String updatedAt) {
+        ObjectNode toJson() {
+            ObjectNode n = JSON.createObjectNode().put("name", name).put("kind", kind);
+            n.set("config", config);
+            return n.put("version", version).put("updated_at", updatedAt);
+        }
+    }
+
+    /** What a PUT did. */
+    record Put(Row row, boolean created, boolean changed) {}
+
+    private final String url;
+    private final Properties props = new Properties();
+
+    NamespaceStore(String url, String user, String password) {
+        this.url = url;
+        props.setProperty("user", user);
+        props.setProperty("password", password);
+        props.setProperty("connectTimeout", "3");
+        props.setProperty("socketTimeout", "10");
+        props.setProperty("ApplicationName", "tally-gateway");
+    }
+
+    Connection connect() throws SQLException {
+        return DriverManager.getConnection(url, props);
+    }
+
+    List<Row> list() throws SQLException {
+        try (Connection c = connect();
+             PreparedStatement s = c.prepareStatement(SELECT + " ORDER BY name")) {
+            List<Row> out = new ArrayList<>();
+            try (ResultSet r = s.executeQuery()) {
+                while (r.next()) {
+                    out.add(row(r));
+                }
+            }
+            return out;
+        }
+    }
+
+    Optional<Row> get(String name) throws SQLException {
+        try (Connection c = connect()) {
+            return get(c, name, false);
+        }
+    }
+
+    /**
+     * Creates or replaces a namespace's config. expectedVersion null = unconditional; 0 =
+     * only if it does not exist yet; n = only if it is at version n. The kind of an existing
+     * namespace cannot change (its stored data has the other shape): delete it first.
+     */
+    Put put(NamespaceConfig parsed, JsonNode config, Long expectedVersion) throws SQLException {
+        try (Connection c = connect()) {
+            c.setAutoCommit(false);
+            try {
+                Optional<Row> current = get(c, parsed.name(), true);
+                checkVersion(parsed.name(), current, expectedVersion);
+                String kind = parsed.kind().name().toLowerCase();
+                Put result;
+                if (current.isEmpty()) {
+                    try (PreparedStatement s = c.prepareStatement(
+                            "INSERT INTO namespaces (name, kind, config, version, updated_at) VALUES (?, ?, ?::jsonb, 1, now())")) {
+                        s.setString(1, parsed.name());
+                        s.setString(2, kind);
+                        s.setString(3, config.toString());
+                        s.executeUpdate();
+                    }
+                    result = new Put(get(c, parsed.name(), false).orElseThrow(), true, true);
+                } else if (!current.get().kind().equals(kind)) {
+                    throw ApiError.badRequest("INVALID_NAMESPACE_CONFIG", "namespace '" + parsed.name() + "' is a "
+                            + current.get().kind() + " namespace; its kind cannot change (delete it and create it again)", "kind");
+                } else if (current.get().config().equals(JSON.readTree(config.toString()))) {
+                    result = new Put(current.get(), false, false); // nothing to change: no version bump, no change event
+                } else {
+                    try (PreparedStatement s = c.prepareStatement(
+                            "UPDATE namespaces SET config = ?::jsonb, version = version + 1, updated_at = now() WHERE name = ?")) {
+                        s.setString(1, config.toString());
+                        s.setString(2, parsed.name());
+                        s.executeUpdate();
+                    }
+                    result = new Put(get(c, parsed.name(), false).orElseThrow(), false, true);
+                }
+                c.commit();
+                return result;
+            } catch (SQLException e) {
+                c.rollback();
+                if ("23505".equals(e.getSQLState())) { // a concurrent create won
+                    throw new ApiError(409, "VERSION_CONFLICT", "namespace '" + parsed.name() + "' was created concurrently", "version");
+                }
+                throw e;
+            } catch (RuntimeException | com.fasterxml.jackson.core.JsonProcessingException e) {
+                c.rollback();
+                if (e instanceof RuntimeException re) {
+                    throw re;
+                }
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    /** Deletes a namespace (expectedVersion as in {@link #put}); the deleted row, or 404. */
+    Row delete(String name, Long expectedVersion) throws SQLException {
+        try (Connection c = connect()) {
+            c.setAutoCommit(false);
+            try {
+                Optional<Row> current = get(c, name, true);
+                if (current.isEmpty()) {
+                    throw new ApiError(404, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", "name");
+                }
+                checkVersion(name, current, expectedVersion);
+                try (PreparedStatement s = c.prepareStatement("DELETE FROM namespaces WHERE name = ?")) {
+                    s.setString(1, name);
+                    s.executeUpdate();
+                }
+                c.commit();
+                return current.get();
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            }
+        }
+    }
+
+    private static void checkVersion(String name, Optional<Row> current, Long expected) {
+        if (expected == null) {
+            return;
+        }
+        long actual = current.map(Row::version).orElse(0L);
+        if (actual != expected) {
+            throw new ApiError(409, "VERSION_CONFLICT", current.isEmpty()
+                    ? "namespace '" + name + "' does not exist (expected version " + expected + ")"
+                    : "namespace '" + name + "' is at version " + actual + ", not " + expected + ": read it again and retry", "version");
+        }
+    }
+
+    private static final String SELECT = "SELECT name, kind, config::text AS config, version, "
+            + "to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS updated_at FROM namespaces";
+
+    private static Optional<Row> get(Connection c, String name, boolean forUpdate) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(SELECT + " WHERE name = ?" + (forUpdate ? " FOR UPDATE" : ""))) {
+            s.setString(1, name);
+            try (ResultSet r = s.executeQuery()) {
+                return r.next() ? Optional.of(row(r)) : Optional.empty();
+            }
+        }
+    }
+
+    private static Row row(ResultSet r) throws SQLException {
+        try {
+            return new Row(r.getString("name"), r.getString("kind"), JSON.readTree(r.getString("config")),
+                    r.getLong("version"), r.getString("updated_at"));
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new SQLException("stored config of " + r.getString("name") + " is not JSON", e);
+        }
+    }
+}

@@ -1,0 +1,190 @@
+package io.tally.jobs.control;
+
+import io.tally.jobs.kafka.DeadLetterRecord;
+import io.tally.jobs.kafka.RawRecord;
+import io.tally.namespace.NamespaceChange;
+import io.tally.namespace.NamespaceConfig;
+import io.tally.serde.AvroSerde;
+import io.tally.serde.SchemaRegistryClient;
+import io.tally.serde.SerdeException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Optional;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.state.ReadOnlyBroadcastState;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
+import org.apache.flink.streaming.api.functions.co.BroadcastProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+import org.apache.flink.util.function.SerializableSupplier;
+
+/**
+ * The first step of every writer job: decode a raw record with the shared serde (resolved to
+ * the job's schema) and find its namespace, of the expected kind, in the broadcast control
+ * plane; then {@link #process} it. What fails goes to the dead letter: UNDECODABLE,
+ * UNKNOWN_NAMESPACE, WRONG_NAMESPACE_KIND.
+ *
+ * <p>The control stream and the data stream are not ordered with each other, so a record of a
+ * namespace this operator has not heard of yet (created a moment ago: the gateway saw it first)
+ * is parked, checkpointed, and processed as soon as its namespace arrives; only after
+ * {@code graceMillis} (judged when the next record or change arrives) is it an
+ * UNKNOWN_NAMESPACE dead letter. A namespace known to be deleted is not waited for.
+ */
+public abstract class NamespacedDecoder<OUT> extends BroadcastProcessFunction<RawRecord, NamespaceChange, OUT>
+        implements CheckpointedFunction {
+    private final SerializableSupplier<SchemaRegistryClient> registry;
+    private final NamespaceConfig.Kind kind;
+    private final String stage;
+    private final long graceMillis;
+    protected transient AvroSerde serde;
+    private transient LiveNamespaces namespaces;
+    private transient List<Parked> parked;
+    private transient ListState<Parked> parkedState;
+
+    /** Where a step's outputs go, from either side's context. */
+    public interface Emit {
+        <X> void output(OutputTag<X> tag, X value);
+    }
+
+    /** A record waiting for its namespace. */
+    public static class Parked {
+        public RawRecord record;
+        public String namespace;
+        public long sinceMillis;
+
+        public Parked() {}
+
+        Parked(RawRecord record, String namespace, long sinceMillis) {
+            this.record = record;
+            this.namespace = namespace;
+            this.sinceMillis = sinceMillis;
+        }
+    }
+
+    protected NamespacedDecoder(SerializableSupplier<SchemaRegistryClient> registry, NamespaceConfig.Kind kind, String stage,
+                                long graceMillis) {
+        this.registry = registry;
+        this.kind = kind;
+        this.stage = stage;
+        this.graceMillis = graceMillis;
+    }
+
+    protected abstract Schema schema();
+
+    protected abstract OutputTag<DeadLetterRecord> deadLetters();
+
+    /** A decoded record of a known namespace of the right kind. */
+    protected abstract void process(RawRecord in, GenericRecord value, NamespaceConfig ns, Emit emit, Collector<OUT> out);
+
+    /** Records that carry no event (a heartbeat) and are dropped before decoding. */
+    protected boolean skip(RawRecord in) {
+        return false;
+    }
+
+    @Override
+    public void open(OpenContext ctx) throws Exception {
+        serde = new AvroSerde(registry.get(), false);
+        namespaces = new LiveNamespaces();
+    }
+
+    @Override
+    public void initializeState(FunctionInitializationContext ctx) throws Exception {
+        parkedState = ctx.getOperatorStateStore().getListState(new ListStateDescriptor<>("parked-for-namespace",
+                TypeInformation.of(Parked.class)));
+        parked = new ArrayList<>();
+        for (Parked p : parkedState.get()) {
+            parked.add(p);
+        }
+    }
+
+    @Override
+    public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
+        parkedState.update(parked);
+    }
+
+    @Override
+    public void processElement(RawRecord in, ReadOnlyContext ctx, Collector<OUT> out) throws Exception {
+        if (skip(in)) {
+            return;
+        }
+        Emit emit = ctx::output;
+        ReadOnlyBroadcastState<String, NamespaceChange> state = ctx.getBroadcastState(ControlPlane.NAMESPACES);
+        expire(ctx.currentProcessingTime(), emit);
+        handle(in, state, ctx.currentProcessingTime(), emit, out);
+    }
+
+    @Override
+    public void processBroadcastElement(NamespaceChange change, Context ctx, Collector<OUT> out) throws Exception {
+        ctx.getBroadcastState(ControlPlane.NAMESPACES).put(change.name, change);
+        Emit emit = ctx::output;
+        List<Parked> waiting = new ArrayList<>();
+        for (Iterator<Parked> it = parked.iterator(); it.hasNext(); ) {
+            Parked p = it.next();
+            if (p.namespace.equals(change.name)) {
+                waiting.add(p);
+                it.remove();
+            }
+        }
+        for (Parked p : waiting) { // now known (or known deleted): decided for good
+            handle(p.record, ctx.getBroadcastState(ControlPlane.NAMESPACES), ctx.currentProcessingTime(), emit, out);
+        }
+        expire(ctx.currentProcessingTime(), emit);
+    }
+
+    private void handle(RawRecord in, ReadOnlyBroadcastState<String, NamespaceChange> state, long now, Emit emit,
+                        Collector<OUT> out) throws Exception {
+        GenericRecord e;
+        try {
+            e = serde.deserialize(in.value, schema());
+        } catch (SerdeException ex) {
+            emit.output(deadLetters(), new DeadLetterRecord(in, "UNDECODABLE", ex.getMessage(), stage));
+            return;
+        }
+        String name = e.get("namespace").toString();
+        Optional<NamespaceConfig> ns = namespaces.over(state).get(name);
+        if (ns.isEmpty()) {
+            if (state.contains(name) || graceMillis == 0) { // deleted, or a bad row: nothing to wait for
+                emit.output(deadLetters(), unknown(in, name));
+            } else {
+                parked.add(new Parked(in, name, now));
+            }
+            return;
+        }
+        if (ns.get().kind() != kind) {
+            emit.output(deadLetters(), new DeadLetterRecord(in, "WRONG_NAMESPACE_KIND",
+                    "namespace '" + name + "' is not a " + kind.name().toLowerCase() + " namespace", stage));
+            return;
+        }
+        process(in, e, ns.get(), emit, out);
+    }
+
+    private void expire(long now, Emit emit) {
+        if (parked.isEmpty() || parked.get(0).sinceMillis + graceMillis > now) {
+            return; // parked in arrival order: the oldest decides
+        }
+        for (Iterator<Parked> it = parked.iterator(); it.hasNext(); ) {
+            Parked p = it.next();
+            if (p.sinceMillis + graceMillis <= now) {
+                emit.output(deadLetters(), unknown(p.record, p.namespace));
+                it.remove();
+            }
+        }
+    }
+
+    private DeadLetterRecord unknown(RawRecord in, String name) {
+        return new DeadLetterRecord(in, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", stage);
+    }
+
+    /** Records waiting for their namespace (tests, metrics). */
+    protected int parkedCount() {
+        return parked.size();
+    }
+}

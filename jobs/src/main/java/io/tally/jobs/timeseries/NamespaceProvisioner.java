@@ -1,0 +1,143 @@
+package io.tally.jobs.timeseries;
+
+import io.tally.jobs.cassandra.AsyncCqlWrites;
+import io.tally.jobs.control.ControlPlane;
+import io.tally.jobs.control.LiveNamespaces;
+import io.tally.jobs.counter.CassandraRollupSink;
+import io.tally.namespace.NamespaceChange;
+import io.tally.namespace.NamespaceConfig;
+import io.tally.namespace.TimeSlicePlanner;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Set;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.streaming.api.functions.co.BroadcastProcessFunction;
+import org.apache.flink.util.Collector;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Makes the storage of each namespace match the control plane (parallelism 1):
+ * <ul>
+ *   <li>a created or changed namespace gets, at once, its keyspace, its current and next slices
+ *       (tables and catalogue rows), its counter_rollups table (counters), and for an indexed
+ *       timeseries namespace its index template, its current slice index behind the alias, and
+ *       any new field_mapping fields added to the mappings of its existing indices;</li>
+ *   <li>a deleted namespace is retired: its keyspace is dropped, its catalogue rows become
+ *       DELETED, its indices and index template are deleted;</li>
+ *   <li>every tick runs the {@link SliceLifecycle} (slices ahead, close, drop by retention).</li>
+ * </ul>
+ * Work that fails (Cassandra or Elasticsearch down) is retried on the next tick.
+ */
+public class NamespaceProvisioner extends BroadcastProcessFunction<Long, NamespaceChange, String> {
+    private static final Logger LOG = LoggerFactory.getLogger(NamespaceProvisioner.class);
+    private final String cassandraHost;
+    private final int cassandraPort;
+    private final String elasticsearch;
+    private transient SliceLifecycle lifecycle;
+    private transient HttpClient http;
+    private transient LiveNamespaces namespaces;
+    /** Changes not carried out yet (in order), retried each tick; provisioning is idempotent. */
+    private transient Set<NamespaceChange> todo;
+
+    public NamespaceProvisioner(String cassandraHost, int cassandraPort, String elasticsearch) {
+        this.cassandraHost = cassandraHost;
+        this.cassandraPort = cassandraPort;
+        this.elasticsearch = elasticsearch;
+    }
+
+    @Override
+    public void open(OpenContext ctx) {
+        lifecycle = new SliceLifecycle(AsyncCqlWrites.session(cassandraHost, cassandraPort), elasticsearch);
+        http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        namespaces = new LiveNamespaces();
+        todo = new LinkedHashSet<>();
+    }
+
+    @Override
+    public void processBroadcastElement(NamespaceChange change, Context ctx, Collector<String> out) throws Exception {
+        ctx.getBroadcastState(ControlPlane.NAMESPACES).put(change.name, change);
+        todo.removeIf(c -> c.name.equals(change.name)); // only the latest change of a name matters
+        todo.add(change);
+        carryOut(out);
+    }
+
+    @Override
+    public void processElement(Long tick, ReadOnlyContext ctx, Collector<String> out) throws Exception {
+        carryOut(out);
+        // After a restore the state holds every namespace: the first ticks provision them again (idempotent).
+        try {
+            lifecycle.run(namespaces.over(ctx.getBroadcastState(ControlPlane.NAMESPACES)).all().values(), System.currentTimeMillis() * 1000);
+        } catch (Exception e) {
+            LOG.warn("slice lifecycle pass failed; retrying on the next tick", e);
+        }
+    }
+
+    private void carryOut(Collector<String> out) {
+        for (var it = todo.iterator(); it.hasNext(); ) {
+            NamespaceChange c = it.next();
+            try {
+                if (c.deleted) {
+                    retire(c.name);
+                } else {
+                    provision(c.config());
+                }
+                it.remove();
+                out.collect((c.deleted ? "retired " : "provisioned ") + c.name + " v" + c.version);
+                LOG.info("{} {} v{}", c.deleted ? "retired" : "provisioned", c.name, c.version);
+            } catch (Exception e) {
+                LOG.warn("provisioning {} failed; retrying on the next tick: {}", c, e.toString());
+                return; // keep the order of changes
+            }
+        }
+    }
+
+    private void provision(NamespaceConfig ns) throws Exception {
+        long now = System.currentTimeMillis() * 1000;
+        lifecycle.ensureAhead(ns, now);
+        if (ns.isCounter()) {
+            CassandraRollupSink.createTable(lifecycle.session(), ns.name());
+        }
+        if (ns.kind() == NamespaceConfig.Kind.TIMESERIES && ns.index().enabled()) {
+            send("PUT", "/_index_template/tally-" + ns.name(), IndexDocs.template(ns), false);
+            String current = new TimeSlicePlanner(ns).sliceOf(now).indexName();
+            send("PUT", "/" + current, "{}", true); // the template gives it the mapping and the alias
+            // New field_mapping fields reach the indices that exist; a changed type cannot (Elasticsearch
+            // refuses it) and applies from the next slice's index, made from the template.
+            try {
+                send("PUT", "/tally-" + ns.name() + "-*/_mapping", IndexDocs.mapping(ns), false);
+            } catch (IllegalStateException e) {
+                LOG.warn("field_mapping of {} reaches existing indices only partly: {}", ns.name(), e.getMessage());
+            }
+        }
+    }
+
+    private void retire(String name) throws Exception {
+        lifecycle.retire(name);
+        send("DELETE", "/tally-" + name + "-*", null, false);
+        send("DELETE", "/_index_template/tally-" + name, null, true);
+    }
+
+    /** An Elasticsearch call; names were validated as safe index parts. 404 (and 400 "exists" when asked) is fine. */
+    private void send(String method, String path, String body, boolean tolerateExisting) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(elasticsearch + path)).timeout(Duration.ofSeconds(30))
+                .header("Content-Type", "application/json");
+        b = body == null ? b.method(method, HttpRequest.BodyPublishers.noBody()) : b.method(method, HttpRequest.BodyPublishers.ofString(body));
+        HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        boolean exists = r.statusCode() == 400 && r.body().contains("resource_already_exists_exception");
+        if (r.statusCode() / 100 != 2 && r.statusCode() != 404 && !(tolerateExisting && exists)) {
+            throw new IllegalStateException(method + " " + path + ": HTTP " + r.statusCode() + " " + r.body());
+        }
+    }
+
+    @Override
+    public void close() {
+        if (lifecycle != null) {
+            lifecycle.close();
+        }
+    }
+}

@@ -1,0 +1,86 @@
+package io.tally.namespace;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * One change of the control plane's namespaces table, as Debezium streams it to
+ * tally.control.namespaces: the row after an insert, update or snapshot read, or the row
+ * before a delete (the table has REPLICA IDENTITY FULL, so a delete still says which config
+ * it removed: the provisioner needs its retention to retire the data). A plain class with
+ * public fields so Flink keeps it in broadcast state with its POJO serializer.
+ */
+public class NamespaceChange {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    public String name;
+    public long version;
+    /** The config as stored: the JSON object of DESIGN.md, "kind" included. */
+    public String configJson;
+    public boolean deleted;
+
+    public NamespaceChange() {}
+
+    public NamespaceChange(String name, long version, String configJson, boolean deleted) {
+        this.name = name;
+        this.version = version;
+        this.configJson = configJson;
+        this.deleted = deleted;
+    }
+
+    public static NamespaceChange upsert(String name, long version, String configJson) {
+        return new NamespaceChange(name, version, configJson, false);
+    }
+
+    /**
+     * Reads a Debezium change event value (JSON converter without schemas). Empty for a
+     * tombstone (null value, written after a delete for compaction) and for events of other
+     * tables or that carry no namespace row.
+     */
+    public static Optional<NamespaceChange> fromDebezium(byte[] value) {
+        if (value == null || value.length == 0) {
+            return Optional.empty();
+        }
+        JsonNode event;
+        try {
+            event = JSON.readTree(value);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("not a Debezium change event: " + e.getMessage(), e);
+        }
+        JsonNode payload = event.has("payload") && event.has("schema") ? event.get("payload") : event; // either converter setting
+        String op = payload.path("op").asText("");
+        boolean delete = "d".equals(op);
+        JsonNode row = payload.get(delete ? "before" : "after");
+        if (row == null || row.isNull() || !row.hasNonNull("name") || !row.hasNonNull("config")) {
+            return Optional.empty();
+        }
+        JsonNode config = row.get("config");
+        // Debezium renders jsonb as its text (io.debezium.data.Json); accept an object too.
+        String configJson = config.isTextual() ? config.asText() : config.toString();
+        return Optional.of(new NamespaceChange(row.get("name").asText(), row.path("version").asLong(0), configJson, delete));
+    }
+
+    /** The validated config; the control plane only stores configs that pass, so a failure here means a bad row. */
+    public NamespaceConfig config() {
+        return NamespaceConfigParser.parse(name, configJson);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof NamespaceChange c && c.version == version && c.deleted == deleted
+                && Objects.equals(c.name, name) && Objects.equals(c.configJson, configJson);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, version, configJson, deleted);
+    }
+
+    @Override
+    public String toString() {
+        return (deleted ? "delete " : "upsert ") + name + " v" + version;
+    }
+}

@@ -1,0 +1,63 @@
+package io.tally.namespace;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class NamespaceChangeTest {
+    static final String CONFIG = "{\\\"kind\\\": \\\"timeseries\\\", \\\"accept_limit\\\": \\\"7s\\\"}";
+
+    static byte[] event(String op, String before, String after) {
+        return ("{\"before\":" + before + ",\"after\":" + after + ",\"source\":{\"connector\":\"postgresql\",\"table\":\"namespaces\"},"
+                + "\"op\":\"" + op + "\",\"ts_ms\":1}").getBytes(StandardCharsets.UTF_8);
+    }
+
+    static String row(String name, long version) {
+        return "{\"name\":\"" + name + "\",\"kind\":\"timeseries\",\"config\":\"" + CONFIG + "\",\"version\":" + version
+                + ",\"updated_at\":\"2026-11-22T21:00:00Z\"}";
+    }
+
+    @Test
+    void snapshotReadsCreatesAndUpdatesCarryTheRowAfter() {
+        for (String op : new String[] {"r", "c", "u"}) {
+            NamespaceChange c = NamespaceChange.fromDebezium(event(op, "null", row("clicks", 3))).orElseThrow();
+            assertThat(c.name).isEqualTo("clicks");
+            assertThat(c.version).isEqualTo(3);
+            assertThat(c.deleted).isFalse();
+            assertThat(c.config().acceptLimit().toSeconds()).isEqualTo(7);
+        }
+    }
+
+    @Test
+    void aDeleteCarriesTheRowItRemoved() {
+        NamespaceChange c = NamespaceChange.fromDebezium(event("d", row("clicks", 4), "null")).orElseThrow();
+        assertThat(c.deleted).isTrue();
+        assertThat(c.version).isEqualTo(4);
+        assertThat(c.config().name()).isEqualTo("clicks");
+    }
+
+    @Test
+    void tombstonesAndOtherRowsAreNotChanges() {
+        assertThat(NamespaceChange.fromDebezium(null)).isEmpty();
+        assertThat(NamespaceChange.fromDebezium(event("c", "null", "{\"id\":1,\"note\":\"probe\"}"))).isEmpty();
+        assertThatThrownBy(() -> NamespaceChange.fromDebezium("{".getBytes(StandardCharsets.UTF_8)))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void aCatalogAppliesUpsertsAndDeletes() {
+        NamespaceCatalog catalog = new NamespaceCatalog();
+        catalog.apply(NamespaceChange.fromDebezium(event("c", "null", row("clicks", 1))).orElseThrow());
+        assertThat(catalog.get("clicks")).isPresent();
+        catalog.apply(NamespaceChange.fromDebezium(event("d", row("clicks", 1), "null")).orElseThrow());
+        assertThat(catalog.get("clicks")).isEmpty();
+    }
+
+    @Test
+    void aCounterAcceptWindowIsBoundedByTheDedupMemory() {
+        assertThatThrownBy(() -> NamespaceConfigParser.parse("c", "{\"kind\":\"counter\",\"counter_type\":\"EVENTUAL\",\"accept_limit\":\"2h\"}"))
+                .isInstanceOf(InvalidConfigException.class).hasMessageContaining("at most 3600s");
+    }
+}
