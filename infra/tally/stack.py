@@ -120,6 +120,7 @@ class Stack:
         started: list[Component] = []
         for c in self.components:
             if self.running(c):
+                c.after_ready()  # provisioning is idempotent: a running stack converges (migrations, seeds, topics)
                 continue
             try:
                 self.start(c)

@@ -95,6 +95,12 @@ final class NamespaceStore {
                 } else if (!current.get().kind().equals(kind)) {
                     throw ApiError.badRequest("INVALID_NAMESPACE_CONFIG", "namespace '" + parsed.name() + "' is a "
                             + current.get().kind() + " namespace; its kind cannot change (delete it and create it again)", "kind");
+                } else if (immutableChange(parsed, current.get()) != null) {
+                    String field = immutableChange(parsed, current.get());
+                    throw ApiError.badRequest("INVALID_NAMESPACE_CONFIG", "namespace '" + parsed.name() + "': " + field
+                            + " cannot change once data is laid out by it (" + (field.equals("time_partition")
+                            ? "slices and buckets already exist and readers find events by them" : "BEST_EFFORT totals and rollups are kept apart")
+                            + "); create a new namespace instead", field);
                 } else if (current.get().config().equals(JSON.readTree(config.toString()))) {
                     result = new Put(current.get(), false, false); // nothing to change: no version bump, no change event
                 } else {
@@ -145,6 +151,17 @@ final class NamespaceStore {
                 throw e;
             }
         }
+    }
+
+    /** The first key of a live namespace that must not change, or null. */
+    private static String immutableChange(NamespaceConfig next, Row current) {
+        NamespaceConfig before = io.tally.namespace.NamespaceConfigParser.parse(current.name(), current.config());
+        if (!before.timePartition().equals(next.timePartition())) {
+            return "time_partition";
+        }
+        boolean wasBestEffort = before.counterType() == NamespaceConfig.CounterType.BEST_EFFORT;
+        boolean isBestEffort = next.counterType() == NamespaceConfig.CounterType.BEST_EFFORT;
+        return wasBestEffort != isBestEffort ? "counter_type" : null;
     }
 
     private static void checkVersion(String name, Optional<Row> current, Long expected) {

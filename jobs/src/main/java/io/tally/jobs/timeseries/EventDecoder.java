@@ -37,8 +37,13 @@ public class EventDecoder extends NamespacedDecoder<EventRow> {
     private transient Map<String, TimeSlicePlanner> planners;
     private transient Map<String, NamespaceConfig.TimePartition> plannedWith;
 
-    public EventDecoder(SerializableSupplier<SchemaRegistryClient> registry, long unknownNamespaceGraceMillis) {
+    private final String elasticsearch;
+    private transient Map<String, NamespaceConfig> templated;
+
+    /** @param elasticsearch where index templates go (null: a test without Elasticsearch) */
+    public EventDecoder(SerializableSupplier<SchemaRegistryClient> registry, long unknownNamespaceGraceMillis, String elasticsearch) {
         super(registry, NamespaceConfig.Kind.TIMESERIES, STAGE, unknownNamespaceGraceMillis);
+        this.elasticsearch = elasticsearch;
     }
 
     @Override
@@ -46,6 +51,7 @@ public class EventDecoder extends NamespacedDecoder<EventRow> {
         super.open(ctx);
         planners = new HashMap<>();
         plannedWith = new HashMap<>();
+        templated = new HashMap<>();
     }
 
     @Override
@@ -79,6 +85,7 @@ public class EventDecoder extends NamespacedDecoder<EventRow> {
         List<GenericRecord> items = (List<GenericRecord>) e.get("items");
         String keyspace = NamespaceName.keyspace(namespace);
         if (ns.index().enabled()) {
+            ensureTemplate(ns);
             ctx.output(INDEX_DOCS, IndexDocs.of(ns, place.slice().indexName(), e.get("time_series_id").toString(),
                     eventTime, eventId, items));
         }
@@ -90,6 +97,24 @@ public class EventDecoder extends NamespacedDecoder<EventRow> {
             byte[] bytes = new byte[v.remaining()];
             v.duplicate().get(bytes);
             out.collect(row(keyspace, namespace, place, e, eventTime, eventId, item.get("key").toString(), bytes));
+        }
+    }
+
+    /**
+     * The index template of a namespace's config is in place before its first document of that
+     * config leaves: Elasticsearch creates a slice index on its first document, and only a
+     * template present then gives it the mapping and the alias (the provisioner runs beside this
+     * step, not before it). Once per config and instance; a failure is logged and retried.
+     */
+    private void ensureTemplate(NamespaceConfig ns) {
+        if (elasticsearch == null || ns.equals(templated.get(ns.name()))) {
+            return;
+        }
+        try {
+            IndexDocs.putTemplate(elasticsearch, ns);
+            templated.put(ns.name(), ns);
+        } catch (Exception e) {
+            org.slf4j.LoggerFactory.getLogger(EventDecoder.class).warn("index template of {}: {}", ns.name(), e.toString());
         }
     }
 

@@ -44,6 +44,19 @@ final class IndexDocs {
         return d;
     }
 
+    private static final java.net.http.HttpClient HTTP = java.net.http.HttpClient.newBuilder()
+            .connectTimeout(java.time.Duration.ofSeconds(5)).build();
+
+    /** PUTs a namespace's index template (idempotent); names were validated as safe index parts. */
+    static void putTemplate(String elasticsearch, NamespaceConfig ns) throws Exception {
+        var r = HTTP.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(elasticsearch + "/_index_template/tally-" + ns.name()))
+                .timeout(java.time.Duration.ofSeconds(30)).header("Content-Type", "application/json")
+                .PUT(java.net.http.HttpRequest.BodyPublishers.ofString(template(ns))).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() / 100 != 2) {
+            throw new IllegalStateException("index template of " + ns.name() + ": HTTP " + r.statusCode() + " " + r.body());
+        }
+    }
+
     /** The mapping of a namespace's indices: the fixed fields and its field_mapping. */
     static String mapping(NamespaceConfig ns) {
         return "{\"dynamic\":false,\"properties\":{" + properties(ns) + "}}";

@@ -98,12 +98,8 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
 
     private void provision(NamespaceConfig ns) throws Exception {
         long now = System.currentTimeMillis() * 1000;
-        lifecycle.ensureAhead(ns, now);
-        if (ns.isCounter()) {
-            CassandraRollupSink.createTable(lifecycle.session(), ns.name());
-        }
-        if (ns.kind() == NamespaceConfig.Kind.TIMESERIES && ns.index().enabled()) {
-            send("PUT", "/_index_template/tally-" + ns.name(), IndexDocs.template(ns), false);
+        if (ns.kind() == NamespaceConfig.Kind.TIMESERIES && ns.index().enabled()) { // first: Cassandra DDL takes seconds
+            IndexDocs.putTemplate(elasticsearch, ns);
             String current = new TimeSlicePlanner(ns).sliceOf(now).indexName();
             send("PUT", "/" + current, "{}", true); // the template gives it the mapping and the alias
             // New field_mapping fields reach the indices that exist; a changed type cannot (Elasticsearch
@@ -113,6 +109,10 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
             } catch (IllegalStateException e) {
                 LOG.warn("field_mapping of {} reaches existing indices only partly: {}", ns.name(), e.getMessage());
             }
+        }
+        lifecycle.ensureAhead(ns, now);
+        if (ns.isCounter()) {
+            CassandraRollupSink.createTable(lifecycle.session(), ns.name());
         }
     }
 

@@ -72,7 +72,7 @@ public final class TimeSeriesWriterJob {
                 .build();
         build(env.fromSource(source, WatermarkStrategy.noWatermarks(), TOPIC).uid("timeseries-source"),
                 new CassandraEventSink(p.get("cassandra.host", "127.0.0.1"), p.getInt("cassandra.port", 9042), 128),
-                documents, deadLetters, control, registry, p.getLong("unknown.namespace.grace.ms", 30_000));
+                documents, deadLetters, control, registry, p.getLong("unknown.namespace.grace.ms", 30_000), elasticsearch);
         long every = p.getLong("lifecycle.interval.ms", 60_000);
         DataGeneratorSource<Long> ticks = new DataGeneratorSource<>(i -> i, Long.MAX_VALUE,
                 RateLimiterStrategy.perSecond(1000.0 / every), Types.LONG);
@@ -86,9 +86,10 @@ public final class TimeSeriesWriterJob {
 
     public static void build(DataStream<RawRecord> records, Sink<EventRow> rows, Sink<IndexDoc> documents,
                              Sink<DeadLetterRecord> deadLetters, DataStream<NamespaceChange> control,
-                             SerializableSupplier<SchemaRegistryClient> registry, long unknownNamespaceGraceMs) {
+                             SerializableSupplier<SchemaRegistryClient> registry, long unknownNamespaceGraceMs,
+                             String elasticsearch) {
         SingleOutputStreamOperator<EventRow> planned = records.connect(ControlPlane.broadcast(control))
-                .process(new EventDecoder(registry, unknownNamespaceGraceMs)).uid("decode-and-plan").name("decode-and-plan");
+                .process(new EventDecoder(registry, unknownNamespaceGraceMs, elasticsearch)).uid("decode-and-plan").name("decode-and-plan");
         planned.sinkTo(rows).uid("cassandra-rows").name("cassandra-rows");
         planned.getSideOutput(EventDecoder.INDEX_DOCS).sinkTo(documents).uid("elasticsearch-docs").name("elasticsearch-docs");
         planned.getSideOutput(EventDecoder.DEAD_LETTERS).sinkTo(deadLetters).uid("dead-letters").name("dead-letters");

@@ -55,7 +55,7 @@ class TimeSeriesWriterJobTest {
         CollectSink<IndexDoc> docs = new CollectSink<>("docs");
         TimeSeriesWriterJob.build(env.fromData(TypeInformation.of(RawRecord.class), input.toArray(new RawRecord[0]))
                         .map(SeedControlPlane.afterDelay(2000)).returns(RawRecord.class).setParallelism(1),
-                rows, docs, dead, SeedControlPlane.stream(env), StaticRegistry::new, 0);
+                rows, docs, dead, SeedControlPlane.stream(env), StaticRegistry::new, 0, null);
         env.execute("test");
 
         List<EventRow> stored = CollectSink.get("rows");
@@ -100,7 +100,7 @@ class TimeSeriesWriterJobTest {
         // the data first, the control plane two seconds later: nothing is dead-lettered, all is stored
         TimeSeriesWriterJob.build(env.fromData(TypeInformation.of(RawRecord.class), input.toArray(new RawRecord[0])).setParallelism(1),
                 rows, docs, dead, SeedControlPlane.stream(env).map(SeedControlPlane.afterDelay(2000))
-                        .returns(io.tally.namespace.NamespaceChange.class).setParallelism(1), StaticRegistry::new, 60_000);
+                        .returns(io.tally.namespace.NamespaceChange.class).setParallelism(1), StaticRegistry::new, 60_000, null);
         env.execute("test");
         assertThat(CollectSink.<EventRow>get("parked-rows")).extracting(r -> r.eventId).containsExactlyInAnyOrder("w1", "w2");
         assertThat(CollectSink.<DeadLetterRecord>get("parked-dead")).isEmpty();

@@ -1,0 +1,224 @@
+"""The control plane on the real stack: namespaces in Postgres, changed through the gateway's
+admin API, streamed by Debezium (Kafka Connect) to tally.control.namespaces, applied live by
+the gateway, the Flink jobs (broadcast state) and the provisioner (keyspace, slices, index).
+Faults: Kafka Connect killed and restarted, Postgres stopped and started."""
+import base64
+import os
+import signal
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
+
+import pytest
+import requests
+from cassandra.cluster import Cluster
+
+from tally import process
+from tally.jobs import Jobs
+
+
+@pytest.fixture(scope="module")
+def gw(stack, settings):
+    Jobs(settings, log=lambda *_: None).ensure_deployed()
+    return stack.component("gateway").url()
+
+
+@pytest.fixture(scope="module")
+def cql(stack, settings):
+    cluster = Cluster([settings.host], port=settings.port("TALLY_CASSANDRA_PORT"))
+    session = cluster.connect()
+    yield session
+    cluster.shutdown()
+
+
+def iso(offset_s: float = 0) -> str:
+    t = datetime.now(timezone.utc) + timedelta(seconds=offset_s)
+    return t.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def until(what, fn, timeout=30.0, every=0.2):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(every)
+    raise AssertionError(f"{what}: not within {timeout}s (last: {last!r})")
+
+
+def put(gw, name, config, version=None):
+    headers = {"If-Match": f'"{version}"'} if version is not None else {}
+    return requests.put(f"{gw}/v1/namespaces/{name}", json=config, headers=headers, timeout=10)
+
+
+def write(gw, ns, offset_s=0.0, items=None, event_id=None):
+    items = items or {}
+    body = {"namespace": ns, "events": [{"timeSeriesId": "cp-1", "eventTime": iso(offset_s), "eventId": event_id or uuid.uuid4().hex,
+                                         "eventItems": [{"eventItemKey": k, "eventItemValue": base64.b64encode(str(v).encode()).decode()}
+                                                        for k, v in items.items()]}]}
+    return requests.post(f"{gw}/v1/timeseries/WriteEventRecordsSync", json=body, timeout=10)
+
+
+def search_equals(gw, ns, key, value):
+    return requests.post(f"{gw}/v1/timeseries/SearchEventRecords", json={"namespace": ns, "pageSize": 10, "searchQuery": {
+        "equals": {"eventItemKey": key, "eventItemValue": base64.b64encode(str(value).encode()).decode()}}}, timeout=10)
+
+
+def timeseries(accept="5s", fields=None):
+    return {"kind": "timeseries", "accept_limit": accept,
+            "time_partition": {"seconds_per_slice": 86400, "seconds_per_bucket": 3600, "buckets_per_id": 2},
+            "retention": {"close_after": "86400s", "delete_after": "172800s"},
+            "index": {"enabled": True, "field_mapping": fields or {"deviceType": "KEYWORD"}, "refresh_interval": "1s"}}
+
+
+def tables(cql, keyspace):
+    return {r.table_name for r in cql.execute("SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", (keyspace,))}
+
+
+def es(settings, path):
+    return requests.get(f"http://{settings.host}:{settings.port('TALLY_ELASTICSEARCH_PORT')}{path}", timeout=10)
+
+
+def test_create_change_and_delete_apply_live(gw, cql, settings):
+    name = f"it_cp_{uuid.uuid4().hex[:6]}"
+    created = put(gw, name, timeseries())
+    assert created.status_code == 201, created.text
+    assert created.json()["version"] == 1 and created.headers["ETag"] == '"1"'
+    t0 = time.monotonic()
+    until("the first accepted write", lambda: write(gw, name).status_code == 200, 10)
+    assert time.monotonic() - t0 < 2.0, "a new namespace takes writes within 2 s"
+    keyspace = f"ns_{name}"
+    until("its slice tables", lambda: any(t.startswith("events_") for t in tables(cql, keyspace)), 30)
+    until("its current slice index behind its alias", lambda: es(settings, f"/tally-{name}").status_code == 200, 30)
+
+    # accept_limit: an event 20 s old is outside 5 s, inside 60 s; the gateway applies it at once
+    late = write(gw, name, offset_s=-20)
+    assert late.status_code == 400 and late.json()["error"]["code"] == "OUTSIDE_ACCEPT_WINDOW"
+    changed = put(gw, name, timeseries(accept="60s"), version=1)
+    assert changed.status_code == 200 and changed.json()["version"] == 2
+    until("the wider accept window", lambda: write(gw, name, offset_s=-20).status_code == 200, 5)
+    stale = put(gw, name, timeseries(accept="30s"), version=1)
+    assert stale.status_code == 409 and stale.json()["error"]["code"] == "VERSION_CONFLICT"
+
+    # field_mapping: a new field is searchable once the change is applied: the gateway accepts the
+    # query, the job indexes the field, the provisioner added it to the existing index's mapping
+    before = search_equals(gw, name, "region", "eu")
+    assert before.status_code == 400, before.text
+    assert put(gw, name, timeseries(accept="60s", fields={"deviceType": "KEYWORD", "region": "KEYWORD"}), version=2).status_code == 200
+    until("the gateway knows the new field", lambda: search_equals(gw, name, "region", "eu").status_code == 200, 5)
+    until("the provisioner mapped it", lambda: "region" in es(settings, f"/tally-{name}/_mapping").text, 30)
+    tagged = uuid.uuid4().hex
+    assert write(gw, name, items={"region": "eu", "deviceType": "tv"}, event_id=tagged).status_code == 200
+    found = until("the event found by the new field",
+                  lambda: [e["eventId"] for e in search_equals(gw, name, "region", "eu").json()["events"]], 30, 0.5)
+    assert found == [tagged]
+
+    deleted = requests.delete(f"{gw}/v1/namespaces/{name}", timeout=10)
+    assert deleted.status_code == 200 and deleted.json()["deleted"] is True
+    until("writes refused after the delete", lambda: write(gw, name).status_code == 404, 2)
+    assert requests.get(f"{gw}/v1/namespaces/{name}", timeout=10).status_code == 404
+    until("its keyspace retired", lambda: not tables(cql, keyspace), 30)
+    until("its indices retired", lambda: es(settings, f"/tally-{name}").status_code == 404, 30)
+
+
+BAD = [
+    ({"kind": "timeseries", "acept_limit": "5s"}, "acept_limit"),
+    ({"kind": "gauge"}, "kind"),
+    ({"kind": "timeseries", "accept_limit": "soon"}, "accept_limit"),
+    ({"kind": "timeseries", "time_partition": {"seconds_per_slice": 86400, "seconds_per_bucket": 7000}}, "time_partition.seconds_per_bucket"),
+    ({"kind": "timeseries", "index": {"field_mapping": {"bad-field": "KEYWORD"}}}, "index.field_mapping.bad-field"),
+    ({"kind": "timeseries", "index": {"field_mapping": {"ok": "BLOB"}}}, "index.field_mapping.ok"),
+    ({"kind": "counter", "counter_type": "EVENTUAL", "accept_limit": "2h"}, "accept_limit"),
+    ({"kind": "counter"}, "counter_type"),
+    ({"kind": "timeseries", "retention": {"close_after": "10s", "delete_after": "5s"}}, "retention.delete_after"),
+    ([1, 2], "config"),
+]
+
+
+def test_bad_configs_are_rejected_naming_the_field_and_change_nothing(gw):
+    name = f"it_cpbad_{uuid.uuid4().hex[:6]}"
+    for config, field in BAD:
+        r = put(gw, name, config)
+        assert r.status_code == 400, (config, r.text)
+        assert r.json()["error"]["code"] == "INVALID_NAMESPACE_CONFIG" and r.json()["error"]["field"] == field, (config, r.text)
+    assert requests.get(f"{gw}/v1/namespaces/{name}", timeout=10).status_code == 404, "nothing was created"
+
+    bad_name = put(gw, "Bad-Name", timeseries())
+    assert bad_name.status_code == 400 and bad_name.json()["error"]["code"] == "INVALID_NAMESPACE_NAME"
+    malformed = requests.put(f"{gw}/v1/namespaces/{name}", data="{not json", headers={"Content-Type": "application/json"}, timeout=10)
+    assert malformed.status_code == 400 and malformed.json()["error"]["code"] == "MALFORMED_JSON"
+
+    assert put(gw, name, timeseries()).status_code == 201
+    try:
+        for config, field in [({**timeseries(), "time_partition": {"seconds_per_slice": 3600, "seconds_per_bucket": 600}}, "time_partition"),
+                              ({"kind": "counter", "counter_type": "EVENTUAL"}, "kind")]:
+            r = put(gw, name, config)
+            assert r.status_code == 400 and r.json()["error"]["field"] == field, r.text
+        assert put(gw, name, timeseries(), version=7).status_code == 409
+        bad_version = requests.put(f"{gw}/v1/namespaces/{name}", json=timeseries(), headers={"If-Match": "soon"}, timeout=10)
+        assert bad_version.status_code == 400 and bad_version.json()["error"]["code"] == "INVALID_VERSION"
+        got = requests.get(f"{gw}/v1/namespaces/{name}", timeout=10).json()
+        assert got["version"] == 1 and got["config"] == timeseries(), "the rejected changes left it alone"
+        unchanged = put(gw, name, timeseries())
+        assert unchanged.status_code == 200 and unchanged.json()["changed"] is False and unchanged.json()["version"] == 1
+    finally:
+        requests.delete(f"{gw}/v1/namespaces/{name}", timeout=10)
+
+
+def control_plane(gw):
+    return requests.get(f"{gw}/healthz", timeout=5).json()
+
+
+def test_no_change_is_missed_while_kafka_connect_is_down(stack, gw, wait_healthy):
+    """Connect is killed (SIGKILL, no clean shutdown); changes made meanwhile wait in the
+    replication slot and arrive after its restart, from its stored offsets."""
+    connect = stack.component("connect")
+    names = [f"it_cpc_{uuid.uuid4().hex[:6]}_{i}" for i in range(3)]
+    try:
+        ref = stack.state.ref("connect")
+        os.kill(ref.pid, signal.SIGKILL)
+        process.wait_until("connect killed", lambda: not process.alive(ref), 10, lambda: True)
+        stack.state.forget_process("connect")
+        until("health shows the control plane degraded", lambda: control_plane(gw)["control_plane"]["status"] == "DEGRADED", 10)
+        assert control_plane(gw)["status"] == "DEGRADED", "the data plane still serves"
+        assert write(gw, "playback").status_code == 200
+        for n in names:
+            assert put(gw, n, timeseries()).status_code == 201
+        assert put(gw, names[0], timeseries(accept="60s"), version=1).status_code == 200
+        assert requests.delete(f"{gw}/v1/namespaces/{names[2]}", timeout=10).status_code == 200
+        time.sleep(1)
+        assert write(gw, names[1]).status_code == 404, "not streamed while Connect is down"
+        stack.up()
+        wait_healthy()
+        until("the changes made meanwhile", lambda: write(gw, names[1]).status_code == 200, 30)
+        until("the accept_limit change made meanwhile", lambda: write(gw, names[0], offset_s=-20).status_code == 200, 10)
+        assert write(gw, names[2]).status_code == 404, "the create and the delete both arrived, in order"
+        until("the control plane healthy again", lambda: control_plane(gw)["control_plane"]["status"] == "UP", 15)
+    finally:
+        for n in names:
+            requests.delete(f"{gw}/v1/namespaces/{n}", timeout=10)
+
+
+def test_the_data_plane_keeps_serving_while_postgres_is_down(stack, gw, wait_healthy):
+    name = f"it_cpp_{uuid.uuid4().hex[:6]}"
+    try:
+        stack.stop(stack.component("postgres"))
+        until("health shows the control plane degraded", lambda: control_plane(gw)["control_plane"]["status"] == "DEGRADED", 10)
+        health = requests.get(f"{gw}/healthz", timeout=5)
+        assert health.status_code == 200 and health.json()["control_plane"]["postgres"].startswith("DOWN")
+        assert write(gw, "playback").status_code == 200, "writes go on with the last known configs"
+        assert requests.post(f"{gw}/v1/counter/AddCount", json={"namespace": "page_hits", "counter_name": "cp", "delta": 1},
+                             timeout=10).status_code == 200
+        refused = put(gw, name, timeseries())
+        assert refused.status_code == 503 and refused.json()["error"]["code"] == "CONTROL_PLANE_UNAVAILABLE"
+        stack.up()
+        wait_healthy()
+        # Debezium reconnects (or Connect restarts its task); then changes flow again
+        def created():
+            r = put(gw, name, timeseries())
+            return r.status_code in (200, 201)
+        until("the admin API back", created, 30, 1)
+        until("a change made after Postgres returned", lambda: write(gw, name).status_code == 200, 60, 0.5)
+    finally:
+        requests.delete(f"{gw}/v1/namespaces/{name}", timeout=10)
