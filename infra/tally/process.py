@@ -76,13 +76,13 @@ def spawn(argv: list[str], log: Path, env: dict[str, str] | None = None, cwd: Pa
     return ProcessRef(proc.pid, ticks if ticks is not None else -1)
 
 
-def stop(ref: ProcessRef | None, timeout: float = 60.0) -> bool:
-    """SIGTERM, then SIGKILL after timeout. Signals only the PID we started (verified by
+def stop(ref: ProcessRef | None, timeout: float = 60.0, sig: int = signal.SIGTERM) -> bool:
+    """sig (SIGTERM), then SIGKILL after timeout. Signals only the PID we started (verified by
     its start time). Returns True if it was running."""
     if not alive(ref):
         return False
     try:
-        os.kill(ref.pid, signal.SIGTERM)
+        os.kill(ref.pid, sig)
     except ProcessLookupError:
         return False
     deadline = time.monotonic() + timeout

@@ -168,7 +168,7 @@ class Stack:
 
     def stop(self, c: Component) -> bool:
         ref = self.state.ref(c.name)
-        was = process.stop(ref, timeout=c.stop_timeout)
+        was = process.stop(ref, timeout=c.stop_timeout, sig=c.stop_signal)
         self.state.forget_process(c.name)
         self.state.record(c.name, status="stopped")
         return was

@@ -1,6 +1,8 @@
 """One component of the local stack: fetch, configure, start, wait until ready, stop."""
 from __future__ import annotations
 
+import signal
+
 import os
 import shutil
 from pathlib import Path
@@ -66,6 +68,9 @@ class Component:
     def ready(self) -> bool:
         main = next(iter(self.ports().values()), None)
         return main is not None and tcp_open(self.host, main)
+
+    #: What asks the server to stop cleanly (then SIGKILL after stop_timeout).
+    stop_signal = signal.SIGTERM
 
     def after_ready(self) -> None:
         """Provisioning that needs the running server (topics, keyspaces, ...)."""

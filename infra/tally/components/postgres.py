@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,6 +25,9 @@ class Postgres(Component):
     version = "15"
     ready_timeout = 60.0
     stop_timeout = 30.0
+    # SIGTERM is a "smart" shutdown that waits for every client to leave, and Debezium's
+    # replication connection never does; SIGINT is the fast, clean one.
+    stop_signal = signal.SIGINT
 
     def ports(self):
         return {"sql": self.s.port("TALLY_POSTGRES_PORT")}
@@ -59,6 +63,7 @@ class Postgres(Component):
                 raise RuntimeError(f"initdb failed: {e.stdout}{e.stderr}") from None
             finally:
                 pwfile.unlink(missing_ok=True)
+        stale_pid_file(self.pgdata / "postmaster.pid")
         conf = self.pgdata / "postgresql.auto.conf"
         conf.write_text(f"""# Written by ./tally up; edit infra/tally/components/postgres.py instead.
 listen_addresses = '{self.host}'
@@ -165,3 +170,17 @@ def ensure_slot(pg: Postgres) -> None:
     with the data directory."""
     pg.psql_script("""SELECT pg_create_logical_replication_slot(:'slot', 'pgoutput')
                       WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = :'slot');""", slot=SLOT)
+
+
+def stale_pid_file(pid_file: Path) -> None:
+    """After a crash (or SIGKILL) postmaster.pid stays; when its PID now belongs to another
+    program, postgres refuses to start. Removed only when that PID is not a postgres process."""
+    if not pid_file.exists():
+        return
+    try:
+        pid = int(pid_file.read_text().split()[0])
+        comm = Path(f"/proc/{pid}/comm").read_text().strip()
+    except (ValueError, IndexError, OSError):
+        comm = ""
+    if comm != "postgres":
+        pid_file.unlink(missing_ok=True)

@@ -61,7 +61,8 @@ def write(gw, ns, offset_s=0.0, items=None, event_id=None):
 
 
 def search_equals(gw, ns, key, value):
-    return requests.post(f"{gw}/v1/timeseries/SearchEventRecords", json={"namespace": ns, "pageSize": 10, "searchQuery": {
+    return requests.post(f"{gw}/v1/timeseries/SearchEventRecords", json={
+        "namespace": ns, "pageSize": 10, "timeInterval": {"start": iso(-3600), "end": iso(60)}, "searchQuery": {
         "equals": {"eventItemKey": key, "eventItemValue": base64.b64encode(str(value).encode()).decode()}}}, timeout=10)
 
 
@@ -209,7 +210,7 @@ def test_the_data_plane_keeps_serving_while_postgres_is_down(stack, gw, wait_hea
         assert health.status_code == 200 and health.json()["control_plane"]["postgres"].startswith("DOWN")
         assert write(gw, "playback").status_code == 200, "writes go on with the last known configs"
         assert requests.post(f"{gw}/v1/counter/AddCount", json={"namespace": "page_hits", "counter_name": "cp", "delta": 1},
-                             timeout=10).status_code == 200
+                             timeout=10).status_code == 202
         refused = put(gw, name, timeseries())
         assert refused.status_code == 503 and refused.json()["error"]["code"] == "CONTROL_PLANE_UNAVAILABLE"
         stack.up()
