@@ -49,8 +49,8 @@ class Stack:
         """The servers of shared DESIGN.md, in start order; Prometheus last, scraping them all."""
         servers: list[Component] = [
             Postgres(settings, log), Kafka(settings, log), Cassandra(settings, log), Elasticsearch(settings, log),
-            Registry(settings, log), Gateway(settings, log),
-            FlinkJobManager(settings, log), FlinkTaskManager(settings, log), Connect(settings, log),
+            Registry(settings, log), Connect(settings, log), Gateway(settings, log),
+            FlinkJobManager(settings, log), FlinkTaskManager(settings, log),
             ElasticsearchExporter(settings, log), PostgresExporter(settings, log), RunqExporter(settings, log),
         ]
         targets = {c.name: c.metrics_target() for c in servers if c.metrics_target()}
