@@ -126,12 +126,12 @@ final class EventReader {
             }
             int[] buckets = planner.timeBucketsOverlapping(slice, start, end);
             for (int i = buckets.length - 1; i >= 0 && want > 0; i--) {
-                long lo = Math.max(start, slice.startMicros() + buckets[i] * bucketMicros(ns));
+                long lo = Math.max(start, slice.startMicros() + buckets[i] * slice.bucketMicros());
                 long hi = Math.min(end - 1, cursor == null ? Long.MAX_VALUE : cursor.eventTimeMicros());
                 if (lo > hi) {
                     continue;
                 }
-                for (Event e : bucket(ns, slice, tsid, buckets[i], lo, hi, planner.bucketsPerId())) {
+                for (Event e : bucket(ns, slice, tsid, buckets[i], lo, hi, slice.bucketsPerId())) {
                     if (cursor != null && (e.timeMicros() > cursor.eventTimeMicros()
                             || (e.timeMicros() == cursor.eventTimeMicros() && e.eventId().compareTo(cursor.eventId()) <= 0))) {
                         continue; // at or before the cursor: served on an earlier page
@@ -216,8 +216,8 @@ final class EventReader {
                 continue;
             }
             for (int bucket : planner.timeBucketsOverlapping(slice, from, to)) {
-                long lo = Math.max(from, slice.startMicros() + bucket * bucketMicros(ns));
-                reads.add(CompletableFuture.supplyAsync(() -> bucket(ns, slice, tsid, bucket, lo, to - 1, planner.bucketsPerId()), buckets));
+                long lo = Math.max(from, slice.startMicros() + bucket * slice.bucketMicros());
+                reads.add(CompletableFuture.supplyAsync(() -> bucket(ns, slice, tsid, bucket, lo, to - 1, slice.bucketsPerId()), buckets));
             }
         }
         List<Event> out = new ArrayList<>();
@@ -232,10 +232,6 @@ final class EventReader {
 
     private boolean tableExists(String keyspace, String table) {
         return session().getMetadata().getKeyspace(keyspace).flatMap(k -> k.getTable(table)).isPresent();
-    }
-
-    private static long bucketMicros(NamespaceConfig ns) {
-        return ns.timePartition().secondsPerBucket() * 1_000_000L;
     }
 
     private static boolean matches(Event e, List<Map.Entry<String, byte[]>> filters) {

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tally.namespace.NamespaceConfig;
+import io.tally.namespace.NamespaceConfigParser;
+import io.tally.namespace.TimeSlicePlanner;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -75,12 +77,13 @@ final class NamespaceStore {
      * only if it does not exist yet; n = only if it is at version n. The kind of an existing
      * namespace cannot change (its stored data has the other shape): delete it first.
      */
-    Put put(NamespaceConfig parsed, JsonNode config, Long expectedVersion) throws SQLException {
+    Put put(NamespaceConfig parsed, JsonNode body, Long expectedVersion) throws SQLException {
         try (Connection c = connect()) {
             c.setAutoCommit(false);
             try {
                 Optional<Row> current = get(c, parsed.name(), true);
                 checkVersion(parsed.name(), current, expectedVersion);
+                JsonNode config = withHistory(current.orElse(null), parsed, body, System.currentTimeMillis() * 1000);
                 String kind = parsed.kind().name().toLowerCase();
                 Put result;
                 if (current.isEmpty()) {
@@ -95,12 +98,10 @@ final class NamespaceStore {
                 } else if (!current.get().kind().equals(kind)) {
                     throw ApiError.badRequest("INVALID_NAMESPACE_CONFIG", "namespace '" + parsed.name() + "' is a "
                             + current.get().kind() + " namespace; its kind cannot change (delete it and create it again)", "kind");
-                } else if (immutableChange(parsed, current.get()) != null) {
-                    String field = immutableChange(parsed, current.get());
-                    throw ApiError.badRequest("INVALID_NAMESPACE_CONFIG", "namespace '" + parsed.name() + "': " + field
-                            + " cannot change once data is laid out by it (" + (field.equals("time_partition")
-                            ? "slices and buckets already exist and readers find events by them" : "BEST_EFFORT totals and rollups are kept apart")
-                            + "); create a new namespace instead", field);
+                } else if (bestEffortSwitch(parsed, current.get())) {
+                    throw ApiError.badRequest("INVALID_NAMESPACE_CONFIG", "namespace '" + parsed.name() + "': counter_type cannot "
+                            + "change to or from BEST_EFFORT (its totals and the durable rollups are kept apart); create a new namespace "
+                            + "instead", "counter_type");
                 } else if (current.get().config().equals(JSON.readTree(config.toString()))) {
                     result = new Put(current.get(), false, false); // nothing to change: no version bump, no change event
                 } else {
@@ -153,15 +154,36 @@ final class NamespaceStore {
         }
     }
 
-    /** The first key of a live namespace that must not change, or null. */
-    private static String immutableChange(NamespaceConfig next, Row current) {
-        NamespaceConfig before = io.tally.namespace.NamespaceConfigParser.parse(current.name(), current.config());
-        if (!before.timePartition().equals(next.timePartition())) {
-            return "time_partition";
+    private static boolean bestEffortSwitch(NamespaceConfig next, Row current) {
+        NamespaceConfig before = NamespaceConfigParser.parse(current.name(), current.config());
+        return (before.counterType() == NamespaceConfig.CounterType.BEST_EFFORT) != (next.counterType() == NamespaceConfig.CounterType.BEST_EFFORT);
+    }
+
+    /**
+     * The config to store: the body with the partition history the control plane keeps (a
+     * history in the body is ignored). A new time_partition applies from the first boundary of
+     * both slice grids after the current and the next slice, which exist already.
+     */
+    static JsonNode withHistory(Row current, NamespaceConfig next, JsonNode body, long nowMicros) {
+        ObjectNode out = ((ObjectNode) body).deepCopy();
+        out.remove(NamespaceConfigParser.HISTORY);
+        if (current == null || !current.kind().equals(next.kind().name().toLowerCase())) {
+            return out;
         }
-        boolean wasBestEffort = before.counterType() == NamespaceConfig.CounterType.BEST_EFFORT;
-        boolean isBestEffort = next.counterType() == NamespaceConfig.CounterType.BEST_EFFORT;
-        return wasBestEffort != isBestEffort ? "counter_type" : null;
+        NamespaceConfig before = NamespaceConfigParser.parse(current.name(), current.config());
+        List<NamespaceConfig.EarlierPartition> history = new ArrayList<>(before.partitionHistory());
+        if (!before.timePartition().equals(next.timePartition())) {
+            TimeSlicePlanner old = new TimeSlicePlanner(before);
+            long afterNext = old.sliceOf(old.sliceOf(nowMicros).endMicros()).endMicros();
+            history.add(new NamespaceConfig.EarlierPartition(
+                    TimeSlicePlanner.changeBoundary(before.timePartition(), next.timePartition(), afterNext), before.timePartition()));
+        }
+        if (!history.isEmpty()) {
+            var list = out.putArray(NamespaceConfigParser.HISTORY);
+            history.forEach(e -> list.add(NamespaceConfigParser.historyEntry(e)));
+        }
+        NamespaceConfigParser.parse(current.name(), out); // the stored config validates as a whole
+        return out;
     }
 
     private static void checkVersion(String name, Optional<Row> current, Long expected) {

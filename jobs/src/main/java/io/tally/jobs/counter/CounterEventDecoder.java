@@ -6,6 +6,7 @@ import org.apache.avro.Schema;
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.jobs.timeseries.EventDecoder;
 import io.tally.namespace.NamespaceConfig;
+import io.tally.namespace.TimeSlicePlanner;
 import io.tally.serde.SchemaRegistryClient;
 import io.tally.serde.TallySchemas;
 import org.apache.avro.generic.GenericRecord;
@@ -23,8 +24,17 @@ public class CounterEventDecoder extends NamespacedDecoder<CounterMutation> {
     public static final OutputTag<DeadLetterRecord> DEAD_LETTERS = new OutputTag<>("counter-dead-letters") {};
     static final String STAGE = "counter-rollup";
 
+    /** Planners by config (a changed config gets its own; configs change rarely). */
+    private transient java.util.Map<NamespaceConfig, TimeSlicePlanner> planners;
+
     public CounterEventDecoder(SerializableSupplier<SchemaRegistryClient> registry, long unknownNamespaceGraceMillis) {
         super(registry, NamespaceConfig.Kind.COUNTER, STAGE, unknownNamespaceGraceMillis);
+    }
+
+    @Override
+    public void open(org.apache.flink.api.common.functions.OpenContext ctx) throws Exception {
+        super.open(ctx);
+        planners = new java.util.HashMap<>();
     }
 
     @Override
@@ -64,9 +74,12 @@ public class CounterEventDecoder extends NamespacedDecoder<CounterMutation> {
         m.acceptLimitMs = ns.acceptLimit().toMillis();
         m.coalesceMs = ns.rollup().coalesceMs();
         m.clockSkewMs = ns.rollup().clockSkewMs();
-        m.secondsPerSlice = ns.timePartition().secondsPerSlice();
-        m.secondsPerBucket = ns.timePartition().secondsPerBucket();
-        m.bucketsPerId = ns.timePartition().bucketsPerId();
+        TimeSlicePlanner.Placement place = planners.computeIfAbsent(ns, TimeSlicePlanner::new).place(eventTime, m.eventId);
+        m.table = place.slice().tableName();
+        m.sliceStartMicros = place.slice().startMicros();
+        m.sliceEndMicros = place.slice().endMicros();
+        m.timeBucket = place.timeBucket();
+        m.eventBucket = place.eventBucket();
         m.deleteAfterSeconds = ns.retention().deleteAfter().toSeconds();
         m.raw = in;
         out.collect(m);

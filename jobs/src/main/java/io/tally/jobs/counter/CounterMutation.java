@@ -15,18 +15,17 @@ public class CounterMutation {
     public long acceptLimitMs;
     public long coalesceMs;
     public long clockSkewMs;
-    public long secondsPerSlice;
-    public long secondsPerBucket;
-    public int bucketsPerId;
+    // where its event-log row goes (placed by the decoder, with the namespace's partition history)
+    public String table;
+    public long sliceStartMicros;
+    public long sliceEndMicros;
+    public int timeBucket;
+    public int eventBucket;
     public long deleteAfterSeconds;
     /** The Kafka record it came from: what a dead letter carries. */
     public RawRecord raw;
 
     public CounterMutation() {}
-
-    public io.tally.namespace.NamespaceConfig.TimePartition timePartition() {
-        return new io.tally.namespace.NamespaceConfig.TimePartition(secondsPerSlice, secondsPerBucket, bucketsPerId);
-    }
 
     public String key() {
         return namespace + "/" + counter;

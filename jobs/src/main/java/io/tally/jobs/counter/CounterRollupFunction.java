@@ -6,7 +6,6 @@ import io.tally.namespace.CounterFold;
 import io.tally.namespace.NamespaceConfigParser;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceName;
-import io.tally.namespace.TimeSlicePlanner;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -63,7 +62,6 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
     private static final int SKEW_MS = 7;
     private static final int SLOTS = 8;
 
-    private transient Map<String, TimeSlicePlanner> planners;
     private transient MapState<String, String> seen;
     private transient MapState<Long, long[]> pending;
     private transient ValueState<long[]> rollup;
@@ -76,7 +74,6 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
 
     @Override
     public void open(OpenContext ctx) throws Exception {
-        planners = new HashMap<>();
         // Accept windows change live, so ids are kept as long as the widest one allowed.
         Duration widest = NamespaceConfigParser.MAX_COUNTER_ACCEPT_LIMIT;
         MapStateDescriptor<String, String> seenDesc = new MapStateDescriptor<>("seen-event-ids", Types.STRING, Types.STRING);
@@ -222,19 +219,16 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         rollup.update(r);
     }
 
-    private EventRow eventRow(CounterMutation m) {
-        NamespaceConfig.TimePartition tp = m.timePartition();
-        TimeSlicePlanner.Placement place = planners.computeIfAbsent(m.namespace + "|" + tp, n -> new TimeSlicePlanner(m.namespace, tp))
-                .place(m.eventTimeMicros, m.eventId);
+    private static EventRow eventRow(CounterMutation m) {
         EventRow row = new EventRow();
         row.keyspace = NamespaceName.keyspace(m.namespace);
-        row.table = place.slice().tableName();
+        row.table = m.table;
         row.namespace = m.namespace;
-        row.sliceStartMicros = place.slice().startMicros();
-        row.sliceEndMicros = place.slice().endMicros();
+        row.sliceStartMicros = m.sliceStartMicros;
+        row.sliceEndMicros = m.sliceEndMicros;
         row.timeSeriesId = m.counter;
-        row.timeBucket = place.timeBucket();
-        row.eventBucket = place.eventBucket();
+        row.timeBucket = m.timeBucket;
+        row.eventBucket = m.eventBucket;
         row.eventTimeMicros = m.eventTimeMicros;
         row.eventId = m.eventId;
         row.itemKey = m.clear ? CounterFold.CLEAR : CounterFold.ADD;

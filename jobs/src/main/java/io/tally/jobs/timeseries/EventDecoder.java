@@ -35,7 +35,7 @@ public class EventDecoder extends NamespacedDecoder<EventRow> {
     public static final long FUTURE_SKEW_MICROS = 5_000_000L;
 
     private transient Map<String, TimeSlicePlanner> planners;
-    private transient Map<String, NamespaceConfig.TimePartition> plannedWith;
+    private transient Map<String, List<Object>> plannedWith;
 
     private final String elasticsearch;
     private transient Map<String, NamespaceConfig> templated;
@@ -118,13 +118,14 @@ public class EventDecoder extends NamespacedDecoder<EventRow> {
         }
     }
 
-    /** A namespace's planner; made again if it was deleted and created with another time_partition. */
+    /** A namespace's planner, made again when its partition (or partition history) changed. */
     private TimeSlicePlanner planner(NamespaceConfig ns) {
         TimeSlicePlanner p = planners.get(ns.name());
-        if (p == null || !ns.timePartition().equals(plannedWith.get(ns.name()))) {
+        List<Object> layout = List.of(ns.timePartition(), ns.partitionHistory());
+        if (p == null || !layout.equals(plannedWith.get(ns.name()))) {
             p = new TimeSlicePlanner(ns);
             planners.put(ns.name(), p);
-            plannedWith.put(ns.name(), ns.timePartition());
+            plannedWith.put(ns.name(), layout);
         }
         return p;
     }

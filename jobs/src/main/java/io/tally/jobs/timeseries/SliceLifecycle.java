@@ -73,8 +73,8 @@ final class SliceLifecycle implements AutoCloseable {
     /** The current and the next slice of a namespace: its table and its catalogue row. */
     void ensureAhead(NamespaceConfig ns, long nowMicros) {
         TimeSlicePlanner planner = new TimeSlicePlanner(ns);
-        long sliceMicros = ns.timePartition().secondsPerSlice() * 1_000_000L;
-        for (Slice s : planner.slicesCovering(nowMicros, nowMicros + 2 * sliceMicros)) {
+        Slice current = planner.sliceOf(nowMicros);
+        for (Slice s : planner.slicesCovering(nowMicros, current.endMicros() + 1)) { // the current one and the next
             tables.ensure(ns.name(), NamespaceName.keyspace(ns.name()), s.tableName(), s.startMicros(), s.endMicros());
         }
     }

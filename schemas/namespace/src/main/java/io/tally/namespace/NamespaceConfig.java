@@ -15,7 +15,8 @@ public record NamespaceConfig(
         Duration acceptLimit,
         Retention retention,
         Index index,                      // never null; disabled when absent
-        Rollup rollup) {                  // counters only, else null
+        Rollup rollup,                    // counters only, else null
+        java.util.List<EarlierPartition> partitionHistory) { // oldest first; empty when time_partition never changed
 
     public enum Kind { TIMESERIES, COUNTER }
 
@@ -35,6 +36,14 @@ public record NamespaceConfig(
 
     public record TimePartition(long secondsPerSlice, long secondsPerBucket, int bucketsPerId) {}
 
+    /**
+     * A time_partition the namespace had before a change: it lays out the slices before
+     * untilMicros (and after the previous one's). The control plane sets untilMicros to a
+     * boundary of both slice grids after the slices already made, so a change applies to
+     * future slices only and the existing ones keep their layout.
+     */
+    public record EarlierPartition(long untilMicros, TimePartition partition) {}
+
     public record Retention(Duration closeAfter, Duration deleteAfter) {}
 
     /** Field types an Elasticsearch mapping can take (the article's field_mapping). */
@@ -53,6 +62,11 @@ public record NamespaceConfig(
      */
     public boolean accepts(long eventMicros, long referenceMicros, long futureSkewMicros) {
         return eventMicros >= referenceMicros - acceptLimit.toNanos() / 1000 && eventMicros <= referenceMicros + futureSkewMicros;
+    }
+
+    /** The config with another partition history (the control plane's, not the writer's). */
+    public NamespaceConfig withPartitionHistory(java.util.List<EarlierPartition> history) {
+        return new NamespaceConfig(name, kind, counterType, timePartition, acceptLimit, retention, index, rollup, java.util.List.copyOf(history));
     }
 
     public boolean isCounter() {

@@ -3,6 +3,9 @@ package io.tally.namespace;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tally.namespace.NamespaceConfig.CounterType;
+import io.tally.namespace.NamespaceConfig.EarlierPartition;
+import java.util.ArrayList;
+import java.util.List;
 import io.tally.namespace.NamespaceConfig.FieldType;
 import io.tally.namespace.NamespaceConfig.Index;
 import io.tally.namespace.NamespaceConfig.Kind;
@@ -24,8 +27,10 @@ import java.util.regex.Pattern;
 public final class NamespaceConfigParser {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern FIELD_NAME = Pattern.compile("[A-Za-z][A-Za-z0-9_]{0,63}");
+    /** Kept by the control plane, not set by users: the earlier time_partitions and until when they applied. */
+    public static final String HISTORY = "time_partition_history";
     private static final Set<String> TOP = Set.of("kind", "counter_type", "time_partition", "accept_limit",
-            "retention", "index", "rollup");
+            "retention", "index", "rollup", HISTORY);
 
     /** Defaults for absent keys (the TimeSeries article's values). */
     static final TimePartition DEFAULT_PARTITION = new TimePartition(86_400, 3_600, 4);
@@ -72,7 +77,7 @@ public final class NamespaceConfigParser {
         }
         Retention retention = retention(c.get("retention"));
         Index index = index(c.get("index"));
-        return new NamespaceConfig(name, kind, counterType, tp, accept, retention, index, rollup);
+        return new NamespaceConfig(name, kind, counterType, tp, accept, retention, index, rollup, history(c.get(HISTORY), tp));
     }
 
     private static TimePartition partition(JsonNode n) {
@@ -93,6 +98,55 @@ public final class NamespaceConfigParser {
         }
         int perId = (int) longIn(n, "buckets_per_id", "time_partition.", 1, 64, DEFAULT_PARTITION.bucketsPerId());
         return new TimePartition(slice, bucket, perId);
+    }
+
+    private static List<EarlierPartition> history(JsonNode n, TimePartition current) {
+        if (n == null) {
+            return List.of();
+        }
+        if (!n.isArray()) {
+            throw new InvalidConfigException(HISTORY, "must be a list of {until, seconds_per_slice, seconds_per_bucket, buckets_per_id}");
+        }
+        List<EarlierPartition> out = new ArrayList<>();
+        for (int i = 0; i < n.size(); i++) {
+            String f = HISTORY + "[" + i + "]";
+            JsonNode e = n.get(i);
+            object(e, f);
+            knownKeys(e, Set.of("until", "seconds_per_slice", "seconds_per_bucket", "buckets_per_id"), f + ".");
+            long until;
+            try {
+                until = java.time.Instant.parse(text(e, "until", true)).toEpochMilli() * 1000;
+            } catch (java.time.format.DateTimeParseException ex) {
+                throw new InvalidConfigException(f + ".until", "must be an ISO-8601 instant such as 2026-11-24T00:00:00Z");
+            }
+            com.fasterxml.jackson.databind.node.ObjectNode p = e.deepCopy();
+            p.remove("until");
+            TimePartition tp;
+            try {
+                tp = partition(p);
+            } catch (InvalidConfigException ex) {
+                throw new InvalidConfigException(f + "." + ex.field().replaceFirst("^time_partition\\.", ""), ex.getMessage());
+            }
+            if (!out.isEmpty() && until <= out.get(out.size() - 1).untilMicros()) {
+                throw new InvalidConfigException(f + ".until", "must be later than the entry before it");
+            }
+            out.add(new EarlierPartition(until, tp));
+        }
+        for (int i = 0; i < out.size(); i++) {
+            TimePartition next = i + 1 < out.size() ? out.get(i + 1).partition() : current;
+            long until = out.get(i).untilMicros();
+            if (until % (out.get(i).partition().secondsPerSlice() * 1_000_000L) != 0 || until % (next.secondsPerSlice() * 1_000_000L) != 0) {
+                throw new InvalidConfigException(HISTORY + "[" + i + "].until", "must be a boundary of the slices before and after it");
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    /** A history entry as JSON (the control plane writes it into the stored config). */
+    public static com.fasterxml.jackson.databind.node.ObjectNode historyEntry(EarlierPartition e) {
+        return JSON.createObjectNode().put("until", java.time.Instant.EPOCH.plusNanos(e.untilMicros() * 1000).toString())
+                .put("seconds_per_slice", e.partition().secondsPerSlice()).put("seconds_per_bucket", e.partition().secondsPerBucket())
+                .put("buckets_per_id", e.partition().bucketsPerId());
     }
 
     private static Retention retention(JsonNode n) {

@@ -60,4 +60,16 @@ class NamespaceChangeTest {
         assertThatThrownBy(() -> NamespaceConfigParser.parse("c", "{\"kind\":\"counter\",\"counter_type\":\"EVENTUAL\",\"accept_limit\":\"2h\"}"))
                 .isInstanceOf(InvalidConfigException.class).hasMessageContaining("at most 3600s");
     }
+
+    @Test
+    void aPartitionHistoryIsValidatedAndParsed() {
+        NamespaceConfig c = NamespaceConfigParser.parse("p", "{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":3600,"
+                + "\"seconds_per_bucket\":600},\"time_partition_history\":[{\"until\":\"2026-11-24T00:00:00Z\","
+                + "\"seconds_per_slice\":86400,\"seconds_per_bucket\":3600,\"buckets_per_id\":4}]}");
+        assertThat(c.partitionHistory()).hasSize(1);
+        assertThat(NamespaceConfigParser.historyEntry(c.partitionHistory().get(0)).get("until").asText()).isEqualTo("2026-11-24T00:00:00Z");
+        assertThatThrownBy(() -> NamespaceConfigParser.parse("p", "{\"kind\":\"timeseries\",\"time_partition_history\":"
+                + "[{\"until\":\"2026-11-24T01:00:00Z\",\"seconds_per_slice\":86400,\"seconds_per_bucket\":3600}]}"))
+                .isInstanceOf(InvalidConfigException.class).hasMessageContaining("boundary");
+    }
 }

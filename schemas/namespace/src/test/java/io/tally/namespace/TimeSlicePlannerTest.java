@@ -86,4 +86,37 @@ class TimeSlicePlannerTest {
         }
         assertThat(used).containsExactlyInAnyOrder(0, 1, 2, 3);
     }
+
+    @Test
+    void aChangedPartitionLaysOutOnlyTheSlicesAfterItsBoundary() {
+        long boundary = micros("2026-11-24T00:00:00Z");
+        TimeSlicePlanner changed = new TimeSlicePlanner("playback", new TimePartition(3_600, 600, 2),
+                List.of(new NamespaceConfig.EarlierPartition(boundary, new TimePartition(86_400, 3_600, 4))));
+        Slice before = changed.sliceOf(micros("2026-11-23T23:30:00Z"));
+        assertThat(before.tableName()).isEqualTo("events_20261123");
+        assertThat(before.bucketsPerId()).isEqualTo(4);
+        assertThat(before).isEqualTo(daily.sliceOf(micros("2026-11-23T23:30:00Z"))); // an existing slice keeps its layout
+        Slice after = changed.sliceOf(boundary);
+        assertThat(after.tableName()).isEqualTo("events_20261124_0000");
+        assertThat(after.endMicros() - after.startMicros()).isEqualTo(3_600_000_000L);
+        assertThat(changed.place(boundary + 601_000_000L, "e").timeBucket()).isEqualTo(1);
+        // reads across the boundary tile time with no gap or overlap
+        List<Slice> span = changed.slicesCovering(micros("2026-11-23T12:00:00Z"), micros("2026-11-24T02:30:00Z"));
+        assertThat(span).extracting(Slice::tableName).containsExactly("events_20261123", "events_20261124_0000",
+                "events_20261124_0100", "events_20261124_0200");
+        for (int i = 1; i < span.size(); i++) {
+            assertThat(span.get(i).startMicros()).isEqualTo(span.get(i - 1).endMicros());
+        }
+    }
+
+    @Test
+    void aChangeWaitsForABoundaryOfBothGrids() {
+        TimePartition day = new TimePartition(86_400, 3_600, 4);
+        TimePartition hour = new TimePartition(3_600, 600, 2);
+        assertThat(TimeSlicePlanner.changeBoundary(hour, day, micros("2026-11-22T13:00:00Z"))).isEqualTo(micros("2026-11-23T00:00:00Z"));
+        assertThat(TimeSlicePlanner.changeBoundary(day, hour, micros("2026-11-24T00:00:00Z"))).isEqualTo(micros("2026-11-24T00:00:00Z"));
+        TimePartition twoDays = new TimePartition(172_800, 3_600, 4);
+        long b = TimeSlicePlanner.changeBoundary(day, twoDays, micros("2026-11-22T00:00:01Z"));
+        assertThat(b % 172_800_000_000L).isZero();
+    }
 }
