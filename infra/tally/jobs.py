@@ -75,11 +75,23 @@ class Jobs:
         self.log = log
         self.rest = FlinkRest(settings)
         self.savepoints = settings.home / "savepoints.json"
+        self.builds = settings.home / "job-builds.json"
 
     def running(self, name: str) -> dict | None:
         return next((j for j in self.rest.jobs() if j["name"] == name and j["state"] in ("RUNNING", "CREATED", "RESTARTING", "INITIALIZING")), None)
 
+    def build_of(self, spec: JobSpec) -> str:
+        """What a deployment runs: the jobs jar's digest and the job's arguments."""
+        import hashlib
+        return hashlib.sha256(jobs_jar().read_bytes() + json.dumps(spec.args(self.s)).encode()).hexdigest()
+
+    def deployed_builds(self) -> dict:
+        return json.loads(self.builds.read_text()) if self.builds.exists() else {}
+
     def deploy(self, spec: JobSpec, savepoint: str | None = None) -> str:
+        builds = self.deployed_builds()
+        builds[spec.name] = self.build_of(spec)
+        self.builds.write_text(json.dumps(builds, indent=2))
         jar_id = self.rest.upload(jobs_jar())
         body = {"entryClass": spec.entry_class, "programArgsList": spec.args(self.s)}
         if savepoint:
@@ -101,6 +113,12 @@ class Jobs:
             if self.running(spec.name) is None:
                 self.log(f"deploying Flink job {spec.name}")
                 self.deploy(spec)
+                started.append(spec.name)
+            elif self.deployed_builds().get(spec.name) != self.build_of(spec):
+                # a running job of an older build: upgraded through a savepoint, so no state is lost
+                self.log(f"upgrading Flink job {spec.name}: its build changed (stop with a savepoint, resume on the new jar)")
+                self.stop_with_savepoint(spec.name)
+                self.resume(spec.name)
                 started.append(spec.name)
         return started
 
