@@ -16,9 +16,20 @@ class KafkaTail:
         sched.* events into the same topics all the time)."""
         self.bootstrap, self.topics, self.ignore_keys = bootstrap, topics, ignore_keys
         self.deser = AvroDeserializer(SchemaRegistryClient({"url": registry_url}))
-        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"tail-{uuid.uuid4()}",
-                                  "enable.auto.commit": False, "log_level": 0})
+        self.consumer = self._consumer()
         self.reset()
+
+    def _consumer(self) -> Consumer:
+        return Consumer({"bootstrap.servers": self.bootstrap, "group.id": f"tail-{uuid.uuid4()}",
+                         "enable.auto.commit": False, "log_level": 0})
+
+    def _reconnect(self) -> None:
+        """A new client at the same positions: after a broker restart librdkafka can keep
+        failing on a connection it holds, while a fresh client connects at once."""
+        self.consumer.close()
+        self.consumer = self._consumer()
+        if hasattr(self, "position"):
+            self.consumer.assign([TopicPartition(t, p, off) for (t, p), off in self.position.items()])
 
     def reset(self) -> None:
         """From now on: forgets what came before."""
@@ -31,6 +42,7 @@ class KafkaTail:
         """The end offsets; retried for a while, since a test may have just restarted the broker."""
         from confluent_kafka import KafkaException
         deadline = time.monotonic() + 60
+        failures = 0
         while True:
             try:
                 out = {}
@@ -42,6 +54,9 @@ class KafkaTail:
             except KafkaException:
                 if time.monotonic() > deadline:
                     raise
+                failures += 1
+                if failures % 3 == 0:
+                    self._reconnect()
                 time.sleep(1)
 
     def _drain(self, until: dict[tuple[str, int], int], deadline: float) -> None:

@@ -2,6 +2,7 @@ package io.tally.gateway;
 
 import io.tally.gateway.WriteBatch.Outgoing;
 import io.tally.serde.AvroSerde;
+import io.tally.namespace.NamespaceChange;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -101,7 +102,9 @@ final class EventProducer implements AutoCloseable {
             byte[] value = serde.serialize(o.topic(), o.value());
             byte[] key = o.key().getBytes(StandardCharsets.UTF_8);
             bytes += value.length + key.length + 64;
-            records.add(new ProducerRecord<>(o.topic(), key, value));
+            ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(o.topic(), key, value);
+            r.headers().add(NamespaceChange.VERSION_HEADER, Long.toString(o.namespaceVersion()).getBytes(StandardCharsets.US_ASCII));
+            records.add(r);
         }
         if (bufferAvailable != null && ((Number) bufferAvailable.metricValue()).doubleValue() < bytes) {
             throw new Backpressure("the producer buffer is full (Kafka is slower than the request rate); nothing was written");

@@ -7,6 +7,9 @@ import org.apache.avro.generic.GenericRecord;
 /** A validated write request: the records to produce, nothing produced yet. */
 record WriteBatch(NamespaceConfig namespace, List<Outgoing> records, List<String> eventIds, List<Integer> generatedIds) {
 
-    /** One record for Kafka, with a digest of the idempotency key it carries and one of its payload. */
-    record Outgoing(String topic, String key, GenericRecord value, long idempotencyKey, long payloadDigest) {}
+    /**
+     * One record for Kafka, with a digest of the idempotency key it carries and one of its
+     * payload, and the namespace version it was accepted under (sent as a header).
+     */
+    record Outgoing(String topic, String key, GenericRecord value, long idempotencyKey, long payloadDigest, long namespaceVersion) {}
 }

@@ -96,7 +96,7 @@ final class WriteRequestParser {
         rec.put("source", "gateway");
         long idemKey = digest(ns.name() + "/" + counter + "/" + eventId);
         long digest = digest((clear ? "CLEAR" : "ADD") + "|" + delta + "|" + eventTime);
-        Outgoing out = new Outgoing(COUNTER_TOPIC, ns.name() + "/" + counter, rec, idemKey, digest);
+        Outgoing out = new Outgoing(COUNTER_TOPIC, ns.name() + "/" + counter, rec, idemKey, digest, catalog.version(ns.name()));
         return new WriteBatch(ns, List.of(out), List.of(eventId), generated);
     }
 
@@ -151,7 +151,7 @@ final class WriteRequestParser {
             rec.put("items", avroItems);
             rec.put("source", "gateway");
             out.add(new Outgoing(TIMESERIES_TOPIC, ns.name() + "/" + tsid, rec,
-                    digest(ns.name() + "/" + tsid + "/" + eventTime + "/" + eventId), payloadDigest));
+                    digest(ns.name() + "/" + tsid + "/" + eventTime + "/" + eventId), payloadDigest, catalog.version(ns.name())));
             ids.add(eventId);
         }
         return new WriteBatch(ns, out, ids, generated);

@@ -8,6 +8,8 @@ import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
@@ -49,10 +51,24 @@ public final class ControlPlane {
         return changes.broadcast(NAMESPACES);
     }
 
+    /** The changes of the topic, with a tick a second mixed in ({@link NamespaceChange#tick}). */
     public static DataStream<NamespaceChange> stream(StreamExecutionEnvironment env, String bootstrap) {
-        return env.fromSource(source(bootstrap), NEVER_HOLDS_BACK, TOPIC).uid("control-plane-source")
+        DataStream<NamespaceChange> changes = env.fromSource(source(bootstrap), NEVER_HOLDS_BACK, TOPIC).uid("control-plane-source")
                 .name("control-plane").setParallelism(1);
+        DataGeneratorSource<NamespaceChange> ticks = new DataGeneratorSource<>(i -> NamespaceChange.tick(), Long.MAX_VALUE,
+                RateLimiterStrategy.perSecond(1), TypeInformation.of(NamespaceChange.class));
+        return changes.union(env.fromSource(ticks, ALWAYS_MAX, "control-ticks").uid("control-ticks").name("control-ticks").setParallelism(1));
     }
+
+    private static final WatermarkStrategy<NamespaceChange> ALWAYS_MAX = WatermarkStrategy.forGenerator(ctx -> new WatermarkGenerator<>() {
+        @Override
+        public void onEvent(NamespaceChange tick, long timestamp, WatermarkOutput out) {}
+
+        @Override
+        public void onPeriodicEmit(WatermarkOutput out) {
+            out.emitWatermark(new Watermark(Long.MAX_VALUE));
+        }
+    });
 
     /**
      * Control changes have no event time; a two-input operator's watermark is the minimum of

@@ -35,8 +35,11 @@ import org.apache.flink.util.function.SerializableSupplier;
  * <p>The control stream and the data stream are not ordered with each other, so a record of a
  * namespace this operator has not heard of yet (created a moment ago: the gateway saw it first)
  * is parked, checkpointed, and processed as soon as its namespace arrives; only after
- * {@code graceMillis} (judged when the next record or change arrives) is it an
- * UNKNOWN_NAMESPACE dead letter. A namespace known to be deleted is not waited for.
+ * {@code graceMillis} (judged on the control stream's ticks, every second) is it an
+ * UNKNOWN_NAMESPACE dead letter. A namespace known to be deleted is not waited for. Likewise a
+ * record the gateway accepted under a newer version of its namespace's config (its
+ * {@link NamespaceChange#VERSION_HEADER}) waits for that version, so a change applies to every
+ * write accepted after it; after the grace it is processed with the config at hand.
  */
 public abstract class NamespacedDecoder<OUT> extends BroadcastProcessFunction<RawRecord, NamespaceChange, OUT>
         implements CheckpointedFunction {
@@ -112,19 +115,22 @@ public abstract class NamespacedDecoder<OUT> extends BroadcastProcessFunction<Ra
 
     @Override
     public void processElement(RawRecord in, ReadOnlyContext ctx, Collector<OUT> out) throws Exception {
+        Emit emit = ctx::output;
+        expire(ctx.getBroadcastState(ControlPlane.NAMESPACES), ctx.currentProcessingTime(), emit, out);
         if (skip(in)) {
             return;
         }
-        Emit emit = ctx::output;
-        ReadOnlyBroadcastState<String, NamespaceChange> state = ctx.getBroadcastState(ControlPlane.NAMESPACES);
-        expire(ctx.currentProcessingTime(), emit);
-        handle(in, state, ctx.currentProcessingTime(), emit, out);
+        handle(in, ctx.getBroadcastState(ControlPlane.NAMESPACES), ctx.currentProcessingTime(), emit, out, false);
     }
 
     @Override
     public void processBroadcastElement(NamespaceChange change, Context ctx, Collector<OUT> out) throws Exception {
-        ctx.getBroadcastState(ControlPlane.NAMESPACES).put(change.name, change);
         Emit emit = ctx::output;
+        if (change.tickOnly()) {
+            expire(ctx.getBroadcastState(ControlPlane.NAMESPACES), ctx.currentProcessingTime(), emit, out);
+            return;
+        }
+        ctx.getBroadcastState(ControlPlane.NAMESPACES).put(change.name, change);
         List<Parked> waiting = new ArrayList<>();
         for (Iterator<Parked> it = parked.iterator(); it.hasNext(); ) {
             Parked p = it.next();
@@ -133,14 +139,15 @@ public abstract class NamespacedDecoder<OUT> extends BroadcastProcessFunction<Ra
                 it.remove();
             }
         }
-        for (Parked p : waiting) { // now known (or known deleted): decided for good
-            handle(p.record, ctx.getBroadcastState(ControlPlane.NAMESPACES), ctx.currentProcessingTime(), emit, out);
+        for (Parked p : waiting) { // decided now, or parked again if still behind
+            handle(p.record, ctx.getBroadcastState(ControlPlane.NAMESPACES), p.sinceMillis, emit, out, false);
         }
-        expire(ctx.currentProcessingTime(), emit);
+        expire(ctx.getBroadcastState(ControlPlane.NAMESPACES), ctx.currentProcessingTime(), emit, out);
     }
 
-    private void handle(RawRecord in, ReadOnlyBroadcastState<String, NamespaceChange> state, long now, Emit emit,
-                        Collector<OUT> out) throws Exception {
+    /** @param since when the record first arrived (it keeps waiting from then, if parked again) */
+    private void handle(RawRecord in, ReadOnlyBroadcastState<String, NamespaceChange> state, long since, Emit emit,
+                        Collector<OUT> out, boolean force) throws Exception {
         GenericRecord e;
         try {
             e = serde.deserialize(in.value, schema());
@@ -150,11 +157,16 @@ public abstract class NamespacedDecoder<OUT> extends BroadcastProcessFunction<Ra
         }
         String name = e.get("namespace").toString();
         Optional<NamespaceConfig> ns = namespaces.over(state).get(name);
+        NamespaceChange known = state.get(name);
+        if (!force && ns.isPresent() && known != null && in.namespaceVersion > known.version) {
+            parked.add(new Parked(in, name, since)); // accepted under a config this step has not heard of yet
+            return;
+        }
         if (ns.isEmpty()) {
-            if (state.contains(name) || graceMillis == 0) { // deleted, or a bad row: nothing to wait for
+            if (state.contains(name) || graceMillis == 0 || force) { // deleted, or a bad row: nothing to wait for
                 emit.output(deadLetters(), unknown(in, name));
             } else {
-                parked.add(new Parked(in, name, now));
+                parked.add(new Parked(in, name, since));
             }
             return;
         }
@@ -166,16 +178,25 @@ public abstract class NamespacedDecoder<OUT> extends BroadcastProcessFunction<Ra
         process(in, e, ns.get(), emit, out);
     }
 
-    private void expire(long now, Emit emit) {
+    /**
+     * Records that waited graceMillis: an UNKNOWN_NAMESPACE dead letter if their namespace is
+     * still unknown, else processed with the config at hand (the newer one they were accepted
+     * under is late, or was a bad row).
+     */
+    private void expire(ReadOnlyBroadcastState<String, NamespaceChange> state, long now, Emit emit, Collector<OUT> out) throws Exception {
         if (parked.isEmpty() || parked.get(0).sinceMillis + graceMillis > now) {
             return; // parked in arrival order: the oldest decides
         }
+        List<Parked> due = new ArrayList<>();
         for (Iterator<Parked> it = parked.iterator(); it.hasNext(); ) {
             Parked p = it.next();
             if (p.sinceMillis + graceMillis <= now) {
-                emit.output(deadLetters(), unknown(p.record, p.namespace));
+                due.add(p);
                 it.remove();
             }
+        }
+        for (Parked p : due) {
+            handle(p.record, state, p.sinceMillis, emit, out, true);
         }
     }
 

@@ -36,7 +36,7 @@ import org.apache.kafka.clients.consumer.OffsetResetStrategy;
  * {@link #build}, so a MiniCluster test runs the same pipeline with test ones.
  *
  * <p>Arguments: --kafka.bootstrap, --registry.url, --cassandra.host, --cassandra.port,
- * --unknown.namespace.grace.ms (30 s), --group.id, --checkpoint.interval.ms, --heartbeat.interval.ms.
+ * --unknown.namespace.grace.ms (10 s), --group.id, --checkpoint.interval.ms, --heartbeat.interval.ms.
  */
 public final class CounterRollupJob {
     public static final String NAME = "tally-counter-rollup";
@@ -58,7 +58,7 @@ public final class CounterRollupJob {
         int port = p.getInt("cassandra.port", 9042);
         build(env.fromSource(source, watermarks, TOPIC).uid("counter-source"),
                 ControlPlane.stream(env, bootstrap), new CassandraEventSink(host, port, 128), new CassandraRollupSink(host, port),
-                kafka.deadLetters(), registry, p.getLong("unknown.namespace.grace.ms", 30_000));
+                kafka.deadLetters(), registry, p.getLong("unknown.namespace.grace.ms", 10_000));
         long every = p.getLong("heartbeat.interval.ms", 250);
         int partitions = partitions(bootstrap);
         DataGeneratorSource<Long> ticks = new DataGeneratorSource<>(i -> i, Long.MAX_VALUE,

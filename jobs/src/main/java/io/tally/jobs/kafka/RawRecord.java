@@ -8,6 +8,8 @@ public class RawRecord {
     public long timestampMillis;
     public byte[] key;
     public byte[] value;
+    /** The namespace version the gateway accepted it under (its header); 0 when absent (a direct producer). */
+    public long namespaceVersion;
 
     public RawRecord() {}
 

@@ -101,17 +101,18 @@ public class EventDecoder extends NamespacedDecoder<EventRow> {
     }
 
     /**
-     * The index template of a namespace's config is in place before its first document of that
-     * config leaves: Elasticsearch creates a slice index on its first document, and only a
-     * template present then gives it the mapping and the alias (the provisioner runs beside this
-     * step, not before it). Once per config and instance; a failure is logged and retried.
+     * The index template and mapping of a namespace's config are in place before its first
+     * document of that config leaves: Elasticsearch creates a slice index on its first document,
+     * and only a template present then gives it the mapping and the alias, and a field is only
+     * indexed once mapped (the provisioner runs beside this step, not before it). Once per
+     * config and instance; a failure is logged and retried.
      */
     private void ensureTemplate(NamespaceConfig ns) {
         if (elasticsearch == null || ns.equals(templated.get(ns.name()))) {
             return;
         }
         try {
-            IndexDocs.putTemplate(elasticsearch, ns);
+            IndexDocs.putTemplateAndMapping(elasticsearch, ns);
             templated.put(ns.name(), ns);
         } catch (Exception e) {
             org.slf4j.LoggerFactory.getLogger(EventDecoder.class).warn("index template of {}: {}", ns.name(), e.toString());

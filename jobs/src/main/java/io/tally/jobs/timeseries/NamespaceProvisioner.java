@@ -60,6 +60,9 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
 
     @Override
     public void processBroadcastElement(NamespaceChange change, Context ctx, Collector<String> out) throws Exception {
+        if (change.tickOnly()) {
+            return;
+        }
         ctx.getBroadcastState(ControlPlane.NAMESPACES).put(change.name, change);
         todo.removeIf(c -> c.name.equals(change.name)); // only the latest change of a name matters
         todo.add(change);
@@ -91,7 +94,7 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
                 LOG.info("{} {} v{}", c.deleted ? "retired" : "provisioned", c.name, c.version);
             } catch (Exception e) {
                 LOG.warn("provisioning {} failed; retrying on the next tick: {}", c, e.toString());
-                return; // keep the order of changes
+                // only this name waits (todo holds one change per name, so order per name is kept)
             }
         }
     }
@@ -99,16 +102,9 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
     private void provision(NamespaceConfig ns) throws Exception {
         long now = System.currentTimeMillis() * 1000;
         if (ns.kind() == NamespaceConfig.Kind.TIMESERIES && ns.index().enabled()) { // first: Cassandra DDL takes seconds
-            IndexDocs.putTemplate(elasticsearch, ns);
+            IndexDocs.putTemplateAndMapping(elasticsearch, ns);
             String current = new TimeSlicePlanner(ns).sliceOf(now).indexName();
             send("PUT", "/" + current, "{}", true); // the template gives it the mapping and the alias
-            // New field_mapping fields reach the indices that exist; a changed type cannot (Elasticsearch
-            // refuses it) and applies from the next slice's index, made from the template.
-            try {
-                send("PUT", "/tally-" + ns.name() + "-*/_mapping", IndexDocs.mapping(ns), false);
-            } catch (IllegalStateException e) {
-                LOG.warn("field_mapping of {} reaches existing indices only partly: {}", ns.name(), e.getMessage());
-            }
         }
         lifecycle.ensureAhead(ns, now);
         if (ns.isCounter()) {

@@ -44,7 +44,7 @@ import org.apache.flink.util.function.SerializableSupplier;
  * slices created ahead, closed after close_after, dropped (table and index) after delete_after.
  *
  * <p>Arguments: --kafka.bootstrap, --registry.url, --cassandra.host, --cassandra.port,
- * --elasticsearch.url, --unknown.namespace.grace.ms (30 s), --group.id, --checkpoint.interval.ms, --lifecycle.interval.ms.
+ * --elasticsearch.url, --unknown.namespace.grace.ms (10 s), --group.id, --checkpoint.interval.ms, --lifecycle.interval.ms.
  */
 public final class TimeSeriesWriterJob {
     public static final String NAME = "tally-timeseries-writer";
@@ -72,7 +72,7 @@ public final class TimeSeriesWriterJob {
                 .build();
         build(env.fromSource(source, WatermarkStrategy.noWatermarks(), TOPIC).uid("timeseries-source"),
                 new CassandraEventSink(p.get("cassandra.host", "127.0.0.1"), p.getInt("cassandra.port", 9042), 128),
-                documents, deadLetters, control, registry, p.getLong("unknown.namespace.grace.ms", 30_000), elasticsearch);
+                documents, deadLetters, control, registry, p.getLong("unknown.namespace.grace.ms", 10_000), elasticsearch);
         long every = p.getLong("lifecycle.interval.ms", 60_000);
         DataGeneratorSource<Long> ticks = new DataGeneratorSource<>(i -> i, Long.MAX_VALUE,
                 RateLimiterStrategy.perSecond(1000.0 / every), Types.LONG);

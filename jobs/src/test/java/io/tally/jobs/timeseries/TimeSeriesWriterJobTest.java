@@ -2,6 +2,7 @@ package io.tally.jobs.timeseries;
 import io.tally.jobs.testing.CollectSink;
 import io.tally.jobs.testing.StaticRegistry;
 import io.tally.jobs.testing.SeedControlPlane;
+import io.tally.namespace.NamespaceChange;
 
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.jobs.kafka.DeadLetterRecord;
@@ -104,5 +105,22 @@ class TimeSeriesWriterJobTest {
         env.execute("test");
         assertThat(CollectSink.<EventRow>get("parked-rows")).extracting(r -> r.eventId).containsExactlyInAnyOrder("w1", "w2");
         assertThat(CollectSink.<DeadLetterRecord>get("parked-dead")).isEmpty();
+    }
+
+    @Test
+    void aRecordAcceptedUnderANewerConfigWaitsForIt() throws Exception {
+        long t = NOW_MS * 1000 - 1_000_000;
+        RawRecord r = record("playback", "p7", t, "v1", Map.of("deviceType", "tv", "title", "x"), 0);
+        r.namespaceVersion = 5; // the gateway accepted it under version 5, which maps "title"
+        NamespaceChange v5 = NamespaceChange.upsert("playback", 5, "{\"kind\":\"timeseries\",\"index\":{\"field_mapping\":"
+                + "{\"deviceType\":\"KEYWORD\",\"title\":\"KEYWORD\"}}}");
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2);
+        TimeSeriesWriterJob.build(env.fromData(TypeInformation.of(RawRecord.class), r).setParallelism(1),
+                new CollectSink<>("v-rows"), new CollectSink<>("v-docs"), new CollectSink<>("v-dead"),
+                SeedControlPlane.stream(env, v5).map(SeedControlPlane.afterDelay(1000)).returns(NamespaceChange.class).setParallelism(1),
+                StaticRegistry::new, 60_000, null);
+        env.execute("test");
+        assertThat(CollectSink.<IndexDoc>get("v-docs")).singleElement().satisfies(d -> assertThat(d.source).containsEntry("title", "x"));
+        assertThat(CollectSink.<DeadLetterRecord>get("v-dead")).isEmpty();
     }
 }

@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class NamespaceCatalog implements Namespaces {
     private final Map<String, NamespaceConfig> byName = new ConcurrentHashMap<>();
+    private final Map<String, Long> versions = new ConcurrentHashMap<>();
 
     public static NamespaceCatalog fromDirectory(Path dir) throws IOException {
         NamespaceCatalog catalog = new NamespaceCatalog();
@@ -45,8 +46,10 @@ public final class NamespaceCatalog implements Namespaces {
     public void apply(NamespaceChange change) {
         if (change.deleted) {
             remove(change.name);
+            versions.remove(change.name);
         } else {
             put(change.config());
+            versions.put(change.name, change.version);
         }
     }
 
@@ -61,6 +64,11 @@ public final class NamespaceCatalog implements Namespaces {
     @Override
     public Optional<NamespaceConfig> get(String name) {
         return Optional.ofNullable(byName.get(name));
+    }
+
+    /** The control-plane version of a namespace's config (0 for one not from the control plane). */
+    public long version(String name) {
+        return versions.getOrDefault(name, 0L);
     }
 
     public Collection<NamespaceConfig> all() {

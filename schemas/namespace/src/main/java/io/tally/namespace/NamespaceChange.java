@@ -15,6 +15,12 @@ import java.util.Optional;
  */
 public class NamespaceChange {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /**
+     * Kafka header the gateway puts on every event: the version of its namespace's config the
+     * gateway accepted it under (ASCII digits). A job processes the event with that version or
+     * a later one, so a change applies to every write accepted after it.
+     */
+    public static final String VERSION_HEADER = "tally-namespace-version";
 
     public String name;
     public long version;
@@ -29,6 +35,18 @@ public class NamespaceChange {
         this.version = version;
         this.configJson = configJson;
         this.deleted = deleted;
+    }
+
+    /**
+     * Not a change: a clock tick a Flink job mixes into its control stream, so an operator without
+     * timers can still act on time (dead-letter records that waited too long for their namespace).
+     */
+    public static NamespaceChange tick() {
+        return new NamespaceChange("", 0, null, false);
+    }
+
+    public boolean tickOnly() {
+        return name == null || name.isEmpty();
     }
 
     public static NamespaceChange upsert(String name, long version, String configJson) {
