@@ -236,3 +236,23 @@ def test_the_data_plane_keeps_serving_while_postgres_is_down(stack, gw, wait_hea
         until("a change made after Postgres returned", lambda: write(gw, name).status_code == 200, 60, 0.5)
     finally:
         requests.delete(f"{gw}/v1/namespaces/{name}", timeout=10)
+
+
+def test_the_admin_api_can_require_a_token(stack, settings, gw, tmp_path):
+    """Off on the local stack; a gateway started with TALLY_GATEWAY_ADMIN_TOKEN wants it on every
+    admin call, and the data plane does not."""
+    from test_gateway import second_gateway
+    ref, url = second_gateway(settings, stack, tmp_path, TALLY_GATEWAY_ADMIN_TOKEN="s3cret-admin")
+    try:
+        for auth in (None, "Bearer wrong", "s3cret-admin"):
+            r = requests.get(f"{url}/v1/namespaces", headers={"Authorization": auth} if auth else {}, timeout=10)
+            assert r.status_code == 401 and r.json()["error"]["code"] == "UNAUTHORIZED", auth
+            assert r.headers["WWW-Authenticate"].startswith("Bearer")
+        assert put(url, "it_cp_token", timeseries()).status_code == 401
+        ok = requests.get(f"{url}/v1/namespaces", headers={"Authorization": "Bearer s3cret-admin"}, timeout=10)
+        assert ok.status_code == 200 and any(n["name"] == "playback" for n in ok.json()["namespaces"])
+        assert write(url, "playback").status_code == 200, "writes need no admin token"
+        metrics = requests.get(f"{url}/metrics", timeout=10).text
+        assert "tally_control_plane_up 1" in metrics and "tally_control_plane_changes_total" in metrics
+    finally:
+        process.stop(ref, timeout=20)

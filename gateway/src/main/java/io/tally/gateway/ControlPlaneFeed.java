@@ -37,7 +37,10 @@ final class ControlPlaneFeed implements AutoCloseable {
     private final AtomicLong lastChangeMillis = new AtomicLong();
     private volatile boolean closed;
 
-    ControlPlaneFeed(String bootstrap, String topic, NamespaceCatalog catalog) {
+    private final GatewayMetrics metrics;
+
+    ControlPlaneFeed(String bootstrap, String topic, NamespaceCatalog catalog, GatewayMetrics metrics) {
+        this.metrics = metrics;
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
@@ -115,6 +118,7 @@ final class ControlPlaneFeed implements AutoCloseable {
             NamespaceChange.fromDebezium(r.value()).ifPresent(change -> {
                 catalog.apply(change);
                 applied.incrementAndGet();
+                metrics.controlChanges.labelValues(change.deleted ? "delete" : "upsert").inc();
                 lastChangeMillis.set(System.currentTimeMillis());
                 LOG.info("control plane: {}", change);
             });

@@ -29,8 +29,9 @@ public final class GatewayMain {
             return;
         }
         GatewayConfig config = GatewayConfig.from(System.getenv(), args);
+        GatewayMetrics metrics = new GatewayMetrics();
         NamespaceCatalog catalog = new NamespaceCatalog();
-        ControlPlaneFeed feed = new ControlPlaneFeed(config.get(GatewayConfig.BOOTSTRAP), config.get(GatewayConfig.CONTROL_TOPIC), catalog);
+        ControlPlaneFeed feed = new ControlPlaneFeed(config.get(GatewayConfig.BOOTSTRAP), config.get(GatewayConfig.CONTROL_TOPIC), catalog, metrics);
         if (!feed.start(Duration.ofMillis(config.longOf(GatewayConfig.CONTROL_REPLAY_MS)))) {
             LOG.warn("the control topic was not replayed in time; serving the namespaces known so far, more apply as they arrive");
         }
@@ -39,10 +40,10 @@ public final class GatewayMain {
                 config.get(GatewayConfig.POSTGRES_PASSWORD));
         ControlPlaneHealth control = new ControlPlaneHealth(store, config.get(GatewayConfig.CONNECT_URL), config.get(GatewayConfig.CONNECTOR), feed);
         control.start(Duration.ofSeconds(2));
+        metrics.gauge("tally_control_plane_up", "1 when Postgres and the Debezium connector can take and stream namespace changes", control::up);
 
         RestSchemaRegistryClient registry = new RestSchemaRegistryClient(config.get(GatewayConfig.REGISTRY));
         registerSchemas(registry);
-        GatewayMetrics metrics = new GatewayMetrics();
         EventProducer producer = new EventProducer(config, new AvroSerde(registry), metrics);
         producer.warmUp(List.of(WriteRequestParser.COUNTER_TOPIC, WriteRequestParser.TIMESERIES_TOPIC), Duration.ofSeconds(60));
 

@@ -18,6 +18,7 @@ final class GatewayMetrics {
     final Counter eventsAccepted;
     final Histogram rollupLagSeconds;
     final Counter dedupHits;
+    final Counter controlChanges;
 
     GatewayMetrics() {
         requests = Counter.builder().name("tally_gateway_requests_total").help("Gateway requests by endpoint and HTTP code")
@@ -36,7 +37,15 @@ final class GatewayMetrics {
                 .classicUpperBounds(0.5, 1, 2, 5, 7.5, 10, 15, 30, 60, 300, 3600).register(registry);
         dedupHits = Counter.builder().name("tally_gateway_dedup_hits_total")
                 .help("Writes whose idempotency key the gateway had seen with the same payload (retries)").register(registry);
+        controlChanges = Counter.builder().name("tally_control_plane_changes_total")
+                .help("Namespace changes the gateway applied from the control topic, by kind").labelNames("kind").register(registry);
         JvmMetrics.builder().register(registry);
+    }
+
+    /** A 0/1 gauge read at scrape time. */
+    void gauge(String name, String help, java.util.function.BooleanSupplier value) {
+        io.prometheus.metrics.core.metrics.GaugeWithCallback.builder().name(name).help(help)
+                .callback(cb -> cb.call(value.getAsBoolean() ? 1 : 0)).register(registry);
     }
 
     byte[] scrape() throws IOException {
