@@ -36,6 +36,9 @@ def iso(offset_s: float = 0) -> str:
     return t.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
+PROVISIONED_S = 180  # how long provisioning may take: Cassandra DDL costs seconds a statement here
+
+
 def until(what, fn, timeout=30.0, every=0.2):
     deadline = time.monotonic() + timeout
     last = None
@@ -90,8 +93,9 @@ def test_create_change_and_delete_apply_live(gw, cql, settings):
     until("the first accepted write", lambda: write(gw, name).status_code == 200, 10)
     assert time.monotonic() - t0 < 2.0, "a new namespace takes writes within 2 s"
     keyspace = f"ns_{name}"
-    until("its slice tables", lambda: any(t.startswith("events_") for t in tables(cql, keyspace)), 30)
-    until("its current slice index behind its alias", lambda: es(settings, f"/tally-{name}").status_code == 200, 30)
+    # the provisioner works through changes in order; on a fresh stack the seeds' Cassandra DDL comes first
+    until("its slice tables", lambda: any(t.startswith("events_") for t in tables(cql, keyspace)), PROVISIONED_S)
+    until("its current slice index behind its alias", lambda: es(settings, f"/tally-{name}").status_code == 200, PROVISIONED_S)
 
     # accept_limit: an event 20 s old is outside 5 s, inside 60 s; the gateway applies it at once
     late = write(gw, name, offset_s=-20)
@@ -132,8 +136,8 @@ def test_create_change_and_delete_apply_live(gw, cql, settings):
     assert deleted.status_code == 200 and deleted.json()["deleted"] is True
     until("writes refused after the delete", lambda: write(gw, name).status_code == 404, 2)
     assert requests.get(f"{gw}/v1/namespaces/{name}", timeout=10).status_code == 404
-    until("its keyspace retired", lambda: not tables(cql, keyspace), 30)
-    until("its indices retired", lambda: es(settings, f"/tally-{name}").status_code == 404, 30)
+    until("its keyspace retired", lambda: not tables(cql, keyspace), PROVISIONED_S)
+    until("its indices retired", lambda: es(settings, f"/tally-{name}").status_code == 404, PROVISIONED_S)
 
 
 BAD = [
