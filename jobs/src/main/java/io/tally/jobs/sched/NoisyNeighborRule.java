@@ -8,10 +8,10 @@ import java.io.Serializable;
  * in latency with switch-outs by its own tasks (or none) is the container being throttled by
  * its own CPU quota or load, which is not a neighbor's fault. "Rises" means above both an
  * absolute floor and `ratio` times the container's baseline (an EWMA over quiet windows, judged
- * only once five of them were learnt). Each signal is compared with its own baseline: p99 or
- * p90 for latency, and switch-outs by other containers or by system services for preemption,
- * so a host whose services already preempt a lot (a busy machine) does not hide a new neighbor
- * container behind that background, and one long outlier in a quiet baseline does not either.
+ * only once five of them were learnt). Each preemption cause is compared with its own baseline
+ * (switch-outs by other containers, by system services), so a host whose services already
+ * preempt a lot (a busy machine) does not hide a new neighbor container behind that background.
+ * Latency is the p99 (a p90 rule fired on a loaded host's ordinary jitter).
  */
 public final class NoisyNeighborRule implements Serializable {
     public final double ratio;
@@ -34,7 +34,6 @@ public final class NoisyNeighborRule implements Serializable {
 
     /** A container's normal: EWMAs of its latency percentiles and of switch-outs by cause per window. */
     public static class Baseline implements Serializable {
-        public double p90Us;
         public double p99Us;
         public double otherContainer;
         public double system;
@@ -47,7 +46,7 @@ public final class NoisyNeighborRule implements Serializable {
         if (b == null || b.windows < minBaselineWindows || w.samples == 0) {
             return Verdict.NORMAL;
         }
-        boolean latencyRose = rose(w.p99Us, b.p99Us, minP99Us) || rose(w.p90Us, b.p90Us, minP99Us);
+        boolean latencyRose = rose(w.p99Us, b.p99Us, minP99Us);
         if (!latencyRose) {
             return Verdict.NORMAL;
         }
@@ -63,7 +62,6 @@ public final class NoisyNeighborRule implements Serializable {
             return out;
         }
         boolean first = out.windows == 0;
-        out.p90Us = ewma(first, out.p90Us, w.p90Us);
         out.p99Us = ewma(first, out.p99Us, w.p99Us);
         out.otherContainer = ewma(first, out.otherContainer, w.otherContainer);
         out.system = ewma(first, out.system, w.system);

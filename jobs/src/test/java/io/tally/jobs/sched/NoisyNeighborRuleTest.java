@@ -69,10 +69,15 @@ class NoisyNeighborRuleTest {
     }
 
     @Test
-    void aRisingP90CountsWhenTheTailWasAlreadyLong() {
-        ContainerWindow w = window(900, 10, 300, 20);
-        w.p90Us = 2_000;
-        assertThat(rule.judge(w, quiet())).isEqualTo(Verdict.NOISY_NEIGHBOR);
+    void aBusyHostsSystemJitterAloneIsNotANeighbor() {
+        // the CI case: system preemptions tripled and the p90 doubled, the p99 did not
+        Baseline b = null;
+        for (int i = 0; i < 5; i++) {
+            b = rule.learn(b, window(11_500, 0, 0, 55));
+        }
+        ContainerWindow w = window(17_151, 0, 0, 187);
+        w.p90Us = 17_000;
+        assertThat(rule.judge(w, b)).isEqualTo(Verdict.NORMAL);
     }
 
     @Test
@@ -81,7 +86,6 @@ class NoisyNeighborRuleTest {
         b = rule.learn(b, window(2000, 0, 20, 0));
         assertThat(b.p99Us).isEqualTo(1200.0);
         assertThat(b.otherContainer).isEqualTo(12.0);
-        assertThat(b.p90Us).isEqualTo(600.0);
         assertThat(b.windows).isEqualTo(2);
     }
 }
