@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
 import requests
@@ -395,7 +396,6 @@ def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
     import signal
     import socket
     import sys
-    import uuid
     from .components.runq_exporter import build
     binary = build(stack.s.home, say)
     mount = next(p for p in (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup")) if (p / "cgroup.procs").exists())
@@ -466,12 +466,83 @@ def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
     return {"runs": runs, "note": "ns_per_hook = run_time_ns / run_cnt over the run (kernel.bpf_stats_enabled=1)"}
 
 
+def bench_control(stack: Stack, say, changes: int = 100) -> dict:
+    """How fast a namespace change reaches the data plane: admin PUT (Postgres commit), the
+    Debezium change event on tally.control.namespaces (the ceiling: nothing downstream can apply
+    a change before it is in Kafka), and the gateway applying it (its answers change)."""
+    import threading
+    import requests
+    from confluent_kafka import Consumer, TopicPartition
+    gw = stack.component("gateway").url()
+    bootstrap = f"{stack.s.host}:{stack.s.port('TALLY_KAFKA_PORT')}"
+    name = f"bench_cp_{uuid.uuid4().hex[:6]}"
+    seen: dict[int, float] = {}
+    stop = threading.Event()
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-{uuid.uuid4()}", "enable.auto.commit": False,
+                         "fetch.wait.max.ms": 5, "log_level": 0})
+    high = consumer.get_watermark_offsets(TopicPartition("tally.control.namespaces", 0), timeout=10)[1]
+    consumer.assign([TopicPartition("tally.control.namespaces", 0, high)])
+
+    def tail():
+        while not stop.is_set():
+            m = consumer.poll(0.05)
+            if m is None or m.error() or m.value() is None:
+                continue
+            event = json.loads(m.value())
+            row = event.get("after") or {}
+            if row.get("name") == name:
+                seen.setdefault(int(row["version"]), time.monotonic())
+    t = threading.Thread(target=tail, daemon=True)
+    t.start()
+    put_ms, kafka_ms, applied_ms = [], [], []
+    try:
+        # applied = the gateway's answer to a 30 s old event flips: 202 under a 60 s window, 400 under 5 s
+        config = {"kind": "timeseries", "accept_limit": "5s"}
+        version = 0
+        session = requests.Session()
+
+        def answer() -> int:
+            when = time.time() - 30
+            body = {"namespace": name, "events": [{"timeSeriesId": "bench", "eventTime": iso(int(when * 1e6)), "eventItems": []}]}
+            return session.post(f"{gw}/v1/timeseries/WriteEventRecords", json=body, timeout=10).status_code
+        for i in range(changes + 1):
+            wide = i % 2 == 1
+            config["accept_limit"] = "60s" if wide else "5s"
+            t0 = time.monotonic()
+            r = session.put(f"{gw}/v1/namespaces/{name}", json=config, headers={"If-Match": f'"{version}"'}, timeout=10)
+            r.raise_for_status()
+            t_put = time.monotonic()
+            version = r.json()["version"]
+            while answer() != (202 if wide else 400):
+                pass
+            t_applied = time.monotonic()
+            deadline = time.monotonic() + 10
+            while version not in seen and time.monotonic() < deadline:
+                time.sleep(0.002)
+            if i == 0:
+                continue  # the create: keyspace-free, but the first poll of a new name warms caches
+            put_ms.append((t_put - t0) * 1000)
+            applied_ms.append((t_applied - t0) * 1000)
+            if version in seen:
+                kafka_ms.append((seen[version] - t0) * 1000)
+    finally:
+        stop.set()
+        t.join(2)
+        consumer.close()
+        requests.delete(f"{gw}/v1/namespaces/{name}", timeout=10)
+    result = {"changes": changes, "admin_put": percentiles(put_ms), "in_kafka": percentiles(kafka_ms),
+              "applied_by_gateway": percentiles(applied_ms)}
+    result["ratio_applied_over_in_kafka_p50"] = round(result["applied_by_gateway"]["p50_ms"] / result["in_kafka"]["p50_ms"], 2)
+    say(json.dumps(result, indent=2))
+    return result
+
+
 def process_start_ticks(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
 
 
 BENCHMARKS = {"gateway": bench_gateway, "registry": bench_registry, "timeseries": bench_timeseries,
-              "counters": bench_counters, "runq": bench_runq}
+              "counters": bench_counters, "runq": bench_runq, "control": bench_control}
 
 
 def run(name: str, stack: Stack, say) -> Path:

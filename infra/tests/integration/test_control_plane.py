@@ -103,6 +103,7 @@ def test_create_change_and_delete_apply_live(gw, cql, settings):
     changed = put(gw, name, timeseries(accept="60s"), version=1)
     assert changed.status_code == 200 and changed.json()["version"] == 2
     until("the wider accept window", lambda: write(gw, name, offset_s=-20).status_code == 200, 5)
+    assert requests.get(f"{gw}/v1/namespaces/{name}", timeout=10).json()["applied_version"] == 2
     stale = put(gw, name, timeseries(accept="30s"), version=1)
     assert stale.status_code == 409 and stale.json()["error"]["code"] == "VERSION_CONFLICT"
 

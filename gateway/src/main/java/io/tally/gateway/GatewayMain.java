@@ -57,7 +57,7 @@ public final class GatewayMain {
         CounterReader counters = new CounterReader(parser, reader, metrics, config);
         GatewayHttpApi api = new GatewayHttpApi(parser, reader, search, counters, producer,
                 new IdempotencyCache(config.intOf(GatewayConfig.TOKEN_CACHE)), kafka, metrics, config,
-                new NamespaceAdminApi(store, config.get(GatewayConfig.ADMIN_TOKEN)), control);
+                new NamespaceAdminApi(store, catalog, config.get(GatewayConfig.ADMIN_TOKEN)), control);
 
         Vertx vertx = Vertx.vertx();
         Router router = api.router(vertx);

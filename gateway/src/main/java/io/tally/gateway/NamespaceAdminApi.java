@@ -29,10 +29,13 @@ final class NamespaceAdminApi {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final NamespaceStore store;
+    private final io.tally.namespace.NamespaceCatalog catalog;
     private final byte[] token;
 
-    NamespaceAdminApi(NamespaceStore store, String adminToken) {
+    /** @param catalog what this gateway applies: its version is reported as applied_version */
+    NamespaceAdminApi(NamespaceStore store, io.tally.namespace.NamespaceCatalog catalog, String adminToken) {
         this.store = store;
+        this.catalog = catalog;
         this.token = adminToken == null || adminToken.isEmpty() ? null : adminToken.getBytes(StandardCharsets.UTF_8);
     }
 
@@ -40,7 +43,7 @@ final class NamespaceAdminApi {
         r.get("/v1/namespaces").blockingHandler(ctx -> handle(ctx, "namespaces", () -> {
             ArrayNode all = JSON.createArrayNode();
             for (NamespaceStore.Row row : store.list()) {
-                all.add(row.toJson());
+                all.add(withApplied(row));
             }
             ObjectNode body = JSON.createObjectNode();
             body.set("namespaces", all);
@@ -49,7 +52,7 @@ final class NamespaceAdminApi {
         r.get("/v1/namespaces/:name").blockingHandler(ctx -> handle(ctx, "namespace", () -> {
             String name = name(ctx);
             NamespaceStore.Row row = store.get(name).orElseThrow(() -> unknown(name));
-            send(ctx, 200, row.toJson(), row);
+            send(ctx, 200, withApplied(row), row);
         }));
         r.put("/v1/namespaces/:name").blockingHandler(ctx -> handle(ctx, "namespace", () -> {
             String name = name(ctx);
@@ -68,6 +71,11 @@ final class NamespaceAdminApi {
             NamespaceStore.Row row = store.delete(name(ctx), expectedVersion(ctx));
             send(ctx, 200, row.toJson().put("deleted", true), null);
         }));
+    }
+
+    /** The stored row and the version this gateway applies now (it lags the row until Debezium streamed it). */
+    private ObjectNode withApplied(NamespaceStore.Row row) {
+        return row.toJson().put("applied_version", catalog.get(row.name()).isPresent() ? catalog.version(row.name()) : 0);
     }
 
     private interface Action {
