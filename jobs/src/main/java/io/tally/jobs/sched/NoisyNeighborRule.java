@@ -11,7 +11,10 @@ import java.io.Serializable;
  * only once five of them were learnt). Each preemption cause is compared with its own baseline
  * (switch-outs by other containers, by system services), so a host whose services already
  * preempt a lot (a busy machine) does not hide a new neighbor container behind that background.
- * Latency is the p99 (a p90 rule fired on a loaded host's ordinary jitter).
+ * Latency: a rise of the p99; when another container's preemptions rose (attributed, so not
+ * ambient noise), a rise of the p90 is enough too, since a neighbor's busy loops delay the bulk
+ * of wake-ups while a host whose tail is already long barely doubles its p99. System services
+ * alone need the p99 to rise (on a loaded host their jitter moves the p90 all the time).
  */
 public final class NoisyNeighborRule implements Serializable {
     public final double ratio;
@@ -34,6 +37,7 @@ public final class NoisyNeighborRule implements Serializable {
 
     /** A container's normal: EWMAs of its latency percentiles and of switch-outs by cause per window. */
     public static class Baseline implements Serializable {
+        public double p90Us;
         public double p99Us;
         public double otherContainer;
         public double system;
@@ -46,13 +50,18 @@ public final class NoisyNeighborRule implements Serializable {
         if (b == null || b.windows < minBaselineWindows || w.samples == 0) {
             return Verdict.NORMAL;
         }
-        boolean latencyRose = rose(w.p99Us, b.p99Us, minP99Us);
-        if (!latencyRose) {
+        boolean p99Rose = rose(w.p99Us, b.p99Us, minP99Us);
+        boolean p90Rose = rose(w.p90Us, b.p90Us, minP99Us);
+        if (!p99Rose && !p90Rose) {
             return Verdict.NORMAL;
         }
-        boolean preemptionsRose = (rose(w.otherContainer, b.otherContainer, minSwitchOuts) || rose(w.system, b.system, minSwitchOuts))
-                && w.byOthers() > w.sameContainer;
-        return preemptionsRose ? Verdict.NOISY_NEIGHBOR : Verdict.SELF_THROTTLED;
+        boolean othersOutnumberOwn = w.byOthers() > w.sameContainer;
+        boolean neighborContainer = rose(w.otherContainer, b.otherContainer, minSwitchOuts);
+        boolean systemServices = rose(w.system, b.system, minSwitchOuts);
+        if (othersOutnumberOwn && (neighborContainer || (systemServices && p99Rose))) {
+            return Verdict.NOISY_NEIGHBOR;
+        }
+        return p99Rose ? Verdict.SELF_THROTTLED : Verdict.NORMAL;
     }
 
     /** Folds a window the container did not suffer in into its baseline. */
@@ -62,6 +71,7 @@ public final class NoisyNeighborRule implements Serializable {
             return out;
         }
         boolean first = out.windows == 0;
+        out.p90Us = ewma(first, out.p90Us, w.p90Us);
         out.p99Us = ewma(first, out.p99Us, w.p99Us);
         out.otherContainer = ewma(first, out.otherContainer, w.otherContainer);
         out.system = ewma(first, out.system, w.system);

@@ -81,6 +81,23 @@ class NoisyNeighborRuleTest {
     }
 
     @Test
+    void aNeighborContainerOnAHostWithALongTailIsSeenByItsP90() {
+        // the CI case: the lone victim's p99 already long; the neighbor's loops moved p50 and p90
+        Baseline b = null;
+        for (int i = 0; i < 5; i++) {
+            ContainerWindow quiet = window(45_000, 0, 0, 60);
+            quiet.p90Us = 2_000;
+            b = rule.learn(b, quiet);
+        }
+        ContainerWindow w = window(80_383, 0, 271, 21);
+        w.p90Us = 14_655;
+        assertThat(rule.judge(w, b)).isEqualTo(Verdict.NOISY_NEIGHBOR);
+        ContainerWindow ambient = window(50_000, 0, 0, 200);
+        ambient.p90Us = 14_655; // the same p90 with only system services behind it: ambient, not a neighbor
+        assertThat(rule.judge(ambient, b)).isEqualTo(Verdict.NORMAL);
+    }
+
+    @Test
     void theBaselineIsAnEwma() {
         Baseline b = rule.learn(null, window(1000, 0, 10, 0));
         b = rule.learn(b, window(2000, 0, 20, 0));
