@@ -193,14 +193,16 @@ def test_a_full_producer_buffer_answers_429_and_memory_stays_bounded(stack, sett
     item = {"eventItemKey": "v", "eventItemValue": base64.b64encode(os.urandom(2000)).decode()}  # lz4 cannot shrink it
 
     def one(i):
-        r = post(url, "/v1/timeseries/WriteEventRecords", {"namespace": "playback", "events": [
+        # bench_ts has a two-day accept window: a request that queues for seconds on this loaded
+        # machine is still judged on back-pressure, not on its event time
+        r = post(url, "/v1/timeseries/WriteEventRecords", {"namespace": "bench_ts", "events": [
             {"timeSeriesId": f"bp-{i}-{j}", "eventTime": now_iso(), "eventItems": [item] * 10} for j in range(10)]})
         return r.status_code, r.headers.get("Retry-After"), r.json()
     try:
         with concurrent.futures.ThreadPoolExecutor(16) as pool:
             results = list(pool.map(one, range(160)))
         codes = [c for c, _, _ in results]
-        assert set(codes) <= {202, 429}, set(codes)
+        assert set(codes) <= {202, 429}, [body for c, _, body in results if c not in (202, 429)][:1]
         assert 429 in codes and 202 in codes
         for code, retry_after, body in results:
             if code == 429:
