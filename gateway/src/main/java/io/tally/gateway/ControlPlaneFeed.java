@@ -34,7 +34,6 @@ final class ControlPlaneFeed implements AutoCloseable {
     private final Thread thread;
     private final CountDownLatch caughtUp = new CountDownLatch(1);
     private final AtomicLong applied = new AtomicLong();
-    private final AtomicLong lastChangeMillis = new AtomicLong();
     private volatile boolean closed;
 
     private final GatewayMetrics metrics;
@@ -67,10 +66,6 @@ final class ControlPlaneFeed implements AutoCloseable {
 
     long applied() {
         return applied.get();
-    }
-
-    long lastChangeMillis() {
-        return lastChangeMillis.get();
     }
 
     private void run() {
@@ -119,7 +114,6 @@ final class ControlPlaneFeed implements AutoCloseable {
                 catalog.apply(change);
                 applied.incrementAndGet();
                 metrics.controlChanges.labelValues(change.deleted ? "delete" : "upsert").inc();
-                lastChangeMillis.set(System.currentTimeMillis());
                 LOG.info("control plane: {}", change);
             });
         } catch (InvalidConfigException | IllegalArgumentException e) {

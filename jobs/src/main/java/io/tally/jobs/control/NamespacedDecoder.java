@@ -203,9 +203,4 @@ public abstract class NamespacedDecoder<OUT> extends BroadcastProcessFunction<Ra
     private DeadLetterRecord unknown(RawRecord in, String name) {
         return new DeadLetterRecord(in, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", stage);
     }
-
-    /** Records waiting for their namespace (tests, metrics). */
-    protected int parkedCount() {
-        return parked.size();
-    }
 }

@@ -34,8 +34,8 @@ public class EventDecoder extends NamespacedDecoder<EventRow> {
     static final String STAGE = "timeseries-writer";
     public static final long FUTURE_SKEW_MICROS = 5_000_000L;
 
-    private transient Map<String, TimeSlicePlanner> planners;
-    private transient Map<String, List<Object>> plannedWith;
+    /** Planners by config (a changed time_partition gets its own; configs change rarely). */
+    private transient Map<NamespaceConfig, TimeSlicePlanner> planners;
 
     private final String elasticsearch;
     private transient Map<String, NamespaceConfig> templated;
@@ -50,7 +50,6 @@ public class EventDecoder extends NamespacedDecoder<EventRow> {
     public void open(OpenContext ctx) throws Exception {
         super.open(ctx);
         planners = new HashMap<>();
-        plannedWith = new HashMap<>();
         templated = new HashMap<>();
     }
 
@@ -75,7 +74,7 @@ public class EventDecoder extends NamespacedDecoder<EventRow> {
             return;
         }
         String eventId = e.get("event_id").toString();
-        TimeSlicePlanner.Placement place = planner(ns).place(eventTime, eventId);
+        TimeSlicePlanner.Placement place = planners.computeIfAbsent(ns, TimeSlicePlanner::new).place(eventTime, eventId);
         if (place.slice().endMicros() + ns.retention().closeAfter().toNanos() / 1000 <= arrival) {
             ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, "SLICE_CLOSED", "slice " + place.slice().tableName()
                     + " of '" + namespace + "' is closed (close_after " + ns.retention().closeAfter() + ")", STAGE));
@@ -117,18 +116,6 @@ public class EventDecoder extends NamespacedDecoder<EventRow> {
         } catch (Exception e) {
             org.slf4j.LoggerFactory.getLogger(EventDecoder.class).warn("index template of {}: {}", ns.name(), e.toString());
         }
-    }
-
-    /** A namespace's planner, made again when its partition (or partition history) changed. */
-    private TimeSlicePlanner planner(NamespaceConfig ns) {
-        TimeSlicePlanner p = planners.get(ns.name());
-        List<Object> layout = List.of(ns.timePartition(), ns.partitionHistory());
-        if (p == null || !layout.equals(plannedWith.get(ns.name()))) {
-            p = new TimeSlicePlanner(ns);
-            planners.put(ns.name(), p);
-            plannedWith.put(ns.name(), layout);
-        }
-        return p;
     }
 
     private static EventRow row(String keyspace, String namespace, TimeSlicePlanner.Placement p, GenericRecord e,

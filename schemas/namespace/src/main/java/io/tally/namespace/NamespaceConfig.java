@@ -64,11 +64,6 @@ public record NamespaceConfig(
         return eventMicros >= referenceMicros - acceptLimit.toNanos() / 1000 && eventMicros <= referenceMicros + futureSkewMicros;
     }
 
-    /** The config with another partition history (the control plane's, not the writer's). */
-    public NamespaceConfig withPartitionHistory(java.util.List<EarlierPartition> history) {
-        return new NamespaceConfig(name, kind, counterType, timePartition, acceptLimit, retention, index, rollup, java.util.List.copyOf(history));
-    }
-
     public boolean isCounter() {
         return kind == Kind.COUNTER;
     }
