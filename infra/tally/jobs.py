@@ -32,9 +32,10 @@ class JobSpec:
 
 JOBS = [JobSpec("tally-timeseries-writer", "io.tally.jobs.timeseries.TimeSeriesWriterJob"),
         JobSpec("tally-counter-rollup", "io.tally.jobs.counter.CounterRollupJob"),
-        # short windows on the local stack, so a test sees an incident within seconds
+        # short windows on the local stack, so a test sees an incident within seconds; the
+        # switch-out floor scales with the window (100 a minute by default, so ~20 in 10 s)
         JobSpec("tally-noisy-neighbor", "io.tally.jobs.sched.NoisyNeighborJob",
-                ("--window.size.ms", "10000", "--window.slide.ms", "2000"))]
+                ("--window.size.ms", "10000", "--window.slide.ms", "2000", "--rule.min.switch.outs", "20"))]
 
 
 class FlinkRest:

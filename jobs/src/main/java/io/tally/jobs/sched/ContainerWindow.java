@@ -7,6 +7,8 @@ public class ContainerWindow {
     public long windowStartMillis;
     public long windowEndMillis;
     public long samples;
+    /** Mean run-queue wait: how often AND how long wake-ups waited, steadier than a percentile on a busy host. */
+    public long meanUs;
     public long p50Us;
     public long p90Us;
     public long p99Us;

@@ -12,8 +12,8 @@ import org.apache.flink.util.Collector;
 
 /**
  * Applies {@link NoisyNeighborRule} to each container's windows in order: FIRING when a
- * noisy neighbor starts, RESOLVED when it ends; the baseline learns only from windows that
- * were not under a neighbor's pressure, so a long incident does not become the new normal.
+ * noisy neighbor starts, RESOLVED when it ends; the baseline learns only from calm windows
+ * ({@link NoisyNeighborRule#calm}), so neither a long incident nor its ramp-up becomes the new normal.
  */
 public class NoisyNeighborDetector extends KeyedProcessFunction<String, ContainerWindow, AlertRecord> {
     private final NoisyNeighborRule rule;
@@ -42,7 +42,7 @@ public class NoisyNeighborDetector extends KeyedProcessFunction<String, Containe
             firing.update(false);
             out.collect(AlertRecord.of(w, "RESOLVED", b == null ? 0 : b.p99Us, rule.reason(Verdict.NORMAL, w, b)));
         }
-        if (v == Verdict.NORMAL) {
+        if (v == Verdict.NORMAL && rule.calm(w, b)) {
             baseline.update(rule.learn(b, w));
         }
     }

@@ -37,7 +37,7 @@ import org.apache.flink.util.function.SerializableSupplier;
  * sched.summary), so the gateway's ReadEventRecords and SearchEventRecords serve them.
  *
  * <p>Arguments: --kafka.bootstrap, --registry.url, --group.id, --checkpoint.interval.ms,
- * --window.size.ms (60 s), --window.slide.ms (10 s), --rule.ratio (2), --rule.min.p99.us (1000),
+ * --window.size.ms (60 s), --window.slide.ms (10 s), --rule.ratio (2), --rule.min.latency.us (1000),
  * --rule.min.switch.outs (100 a window).
  */
 public final class NoisyNeighborJob {
@@ -58,7 +58,7 @@ public final class NoisyNeighborJob {
         // scheduler data is only worth its recent past: a new deployment starts at the end
         KafkaSource<RawRecord> source = kafka.source(NAME, org.apache.kafka.clients.consumer.OffsetResetStrategy.LATEST,
                 EVENTS_TOPIC, "tally.counter.events");
-        NoisyNeighborRule rule = new NoisyNeighborRule(p.getDouble("rule.ratio", 2.0), p.getLong("rule.min.p99.us", 1000),
+        NoisyNeighborRule rule = new NoisyNeighborRule(p.getDouble("rule.ratio", 2.0), p.getLong("rule.min.latency.us", 1000),
                 p.getLong("rule.min.switch.outs", 100), 0.2);
         build(env.fromSource(source, WatermarkStrategy.noWatermarks(), "scheduler-events").uid("sched-source"),
                 KafkaSink.<AlertRecord>builder().setBootstrapServers(bootstrap)
@@ -118,7 +118,7 @@ public final class NoisyNeighborJob {
 
     static SchedEvent summaryEvent(ContainerWindow w) {
         return event(SUMMARY_NAMESPACE, w, "w" + w.windowEndMillis, Map.of("container", w.container,
-                "samples", Long.toString(w.samples), "runq_p50_us", Long.toString(w.p50Us), "runq_p90_us", Long.toString(w.p90Us),
+                "samples", Long.toString(w.samples), "runq_mean_us", Long.toString(w.meanUs), "runq_p50_us", Long.toString(w.p50Us), "runq_p90_us", Long.toString(w.p90Us),
                 "runq_p99_us", Long.toString(w.p99Us), "switch_outs_same_container", Long.toString(w.sameContainer),
                 "switch_outs_other_container", Long.toString(w.otherContainer), "switch_outs_system", Long.toString(w.system)));
     }

@@ -85,6 +85,7 @@ public class WindowSketch implements AggregateFunction<SchedObservation, WindowS
         w.windowStartMillis = start;
         w.windowEndMillis = end;
         w.samples = h.getTotalCount();
+        w.meanUs = Math.round(h.getMean());
         w.p50Us = h.getValueAtPercentile(50);
         w.p90Us = h.getValueAtPercentile(90);
         w.p99Us = h.getValueAtPercentile(99);

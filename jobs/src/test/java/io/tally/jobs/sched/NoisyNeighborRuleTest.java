@@ -14,6 +14,7 @@ class NoisyNeighborRuleTest {
         w.host = "h";
         w.container = "c";
         w.samples = 100;
+        w.meanUs = p99 / 8;
         w.p50Us = p99 / 4;
         w.p90Us = p99 / 2;
         w.p99Us = p99;
@@ -95,6 +96,70 @@ class NoisyNeighborRuleTest {
         ContainerWindow ambient = window(50_000, 0, 0, 200);
         ambient.p90Us = 14_655; // the same p90 with only system services behind it: ambient, not a neighbor
         assertThat(rule.judge(ambient, b)).isEqualTo(Verdict.NORMAL);
+    }
+
+    static ContainerWindow at(ContainerWindow w, long startMs, long endMs) {
+        w.windowStartMillis = startMs;
+        w.windowEndMillis = endMs;
+        return w;
+    }
+
+    @Test
+    void windowsThatMayPredateTheContainerAreNotLearnt() {
+        // seen here: a new container's first five sliding windows (10 s by 2 s) cover 2, 4 ... 10 s
+        // of its life, so their switch-out counts ramp up; learnt, they made the full windows that
+        // followed look like a surge of system preemptions and alerted a container alone
+        Baseline b = null;
+        long[] systemRamp = {22, 95, 138, 176, 236};
+        for (int i = 0; i < 5; i++) {
+            b = rule.learn(b, at(window(8_000 + 7_000L * i, 0, 0, systemRamp[i]), i * 2_000L - 8_000, i * 2_000L + 2_000));
+        }
+        assertThat(b.windows).as("all five started before the first window ended").isZero();
+        for (int i = 5; i < 10; i++) {
+            b = rule.learn(b, at(window(40_000, 0, 0, 230), i * 2_000L - 8_000, i * 2_000L + 2_000));
+        }
+        assertThat(b.windows).isEqualTo(5);
+        assertThat(b.system).isEqualTo(230.0);
+        assertThat(rule.judge(window(44_031, 0, 0, 257), b)).isEqualTo(Verdict.NORMAL);
+    }
+
+    @Test
+    void aWindowIsCalmOnlyWhenNoSignalRose() {
+        NoisyNeighborRule local = new NoisyNeighborRule(2.0, 1_000, 20, 0.2);
+        Baseline b = null;
+        for (int i = 0; i < 5; i++) {
+            b = local.learn(b, window(33_000, 0, 0, 150));
+        }
+        assertThat(local.calm(window(33_000, 0, 0, 150), b)).isTrue();
+        assertThat(local.calm(window(2_000, 0, 0, 0), b)).as("falling is calm").isTrue();
+        // the first window a neighbor reaches: 50 switch-outs by it, latency not yet doubled
+        assertThat(local.calm(window(35_000, 0, 50, 150), b)).isFalse();
+        assertThat(local.judge(window(35_000, 0, 50, 150), b)).isEqualTo(Verdict.NORMAL);
+        ContainerWindow bulk = window(33_000, 0, 0, 150);
+        bulk.meanUs = 9_000;
+        assertThat(local.calm(bulk, b)).isFalse();
+        assertThat(local.calm(window(33_000, 0, 0, 400), b)).isFalse();
+        assertThat(local.calm(window(33_000, 0, 0, 150), null)).as("nothing to compare with yet").isTrue();
+    }
+
+    @Test
+    void aNeighborContainerThatDoublesTheMeanWaitIsANeighbor() {
+        // p99 and p90 dominated by the host's long tail; the neighbor delays the bulk of wake-ups
+        Baseline b = null;
+        for (int i = 0; i < 5; i++) {
+            ContainerWindow quiet = window(45_000, 0, 0, 200);
+            quiet.p90Us = 10_000;
+            quiet.meanUs = 1_500;
+            b = rule.learn(b, quiet);
+        }
+        ContainerWindow w = window(50_000, 0, 150, 200);
+        w.p90Us = 13_000;
+        w.meanUs = 5_000;
+        assertThat(rule.judge(w, b)).isEqualTo(Verdict.NOISY_NEIGHBOR);
+        ContainerWindow system = window(50_000, 0, 0, 450);
+        system.p90Us = 13_000;
+        system.meanUs = 5_000;
+        assertThat(rule.judge(system, b)).as("system services need the p99").isEqualTo(Verdict.NORMAL);
     }
 
     @Test
