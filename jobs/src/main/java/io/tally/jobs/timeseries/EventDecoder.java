@@ -111,7 +111,7 @@ public class EventDecoder extends NamespacedDecoder<EventRow> {
             return;
         }
         try {
-            IndexDocs.putTemplateAndMapping(elasticsearch, ns);
+            IndexDocs.putTemplateAndMapping(new ElasticsearchAdmin(elasticsearch), ns);
             templated.put(ns.name(), ns);
         } catch (Exception e) {
             org.slf4j.LoggerFactory.getLogger(EventDecoder.class).warn("index template of {}: {}", ns.name(), e.toString());

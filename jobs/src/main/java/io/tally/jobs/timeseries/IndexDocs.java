@@ -44,31 +44,19 @@ final class IndexDocs {
         return d;
     }
 
-    private static final java.net.http.HttpClient HTTP = java.net.http.HttpClient.newBuilder()
-            .connectTimeout(java.time.Duration.ofSeconds(5)).build();
-
     /**
      * Makes Elasticsearch ready for a namespace's config (idempotent; names were validated as
      * safe index parts): its index template, for the slice indices to come, and its field_mapping
      * on the indices that exist (new fields are added; a changed type Elasticsearch refuses is
      * logged and applies from the next slice's index, made from the template).
      */
-    static void putTemplateAndMapping(String elasticsearch, NamespaceConfig ns) throws Exception {
-        put(elasticsearch, "/_index_template/tally-" + ns.name(), template(ns), false);
+    static void putTemplateAndMapping(ElasticsearchAdmin elasticsearch, NamespaceConfig ns) throws Exception {
+        elasticsearch.put("/_index_template/tally-" + ns.name(), template(ns));
         try {
-            put(elasticsearch, "/tally-" + ns.name() + "-*/_mapping", mapping(ns), true);
+            elasticsearch.putOnExisting("/tally-" + ns.name() + "-*/_mapping", mapping(ns));
         } catch (IllegalStateException e) {
             org.slf4j.LoggerFactory.getLogger(IndexDocs.class).warn("field_mapping of {} reaches existing indices only partly: {}",
                     ns.name(), e.getMessage());
-        }
-    }
-
-    private static void put(String elasticsearch, String path, String body, boolean noneIsFine) throws Exception {
-        var r = HTTP.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(elasticsearch + path))
-                .timeout(java.time.Duration.ofSeconds(30)).header("Content-Type", "application/json")
-                .PUT(java.net.http.HttpRequest.BodyPublishers.ofString(body)).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() / 100 != 2 && !(noneIsFine && r.statusCode() == 404)) {
-            throw new IllegalStateException("PUT " + path + ": HTTP " + r.statusCode() + " " + r.body());
         }
     }
 

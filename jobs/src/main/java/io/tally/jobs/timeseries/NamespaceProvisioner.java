@@ -7,11 +7,6 @@ import io.tally.jobs.counter.CassandraRollupSink;
 import io.tally.namespace.NamespaceChange;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.TimeSlicePlanner;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Set;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -39,7 +34,7 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
     private final int cassandraPort;
     private final String elasticsearch;
     private transient SliceLifecycle lifecycle;
-    private transient HttpClient http;
+    private transient ElasticsearchAdmin es;
     private transient LiveNamespaces namespaces;
     /** Changes not carried out yet (in order), retried each tick; provisioning is idempotent. */
     private transient Set<NamespaceChange> todo;
@@ -52,8 +47,8 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
 
     @Override
     public void open(OpenContext ctx) {
-        lifecycle = new SliceLifecycle(AsyncCqlWrites.session(cassandraHost, cassandraPort), elasticsearch);
-        http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        es = new ElasticsearchAdmin(elasticsearch);
+        lifecycle = new SliceLifecycle(AsyncCqlWrites.session(cassandraHost, cassandraPort), es);
         namespaces = new LiveNamespaces();
         todo = new LinkedHashSet<>();
     }
@@ -102,9 +97,9 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
     private void provision(NamespaceConfig ns) throws Exception {
         long now = System.currentTimeMillis() * 1000;
         if (ns.kind() == NamespaceConfig.Kind.TIMESERIES && ns.index().enabled()) { // first: Cassandra DDL takes seconds
-            IndexDocs.putTemplateAndMapping(elasticsearch, ns);
+            IndexDocs.putTemplateAndMapping(es, ns);
             String current = new TimeSlicePlanner(ns).sliceOf(now).indexName();
-            send("PUT", "/" + current, "{}", true); // the template gives it the mapping and the alias
+            es.create("/" + current, "{}"); // the template gives it the mapping and the alias
         }
         lifecycle.ensureAhead(ns, now);
         if (ns.isCounter()) {
@@ -114,20 +109,8 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
 
     private void retire(String name) throws Exception {
         lifecycle.retire(name);
-        send("DELETE", "/tally-" + name + "-*", null, false);
-        send("DELETE", "/_index_template/tally-" + name, null, true);
-    }
-
-    /** An Elasticsearch call; names were validated as safe index parts. 404 (and 400 "exists" when asked) is fine. */
-    private void send(String method, String path, String body, boolean tolerateExisting) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(elasticsearch + path)).timeout(Duration.ofSeconds(30))
-                .header("Content-Type", "application/json");
-        b = body == null ? b.method(method, HttpRequest.BodyPublishers.noBody()) : b.method(method, HttpRequest.BodyPublishers.ofString(body));
-        HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-        boolean exists = r.statusCode() == 400 && r.body().contains("resource_already_exists_exception");
-        if (r.statusCode() / 100 != 2 && r.statusCode() != 404 && !(tolerateExisting && exists)) {
-            throw new IllegalStateException(method + " " + path + ": HTTP " + r.statusCode() + " " + r.body());
-        }
+        es.delete("/tally-" + name + "-*");
+        es.delete("/_index_template/tally-" + name);
     }
 
     @Override

@@ -9,11 +9,6 @@ import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceName;
 import io.tally.namespace.TimeSlicePlanner;
 import io.tally.namespace.TimeSlicePlanner.Slice;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.time.Instant;
 
 /**
@@ -31,12 +26,11 @@ import java.time.Instant;
 final class SliceLifecycle implements AutoCloseable {
     private final CqlSession session;
     private final SliceTables tables;
-    private final String elasticsearch;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final ElasticsearchAdmin elasticsearch;
     private final PreparedStatement list;
     private final PreparedStatement setStatus;
 
-    SliceLifecycle(CqlSession session, String elasticsearch) {
+    SliceLifecycle(CqlSession session, ElasticsearchAdmin elasticsearch) {
         this.session = session;
         this.tables = new SliceTables(session);
         this.elasticsearch = elasticsearch;
@@ -61,7 +55,7 @@ final class SliceLifecycle implements AutoCloseable {
                 if (!"DELETED".equals(status) && end + deleteMicros <= nowMicros) {
                     session.execute("DROP TABLE IF EXISTS " + SliceTables.identifier(keyspace) + "." + table);
                     tables.forget(keyspace, table);
-                    deleteIndex("tally-" + ns.name() + "-" + table.substring("events_".length()));
+                    elasticsearch.delete("/tally-" + ns.name() + "-" + table.substring("events_".length()));
                     session.execute(setStatus.bind("DELETED", ns.name(), start));
                 } else if ("OPEN".equals(status) && end + closeMicros <= nowMicros) {
                     session.execute(setStatus.bind("CLOSED", ns.name(), start));
@@ -93,14 +87,6 @@ final class SliceLifecycle implements AutoCloseable {
 
     CqlSession session() {
         return session;
-    }
-
-    private void deleteIndex(String index) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(elasticsearch + "/" + index))
-                .timeout(Duration.ofSeconds(30)).DELETE().build(), HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() / 100 != 2 && r.statusCode() != 404) {
-            throw new IllegalStateException("deleting index " + index + ": HTTP " + r.statusCode() + " " + r.body());
-        }
     }
 
     @Override
