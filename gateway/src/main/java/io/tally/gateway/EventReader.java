@@ -106,8 +106,8 @@ final class EventReader {
             throw ApiError.badRequest("INVALID_FIELD", "timeInterval must have start < end and span at most 400 days", "timeInterval");
         }
         List<Map.Entry<String, byte[]>> filters = filters(body);
-        int pageSize = (int) boundedInt(body, "pageSize", 100, 1, maxPage);
-        long totalLimit = boundedInt(body, "totalRecordLimit", 1000, 1, 1_000_000);
+        int pageSize = (int) RequestJson.boundedInteger(body, "pageSize", 100, 1, maxPage);
+        long totalLimit = RequestJson.boundedInteger(body, "totalRecordLimit", 1000, 1, 1_000_000);
         long digest = queryDigest(ns.name(), tsid, start, end, filters);
         PageTokens.Cursor cursor = body.hasNonNull("pageToken")
                 ? tokens.decode(RequestJson.text(body, "pageToken", "pageToken", 4096), digest) : null;
@@ -265,17 +265,6 @@ final class EventReader {
             }
         }
         return out;
-    }
-
-    private static long boundedInt(JsonNode body, String key, long dflt, long min, long max) {
-        JsonNode v = body.get(key);
-        if (v == null || v.isNull()) {
-            return dflt;
-        }
-        if (!v.isIntegralNumber() || v.asLong() < min || v.asLong() > max) {
-            throw ApiError.badRequest("INVALID_FIELD", key + " must be a whole number from " + min + " to " + max, key);
-        }
-        return v.asLong();
     }
 
     private static long queryDigest(String ns, String tsid, long start, long end, List<Map.Entry<String, byte[]>> filters) {

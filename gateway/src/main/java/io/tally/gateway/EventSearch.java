@@ -45,8 +45,8 @@ final class EventSearch {
         RequestJson.object(body, "body");
         NamespaceConfig ns = indexed(body);
         ObjectNode query = query(ns, body);
-        int pageSize = (int) bounded(body, "pageSize", 100, 1, maxPage);
-        long totalLimit = bounded(body, "totalRecordLimit", 1000, 1, 1_000_000);
+        int pageSize = (int) RequestJson.boundedInteger(body, "pageSize", 100, 1, maxPage);
+        long totalLimit = RequestJson.boundedInteger(body, "totalRecordLimit", 1000, 1, 1_000_000);
         long digest = WriteRequestParser.digest(ns.name() + "\u0000" + query);
         PageTokens.Cursor cursor = body.hasNonNull("pageToken")
                 ? tokens.decode(RequestJson.text(body, "pageToken", "pageToken", 4096), digest) : null;
@@ -93,7 +93,7 @@ final class EventSearch {
                 "aggregationQuery.distinct");
         String key = RequestJson.text(distinct, "eventItemKey", "aggregationQuery.distinct.eventItemKey", 64);
         field(ns, key, "aggregationQuery.distinct.eventItemKey");
-        int size = (int) bounded(distinct, "pageSize", 100, 1, maxPage);
+        int size = (int) RequestJson.boundedInteger(distinct, "pageSize", 100, 1, maxPage);
         ObjectNode req = JSON.createObjectNode().put("size", 0);
         req.set("query", query(ns, body));
         req.putObject("aggs").putObject("distinct").putObject("terms").put("field", key).put("size", size);
@@ -205,17 +205,6 @@ final class EventSearch {
             throw ApiError.badRequest("INVALID_FIELD", path + " '" + text + "' is not a " + type, path);
         }
         return v;
-    }
-
-    private static long bounded(JsonNode body, String key, long dflt, long min, long max) {
-        JsonNode v = body.get(key);
-        if (v == null || v.isNull()) {
-            return dflt;
-        }
-        if (!v.isIntegralNumber() || v.asLong() < min || v.asLong() > max) {
-            throw ApiError.badRequest("INVALID_FIELD", key + " must be a whole number from " + min + " to " + max, key);
-        }
-        return v.asLong();
     }
 
     private JsonNode post(NamespaceConfig ns, ObjectNode request) {

@@ -59,6 +59,18 @@ final class RequestJson {
         return v.asLong();
     }
 
+    /** An optional whole number in [min, max]; `dflt` when absent or null. */
+    static long boundedInteger(JsonNode body, String key, long dflt, long min, long max) {
+        JsonNode v = body.get(key);
+        if (v == null || v.isNull()) {
+            return dflt;
+        }
+        if (!v.isIntegralNumber() || v.asLong() < min || v.asLong() > max) {
+            throw ApiError.badRequest("INVALID_FIELD", key + " must be a whole number from " + min + " to " + max, key);
+        }
+        return v.asLong();
+    }
+
     /** An ISO-8601 instant ("2024-10-03T21:24:23.988Z"), as microseconds since the epoch. */
     static long instantMicros(JsonNode parent, String key, String path) {
         JsonNode v = required(parent, key, path);

@@ -3,15 +3,9 @@ package io.tally.jobs.bench;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.RestSchemaRegistryClient;
 import io.tally.serde.TallySchemas;
-import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicReference;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * Load for ./tally bench counters: {@code produce --namespace NS --events N --counters K --run R}
@@ -22,11 +16,12 @@ public final class CounterBenchmark {
     private CounterBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> o = new HashMap<>(Map.of("bootstrap", "127.0.0.1:9092", "registry", "http://127.0.0.1:8085",
+        BenchArgs a = BenchArgs.parse(args, Map.of("bootstrap", "127.0.0.1:9092", "registry", "http://127.0.0.1:8085",
                 "namespace", "video_views", "events", "500000", "counters", "100000", "run", "r0"));
-        for (int i = 1; i + 1 < args.length; i += 2) {
-            o.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+        if (!"produce".equals(a.command())) {
+            throw new IllegalArgumentException("usage: CounterBenchmark produce [--namespace NS --events N --counters K --run R ...]");
         }
+        Map<String, String> o = a.options();
         String topic = "tally.counter.events";
         AvroSerde serde = new AvroSerde(new RestSchemaRegistryClient(o.get("registry")), false);
         int events = Integer.parseInt(o.get("events"));
@@ -34,10 +29,8 @@ public final class CounterBenchmark {
         String ns = o.get("namespace");
         String run = o.get("run");
         GenericData.EnumSymbol add = new GenericData.EnumSymbol(TallySchemas.COUNTER_EVENT.getField("op").schema(), "ADD");
-        AtomicReference<Exception> failure = new AtomicReference<>();
         long t0 = System.nanoTime();
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TimeSeriesBenchmark.producerProps(o.get("bootstrap")),
-                new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (BenchProducer producer = new BenchProducer(o.get("bootstrap"))) {
             for (int i = 0; i < events; i++) {
                 String counter = run + "-" + (i % counters);
                 GenericRecord rec = new GenericData.Record(TallySchemas.COUNTER_EVENT);
@@ -48,17 +41,8 @@ public final class CounterBenchmark {
                 rec.put("event_time", System.currentTimeMillis() * 1000 + i % 1000);
                 rec.put("event_id", run + "-" + i);
                 rec.put("source", "bench");
-                producer.send(new ProducerRecord<>(topic, (ns + "/" + counter).getBytes(StandardCharsets.UTF_8),
-                        serde.serialize(topic, rec)), (md, err) -> {
-                            if (err != null) {
-                                failure.compareAndSet(null, err);
-                            }
-                        });
+                producer.send(topic, ns + "/" + counter, serde.serialize(topic, rec));
             }
-            producer.flush();
-        }
-        if (failure.get() != null) {
-            throw failure.get();
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
         System.out.printf("{\"events\": %d, \"counters\": %d, \"seconds\": %.3f, \"events_per_s\": %.0f}%n",

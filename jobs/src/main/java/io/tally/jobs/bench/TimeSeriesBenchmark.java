@@ -11,7 +11,6 @@ import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -20,10 +19,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * Load and ceilings for ./tally bench timeseries, one JSON line per run:
@@ -42,16 +37,14 @@ public final class TimeSeriesBenchmark {
     private TimeSeriesBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> o = new HashMap<>(Map.of("bootstrap", "127.0.0.1:9092", "registry", "http://127.0.0.1:8085",
+        BenchArgs a = BenchArgs.parse(args, Map.of("bootstrap", "127.0.0.1:9092", "registry", "http://127.0.0.1:8085",
                 "cassandra", "127.0.0.1:9042", "namespace", "bench_ts", "events", "100000", "ids", "1000",
                 "spread-seconds", "60", "value-bytes", "150", "run", "r0", "in-flight", "128"));
-        for (int i = 1; i + 1 < args.length; i += 2) {
-            o.put(args[i].replaceFirst("^--", ""), args[i + 1]);
-        }
-        switch (args[0]) {
+        Map<String, String> o = a.options();
+        switch (String.valueOf(a.command())) {
             case "produce" -> produce(o);
             case "cassandra-ceiling" -> cassandraCeiling(o);
-            default -> throw new IllegalArgumentException("unknown phase " + args[0]);
+            default -> throw new IllegalArgumentException("unknown phase " + a.command() + " (produce, cassandra-ceiling)");
         }
     }
 
@@ -72,14 +65,12 @@ public final class TimeSeriesBenchmark {
     private static void produce(Map<String, String> o) throws Exception {
         String topic = "tally.timeseries.events";
         AvroSerde serde = new AvroSerde(new RestSchemaRegistryClient(o.get("registry")), false);
-        Map<String, Object> props = producerProps(o.get("bootstrap"));
         int events = Integer.parseInt(o.get("events"));
         String ns = o.get("namespace");
         long nowMicros = System.currentTimeMillis() * 1000;
         Random random = new Random(7);
-        AtomicReference<Exception> failure = new AtomicReference<>();
         long t0 = System.nanoTime();
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (BenchProducer producer = new BenchProducer(o.get("bootstrap"))) {
             for (int i = 0; i < events; i++) {
                 BenchEvent e = event(o, nowMicros, i, random);
                 GenericRecord rec = new GenericData.Record(TallySchemas.TIME_SERIES_EVENT);
@@ -90,29 +81,12 @@ public final class TimeSeriesBenchmark {
                 rec.put("items", List.of(item("deviceType", e.deviceType().getBytes(StandardCharsets.UTF_8)),
                         item("payload", e.payload())));
                 rec.put("source", "bench");
-                byte[] key = (ns + "/" + e.timeSeriesId()).getBytes(StandardCharsets.UTF_8);
-                producer.send(new ProducerRecord<>(topic, key, serde.serialize(topic, rec)), (md, err) -> {
-                    if (err != null) {
-                        failure.compareAndSet(null, err);
-                    }
-                });
+                producer.send(topic, ns + "/" + e.timeSeriesId(), serde.serialize(topic, rec));
             }
-            producer.flush();
-        }
-        if (failure.get() != null) {
-            throw failure.get();
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
         System.out.printf("{\"events\": %d, \"seconds\": %.3f, \"events_per_s\": %.0f, \"produced_at_micros\": %d}%n",
                 events, seconds, events / seconds, nowMicros);
-    }
-
-    /** The gateway's producer settings: acks=all, idempotent, lz4, 5 ms linger. */
-    static Map<String, Object> producerProps(String bootstrap) {
-        return Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
-                ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4", ProducerConfig.LINGER_MS_CONFIG, 5,
-                ProducerConfig.BATCH_SIZE_CONFIG, 131072);
     }
 
     private static GenericRecord item(String key, byte[] value) {
