@@ -38,6 +38,12 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
     private transient LiveNamespaces namespaces;
     /** Changes not carried out yet (in order), retried each tick; provisioning is idempotent. */
     private transient Set<NamespaceChange> todo;
+    /**
+     * Changes are started for at most this long a tick, the rest wait for the next: the work
+     * runs on the operator's thread, so a checkpoint barrier (a savepoint for an upgrade) waits
+     * behind it, and a replay's backlog must not hold one for minutes.
+     */
+    private static final long TICK_BUDGET_NANOS = 2_000_000_000L;
 
     public NamespaceProvisioner(String cassandraHost, int cassandraPort, String elasticsearch) {
         this.cassandraHost = cassandraHost;
@@ -79,7 +85,8 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
     }
 
     private void carryOut(Collector<String> out) {
-        for (var it = todo.iterator(); it.hasNext(); ) {
+        long deadline = System.nanoTime() + TICK_BUDGET_NANOS;
+        for (var it = todo.iterator(); it.hasNext() && System.nanoTime() < deadline; ) {
             NamespaceChange c = it.next();
             try {
                 if (c.deleted) {
