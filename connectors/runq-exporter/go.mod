@@ -7,6 +7,7 @@ require (
 	github.com/hamba/avro/v2 v2.31.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/twmb/franz-go v1.22.2
+	github.com/twmb/franz-go/pkg/sr v1.8.0
 	golang.org/x/sys v0.48.0
 )
 

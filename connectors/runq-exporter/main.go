@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tally/runq-exporter/cgroups"
+	"github.com/tally/runq-exporter/contract"
 	"github.com/tally/runq-exporter/exporter"
 	"github.com/tally/runq-exporter/procfs"
 	"github.com/tally/runq-exporter/runq"
@@ -30,8 +31,8 @@ import (
 )
 
 const (
-	timeseriesTopic = "tally.timeseries.events"
-	counterTopic    = "tally.counter.events"
+	timeseriesTopic = contract.TimeSeriesEventsTopic
+	counterTopic    = contract.CounterEventsTopic
 )
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

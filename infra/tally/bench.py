@@ -14,11 +14,16 @@ from pathlib import Path
 import requests
 
 from .components.base import JAVA
-from .components.gateway import gateway_jar
-from .components.registry import registry_jar
+from .components.java_service import shaded_jar
+from .model import topic
 from .process import ProcessRef
 from .settings import REPO
 from .stack import Stack
+
+
+def bench_jar():
+    """The benchmarks' own jar (bench/): none of its classes ship in a production jar."""
+    return shaded_jar("bench", "tally-bench")
 
 OUT = REPO / "bench" / "out"
 
@@ -62,7 +67,7 @@ def bench_gateway(stack: Stack, say) -> dict:
     gw = stack.component("gateway")
     ref = stack.state.ref("gateway")
     port = str(gw.ports()["http"])
-    gen = [JAVA, "-Xmx512m", "-cp", str(gateway_jar()), "io.tally.gateway.bench.GatewayLoadGenerator"]
+    gen = [JAVA, "-Xmx512m", "-cp", str(bench_jar()), "io.tally.bench.gateway.GatewayLoadGenerator"]
     say("ceiling: Kafka ProducerPerformance, 205 B records, acks=all, idempotent, lz4, linger 5 ms ...")
     ceiling = producer_performance(stack, 205, 1_000_000)
     say(f"  {ceiling['line']}")
@@ -82,7 +87,7 @@ def bench_gateway(stack: Stack, say) -> dict:
 
 
 def bench_registry(stack: Stack, say) -> dict:
-    r = subprocess.run([JAVA, "-Xmx512m", "-cp", str(registry_jar()), "io.tally.registry.bench.SerdeBenchmark",
+    r = subprocess.run([JAVA, "-Xmx512m", "-cp", str(bench_jar()), "io.tally.bench.registry.SerdeBenchmark",
                         stack.component("registry").url()], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(r.stderr[-2000:])
@@ -131,13 +136,13 @@ class WriterProbe:
 def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
     """Writer and indexer throughput per TaskManager core against ConsumerPerformance and raw
     async Cassandra inserts of the same rows; ReadEventRecords latency; store-to-visible lag."""
-    from .jobs import Jobs, jobs_jar
+    from .jobs import Jobs
     if not Jobs(stack.s, log=lambda *_: None).running("tally-timeseries-writer"):
         raise RuntimeError("tally-timeseries-writer is not running: ./tally up deploys it")
     ns, run = "bench_ts", f"b{int(time.time())}"
     gw = stack.component("gateway").url()
     kafka = stack.component("kafka")
-    tool = [JAVA, "-Xmx512m", "-cp", str(jobs_jar()), "io.tally.jobs.bench.TimeSeriesBenchmark"]
+    tool = [JAVA, "-Xmx512m", "-cp", str(bench_jar()), "io.tally.bench.jobs.TimeSeriesBenchmark"]
     common = ["--bootstrap", kafka.bootstrap, "--registry", stack.component("registry").url(),
               "--cassandra", f"127.0.0.1:{stack.component('cassandra').ports()['cql']}", "--namespace", ns]
     probe = WriterProbe(stack, ns)
@@ -179,7 +184,7 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
     say(f"  {writer}")
 
     say(f"ceiling: Kafka ConsumerPerformance, {events:,} records of tally.timeseries.events ...")
-    consumer = consumer_performance(stack, "tally.timeseries.events", events, f"bench-{run}")
+    consumer = consumer_performance(stack, topic("timeseries_events"), events, f"bench-{run}")
     say(f"  {consumer}")
     consumer_per_s = float(consumer["nMsg.sec"])
 
@@ -289,7 +294,7 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
     """Rollup job events/s per TaskManager core (EVENTUAL with its event log, and BEST_EFFORT)
     beside ConsumerPerformance; AddCount-to-GetCount freshness; GetCount latency at 2,000/s."""
     from concurrent.futures import ThreadPoolExecutor
-    from .jobs import Jobs, jobs_jar
+    from .jobs import Jobs
     if not Jobs(stack.s, log=lambda *_: None).running("tally-counter-rollup"):
         raise RuntimeError("tally-counter-rollup is not running: ./tally up deploys it")
     run = f"c{int(time.time())}"
@@ -298,7 +303,7 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
     tm = stack.component("flink-taskmanager")
     metrics_url = f"http://127.0.0.1:{tm.ports()['metrics']}/metrics"
     refs = {c: stack.state.ref(c) for c in ("flink-taskmanager", "cassandra")}
-    tool = [JAVA, "-Xmx512m", "-cp", str(jobs_jar()), "io.tally.jobs.bench.CounterBenchmark",
+    tool = [JAVA, "-Xmx512m", "-cp", str(bench_jar()), "io.tally.bench.jobs.CounterBenchmark",
             "--bootstrap", kafka.bootstrap, "--registry", stack.component("registry").url()]
 
     def produce(ns, n, counters, tag):
@@ -345,7 +350,7 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
     durable = drain("video_views", "counter_rollup", "rollup job (EVENTUAL: dedup, event log, rollups)")
     best = drain("page_hits", "best_effort_aggregate", "rollup job (BEST_EFFORT: aggregation only)")
     say(f"ceiling: Kafka ConsumerPerformance, {events:,} records of tally.counter.events ...")
-    consumer = consumer_performance(stack, "tally.counter.events", events, f"bench-{run}")
+    consumer = consumer_performance(stack, topic("counter_events"), events, f"bench-{run}")
     say(f"  {consumer}")
 
     say("freshness: AddCount acknowledged -> GetCount shows it, 40 new counters per type, 10 at a time ...")
@@ -374,7 +379,7 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
     for ns in ("ad_clicks", "video_views"):
         produce(ns, 20_000, 10_000, "bench")
     time.sleep(10)  # rolled up: accept_limit + skew + coalesce
-    gen = [JAVA, "-Xmx512m", "-cp", str(gateway_jar()), "io.tally.gateway.bench.GatewayLoadGenerator"]
+    gen = [JAVA, "-Xmx512m", "-cp", str(bench_jar()), "io.tally.bench.gateway.GatewayLoadGenerator"]
     gw_ref = stack.state.ref("gateway")
     get_count = {}
     for ns, kind in (("ad_clicks", "ACCURATE"), ("video_views", "EVENTUAL")):
@@ -480,8 +485,8 @@ def bench_control(stack: Stack, say, changes: int = 100) -> dict:
     stop = threading.Event()
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-{uuid.uuid4()}", "enable.auto.commit": False,
                          "fetch.wait.max.ms": 5, "log_level": 0})
-    high = consumer.get_watermark_offsets(TopicPartition("tally.control.namespaces", 0), timeout=10)[1]
-    consumer.assign([TopicPartition("tally.control.namespaces", 0, high)])
+    high = consumer.get_watermark_offsets(TopicPartition(topic("control_namespaces"), 0), timeout=10)[1]
+    consumer.assign([TopicPartition(topic("control_namespaces"), 0, high)])
 
     def tail():
         while not stop.is_set():

@@ -7,7 +7,7 @@ import subprocess
 from .fetch import mvn
 from .settings import REPO, Settings
 
-SOURCE_GLOBS = ("pom.xml", "*/pom.xml", "*/*/pom.xml", "*/src/**/*", "*/*/src/**/*")
+SOURCE_GLOBS = ("pom.xml", "*/pom.xml", "*/*/pom.xml", "*/src/**/*", "*/*/src/**/*", "schemas/avro/*.avsc")
 
 
 def mvn_cmd(*args: str) -> list[str]:

@@ -18,23 +18,27 @@ JOBS_JAR_DIR = REPO / "jobs" / "target"
 class JobSpec:
     name: str            # the Flink job name (env.execute(name))
     entry_class: str
-    extra: tuple[str, ...] = ()  # job-specific arguments
+    stores: tuple[str, ...] = ()  # which of the stores' arguments the job takes (it refuses others)
+    extra: tuple[str, ...] = ()   # job-specific arguments
 
     def args(self, s: Settings) -> list[str]:
         h = s.host
-        return ["--kafka.bootstrap", f"{h}:{s.port('TALLY_KAFKA_PORT')}",
+        args = ["--kafka.bootstrap", f"{h}:{s.port('TALLY_KAFKA_PORT')}",
                 "--registry.url", f"http://{h}:{s.port('TALLY_REGISTRY_PORT')}",
-                "--cassandra.host", h, "--cassandra.port", str(s.port("TALLY_CASSANDRA_PORT")),
-                "--elasticsearch.url", f"http://{h}:{s.port('TALLY_ELASTICSEARCH_PORT')}",
-                "--checkpoint.interval.ms", "2000", "--lifecycle.interval.ms", s.get("TALLY_SLICE_LIFECYCLE_MS"),
-                *self.extra]
+                "--checkpoint.interval.ms", "2000"]
+        if "cassandra" in self.stores:
+            args += ["--cassandra.host", h, "--cassandra.port", str(s.port("TALLY_CASSANDRA_PORT"))]
+        if "elasticsearch" in self.stores:
+            args += ["--elasticsearch.url", f"http://{h}:{s.port('TALLY_ELASTICSEARCH_PORT')}",
+                     "--lifecycle.interval.ms", s.get("TALLY_SLICE_LIFECYCLE_MS")]
+        return args + list(self.extra)
 
 
-JOBS = [JobSpec("tally-timeseries-writer", "io.tally.jobs.timeseries.TimeSeriesWriterJob"),
-        JobSpec("tally-counter-rollup", "io.tally.jobs.counter.CounterRollupJob"),
+JOBS = [JobSpec("tally-timeseries-writer", "io.tally.jobs.timeseries.TimeSeriesWriterJob", ("cassandra", "elasticsearch")),
+        JobSpec("tally-counter-rollup", "io.tally.jobs.counter.CounterRollupJob", ("cassandra",)),
         # short windows on the local stack, so a test sees an incident within seconds; the
         # switch-out floor scales with the window (100 a minute by default, so ~20 in 10 s)
-        JobSpec("tally-noisy-neighbor", "io.tally.jobs.sched.NoisyNeighborJob",
+        JobSpec("tally-noisy-neighbor", "io.tally.jobs.sched.NoisyNeighborJob", (),
                 ("--window.size.ms", "10000", "--window.slide.ms", "2000", "--rule.min.switch.outs", "20"))]
 
 

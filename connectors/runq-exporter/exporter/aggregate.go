@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/tally/runq-exporter/cgroups"
+	"github.com/tally/runq-exporter/contract"
 	"github.com/tally/runq-exporter/sink"
 )
 
 const (
-	RunqNamespace      = "sched.runq"
-	SwitchOutNamespace = "sched.switchout"
+	RunqNamespace      = contract.RunqNamespace
+	SwitchOutNamespace = contract.SwitchOutNamespace
 	Source             = "runq-exporter"
 )
 

@@ -2,5 +2,5 @@
 // scheduler's BTF tracepoints and reads its samples from the ring buffer.
 package runq
 
-// vmlinux.h is generated from this kernel's BTF by the build (see the Makefile).
+// vmlinux.h is generated from this kernel's BTF by the build (see ../build.sh, the one recipe).
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -tags linux -type runq_event runq runq.bpf.c -- -I../build -O2 -g -Wall

@@ -3,55 +3,52 @@
 package sink
 
 import (
-	"encoding/binary"
-	"encoding/json"
+	"context"
 	"fmt"
-	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/hamba/avro/v2"
+	"github.com/twmb/franz-go/pkg/sr"
 )
 
-// Encoder writes one topic's values: magic byte 0, the 4-byte schema id, Avro binary.
+// Encoder writes one topic's values in the Confluent wire format (sr.ConfluentHeader: magic
+// byte 0, the 4-byte schema id) followed by Avro binary.
 type Encoder struct {
 	ID     int
 	Schema avro.Schema
 }
 
-// LatestEncoder looks up the latest schema of <topic>-value in a Confluent-compatible registry.
+// LatestEncoder looks up the latest schema of <topic>-value in a Confluent-compatible registry
+// with franz-go's registry client.
 func LatestEncoder(registry, topic string) (*Encoder, error) {
-	client := &http.Client{Timeout: 10 * time.Second}
-	resp, err := client.Get(registry + "/subjects/" + url.PathEscape(topic+"-value") + "/versions/latest")
+	cl, err := sr.NewClient(sr.URLs(registry))
 	if err != nil {
 		return nil, fmt.Errorf("schema registry: %w", err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("schema registry: %s-value: HTTP %d", topic, resp.StatusCode)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ss, err := cl.SchemaByVersion(ctx, topic+"-value", -1) // -1: the latest version
+	if err != nil {
+		return nil, fmt.Errorf("schema registry: %s-value: %w", topic, err)
 	}
-	var v struct {
-		ID     int    `json:"id"`
-		Schema string `json:"schema"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		return nil, fmt.Errorf("schema registry: %w", err)
-	}
-	schema, err := avro.Parse(v.Schema)
+	schema, err := avro.Parse(ss.Schema.Schema)
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s-value: %w", topic, err)
 	}
-	return &Encoder{ID: v.ID, Schema: schema}, nil
+	return &Encoder{ID: ss.ID, Schema: schema}, nil
 }
 
-// Encode one value (a map shaped like the schema).
+// Encode one value (a struct or map shaped like the schema).
 func (e *Encoder) Encode(v any) ([]byte, error) {
 	body, err := avro.Marshal(e.Schema, v)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 5, 5+len(body))
-	binary.BigEndian.PutUint32(out[1:], uint32(e.ID))
+	var h sr.ConfluentHeader
+	out, err := h.AppendEncode(make([]byte, 0, 5+len(body)), e.ID, nil)
+	if err != nil {
+		return nil, err
+	}
 	return append(out, body...), nil
 }
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 import urllib.request
 
+from ..model import topic
 from ..settings import REPO
 from .base import JAVA, Component
 
 CONNECTOR = "tally-control-plane"
-CONTROL_TOPIC = "tally.control.namespaces"
+CONTROL_TOPIC = topic("control_namespaces")
 CONNECTOR_CONFIG = REPO / "infra" / "connect" / f"{CONNECTOR}.json"
 
 

@@ -5,24 +5,8 @@ import subprocess
 import uuid
 
 from ..process import tcp_open
+from ..model import tally_topics
 from .base import JAVA, Component
-
-# Tally's topics (shared DESIGN.md). Partitions of the event topics come from settings.
-WEEK_MS = 7 * 24 * 3600 * 1000
-
-
-def tally_topics(partitions: int) -> dict[str, tuple[int, dict[str, str]]]:
-    return {
-        # LogAppendTime: the broker stamps counter events, so within a partition timestamps only
-        # grow and CounterRollupJob's watermark (and so its immutable window) is exact
-        "tally.counter.events": (partitions, {"retention.ms": str(WEEK_MS), "message.timestamp.type": "LogAppendTime"}),
-        "tally.timeseries.events": (partitions, {"retention.ms": str(WEEK_MS)}),
-        "tally.deadletter": (partitions, {"retention.ms": str(4 * WEEK_MS)}),
-        "tally.alerts": (partitions, {}),
-        "tally.control.namespaces": (1, {"cleanup.policy": "compact"}),
-        "_schemas": (1, {"cleanup.policy": "compact"}),
-    }
-
 
 class Kafka(Component):
     name = "kafka"

@@ -26,7 +26,7 @@ def go_binary() -> str:
 def source_digest() -> str:
     h = hashlib.sha256()
     for p in sorted(SRC.rglob("*")):
-        if p.is_file() and p.suffix in (".go", ".c", ".mod", ".sum") and "build" not in p.relative_to(SRC).parts \
+        if p.is_file() and p.suffix in (".go", ".c", ".mod", ".sum", ".sh") and "build" not in p.relative_to(SRC).parts \
                 and not p.name.startswith("runq_bpfe"):
             h.update(str(p.relative_to(SRC)).encode())
             h.update(p.read_bytes())
@@ -34,22 +34,18 @@ def source_digest() -> str:
 
 
 def build(home: Path, log) -> Path:
-    """vmlinux.h from this kernel's BTF, bpf2go, go build: skipped when nothing changed."""
+    """The exporter's build.sh (vmlinux.h from this kernel's BTF, bpf2go, go build): skipped when nothing changed."""
     binary = home / "bin" / "runq-exporter"
     stamp = home / "bin" / "runq-exporter.sha256"
     digest = source_digest()
     if binary.exists() and stamp.exists() and stamp.read_text() == digest:
         return binary
-    log("building the runq exporter (bpftool, bpf2go, go build)")
-    (SRC / "build").mkdir(exist_ok=True)
-    with open(SRC / "build" / "vmlinux.h", "w") as out:
-        subprocess.run(["bpftool", "btf", "dump", "file", "/sys/kernel/btf/vmlinux", "format", "c"], stdout=out, check=True)
-    env = dict(os.environ, GOFLAGS="-mod=mod")
-    for cmd in ([go_binary(), "generate", "./runq"], [go_binary(), "build", "-o", str(binary) + ".tmp", "."]):
-        r = subprocess.run(cmd, cwd=SRC, env=env, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd[:2])} failed:\n{r.stdout[-2000:]}{r.stderr[-3000:]}")
-    Path(str(binary) + ".tmp").replace(binary)  # never truncate a binary a process runs
+    log("building the runq exporter (connectors/runq-exporter/build.sh: bpftool, bpf2go, go build)")
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run(["bash", str(SRC / "build.sh"), str(binary)], cwd=SRC,
+                       env=dict(os.environ, GO=go_binary()), capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"building the runq exporter failed:\n{r.stdout[-2000:]}{r.stderr[-3000:]}")
     stamp.write_text(digest)
     return binary
 

@@ -12,7 +12,7 @@ from cassandra.cluster import Cluster
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource
 
-from tally.components.kafka import tally_topics
+from tally.model import tally_topics
 from tally.settings import REPO
 
 
@@ -92,9 +92,20 @@ def test_elasticsearch_document_is_indexed_and_found(stack, settings):
     requests.delete(f"{es}/{index}", timeout=30)
 
 
+def test_production_jars_hold_no_benchmark_or_probe_classes():
+    # ./tally bench and the probe job live in bench/ so the jars that run in production stay lean
+    import zipfile
+    for module, artifact in (("gateway", "tally-gateway"), ("jobs", "tally-jobs"), ("schemas/registry", "tally-registry")):
+        jar = next(j for j in (REPO / module / "target").glob(f"{artifact}-*.jar") if not j.name.startswith("original-"))
+        names = zipfile.ZipFile(jar).namelist()
+        leaked = [n for n in names if n.startswith("io/tally/") and ("/bench/" in n or "/probe/" in n)]
+        assert not leaked, f"{jar.name} ships {leaked[:5]}"
+        assert any(n.startswith("io/tally/") for n in names), f"{jar.name} holds none of Tally's classes"
+
+
 def test_flink_job_jar_runs_to_completion_on_the_session_cluster(stack, settings):
     rest = f"http://{settings.host}:{settings.port('TALLY_FLINK_PORT')}"
-    jar = next((REPO / "jobs" / "target").glob("tally-jobs-*.jar"))
+    jar = next((REPO / "bench" / "target").glob("tally-bench-*.jar"))
     with open(jar, "rb") as f:
         up = requests.post(f"{rest}/jars/upload", files={"jarfile": (jar.name, f, "application/x-java-archive")},
                            timeout=60).json()
@@ -102,7 +113,7 @@ def test_flink_job_jar_runs_to_completion_on_the_session_cluster(stack, settings
     try:
         n = 2000
         run = requests.post(f"{rest}/jars/{jar_id}/run", json={
-            "entryClass": "io.tally.jobs.probe.StackProbeJob", "programArgsList": ["--n", str(n)]}, timeout=120)
+            "entryClass": "io.tally.bench.probe.StackProbeJob", "programArgsList": ["--n", str(n)]}, timeout=120)
         assert run.status_code == 200, run.text
         job_id = run.json()["jobid"]
         deadline = time.monotonic() + 120

@@ -5,7 +5,7 @@ import re
 import pytest
 import yaml
 
-from tally.components.kafka import tally_topics
+from tally.model import tally_topics
 from tally.settings import REPO, Settings
 from tally.stack import Stack
 
@@ -86,3 +86,12 @@ def test_compose_prometheus_scrapes_the_same_jobs(stack):
     prom = yaml.safe_load((REPO / "infra" / "prometheus" / "prometheus.compose.yml").read_text())
     jobs = {j["job_name"] for j in prom["scrape_configs"]}
     assert jobs == set(stack.component("prometheus").targets)
+
+
+def test_exporter_image_builds_with_go_mods_go_and_the_one_recipe():
+    root = REPO / "connectors" / "runq-exporter"
+    go_mod = re.search(r"^go (\d+\.\d+)", (root / "go.mod").read_text(), re.M).group(1)
+    dockerfile = (root / "Dockerfile").read_text()
+    image = re.search(r"^FROM golang:(\d+\.\d+)", dockerfile, re.M).group(1)
+    assert image == go_mod, f"Dockerfile builds with Go {image}, go.mod says {go_mod}"
+    assert "./build.sh" in dockerfile  # the recipe ./tally up runs, not a copy of it

@@ -1,24 +1,64 @@
 package io.tally.gateway;
 
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import com.datastax.oss.driver.api.core.cql.Row;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import io.tally.namespace.CounterFold;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import io.tally.namespace.NamespaceConfig;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import io.tally.namespace.NamespaceConfig.CounterType;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import io.tally.namespace.NamespaceName;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import java.time.Instant;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import java.util.ArrayList;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import java.util.List;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import java.util.Map;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import java.util.concurrent.CompletableFuture;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import java.util.concurrent.CompletionStage;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import java.util.concurrent.ConcurrentHashMap;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import java.util.concurrent.ExecutorService;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import java.util.concurrent.Executors;
+import io.tally.model.AcceptWindow;
+import io.tally.model.cassandra.CounterRollupsTable;
 import com.datastax.oss.driver.api.core.CqlSession;
 
 /**
@@ -45,7 +85,6 @@ final class CounterReader {
     private final EventReader events;
     private final GatewayMetrics metrics;
     private final int maxIdLength;
-    private final long futureSkewMicros;
     private final Map<String, PreparedStatement> selects = new ConcurrentHashMap<>();
     private final Map<String, PreparedStatement> repairs = new ConcurrentHashMap<>();
     /** First connections and ACCURATE scans (they block on Cassandra). */
@@ -60,7 +99,6 @@ final class CounterReader {
         this.events = events;
         this.metrics = metrics;
         this.maxIdLength = config.intOf(GatewayConfig.MAX_ID);
-        this.futureSkewMicros = config.longOf(GatewayConfig.FUTURE_SKEW_MS) * 1000;
     }
 
     /**
@@ -77,7 +115,7 @@ final class CounterReader {
         CompletionStage<Rollup> rollup;
         if (session == null || ps == null) {
             rollup = CompletableFuture.supplyAsync(() -> rollup(ns, counter), pool); // first use: connect and prepare
-        } else if (session.getMetadata().getKeyspace(keyspace).flatMap(k -> k.getTable("counter_rollups")).isEmpty()) {
+        } else if (session.getMetadata().getKeyspace(keyspace).flatMap(k -> k.getTable(CounterRollupsTable.TABLE)).isEmpty()) {
             rollup = CompletableFuture.completedFuture(new Rollup(0, 0, 0, 0));
         } else {
             rollup = session.executeAsync(ps.bind(counter)).thenApply(rs -> toRollup(rs.one()));
@@ -102,7 +140,7 @@ final class CounterReader {
             long from = r.rollupMicros() > 0 ? r.rollupMicros() : now - FIRST_ROLLUP_SCAN_MICROS;
             List<CounterFold.Mutation> since = new ArrayList<>();
             boolean sawJustWritten = false;
-            for (EventReader.Event e : events.scan(ns, counter, from, now + futureSkewMicros + 1)) {
+            for (EventReader.Event e : events.scan(ns, counter, from, now + AcceptWindow.FUTURE_SKEW_MICROS + 1)) {
                 for (Map.Entry<String, byte[]> item : e.items()) {
                     CounterFold.Mutation m = CounterFold.fromItem(e.timeMicros(), item.getKey(), item.getValue());
                     if (m != null) {
@@ -133,11 +171,10 @@ final class CounterReader {
 
     Rollup rollup(NamespaceConfig ns, String counter) {
         String keyspace = NamespaceName.keyspace(ns.name());
-        if (events.session().getMetadata().getKeyspace(keyspace).flatMap(k -> k.getTable("counter_rollups")).isEmpty()) {
+        if (events.session().getMetadata().getKeyspace(keyspace).flatMap(k -> k.getTable(CounterRollupsTable.TABLE)).isEmpty()) {
             return new Rollup(0, 0, 0, 0);
         }
-        PreparedStatement ps = selects.computeIfAbsent(keyspace, k -> events.session().prepare("SELECT last_rollup_count, "
-                + "last_rollup_ts, last_write_ts, WRITETIME(last_rollup_count) AS wt FROM " + k + ".counter_rollups WHERE counter = ?"));
+        PreparedStatement ps = selects.computeIfAbsent(keyspace, k -> events.session().prepare(CounterRollupsTable.select(k)));
         Row row;
         try {
             row = events.session().execute(ps.bind(counter)).one();
@@ -209,8 +246,7 @@ final class CounterReader {
         }
         if (repair && recounted != r.count()) {
             String keyspace = NamespaceName.keyspace(ns.name());
-            PreparedStatement ps = repairs.computeIfAbsent(keyspace, k -> events.session().prepare("INSERT INTO " + k
-                    + ".counter_rollups (counter, last_rollup_count, last_rollup_ts) VALUES (?, ?, ?) USING TIMESTAMP ?"));
+            PreparedStatement ps = repairs.computeIfAbsent(keyspace, k -> events.session().prepare(CounterRollupsTable.insertRollup(k)));
             BoundStatement write = ps.bind(counter, recounted, Instant.EPOCH.plusNanos(to * 1000), Math.max(r.writeTime(), to) + 1);
             events.session().execute(write);
             reply.put("repaired", true);

@@ -1,31 +1,58 @@
 package io.tally.gateway;
 
+import io.tally.model.cassandra.SliceTable;
 import com.datastax.oss.driver.api.core.CqlSession;
+import io.tally.model.cassandra.SliceTable;
 import com.datastax.oss.driver.api.core.DriverException;
+import io.tally.model.cassandra.SliceTable;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import io.tally.model.cassandra.SliceTable;
 import com.datastax.oss.driver.api.core.cql.Row;
+import io.tally.model.cassandra.SliceTable;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tally.model.cassandra.SliceTable;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tally.model.cassandra.SliceTable;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import io.tally.model.cassandra.SliceTable;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.model.cassandra.SliceTable;
 import io.tally.namespace.NamespaceConfig;
+import io.tally.model.cassandra.SliceTable;
 import io.tally.namespace.NamespaceName;
+import io.tally.model.cassandra.SliceTable;
 import io.tally.namespace.TimeSlicePlanner;
+import io.tally.model.cassandra.SliceTable;
 import io.tally.namespace.TimeSlicePlanner.Slice;
+import io.tally.model.cassandra.SliceTable;
 import java.net.InetSocketAddress;
+import io.tally.model.cassandra.SliceTable;
 import java.nio.ByteBuffer;
+import io.tally.model.cassandra.SliceTable;
 import java.time.Instant;
+import io.tally.model.cassandra.SliceTable;
 import java.util.ArrayList;
+import io.tally.model.cassandra.SliceTable;
 import java.util.Arrays;
+import io.tally.model.cassandra.SliceTable;
 import java.util.Base64;
+import io.tally.model.cassandra.SliceTable;
 import java.util.Collections;
+import io.tally.model.cassandra.SliceTable;
 import java.util.Comparator;
+import io.tally.model.cassandra.SliceTable;
 import java.util.List;
+import io.tally.model.cassandra.SliceTable;
 import java.util.Map;
+import io.tally.model.cassandra.SliceTable;
 import java.util.TreeMap;
+import io.tally.model.cassandra.SliceTable;
 import java.util.concurrent.CompletableFuture;
+import io.tally.model.cassandra.SliceTable;
 import java.util.concurrent.ConcurrentHashMap;
+import io.tally.model.cassandra.SliceTable;
 import java.util.concurrent.ExecutorService;
+import io.tally.model.cassandra.SliceTable;
 import java.util.concurrent.Executors;
 
 /**
@@ -167,10 +194,9 @@ final class EventReader {
 
     /** The events of one time bucket, from all its event buckets in parallel, newest first. */
     private List<Event> bucket(NamespaceConfig ns, Slice slice, String tsid, int timeBucket, long lo, long hi, int eventBuckets) {
-        String table = NamespaceName.keyspace(ns.name()) + "." + slice.tableName();
-        PreparedStatement ps = statements.computeIfAbsent(table, t -> session().prepare(
-                "SELECT event_time, event_id, event_item_key, event_item_value FROM " + t
-                        + " WHERE time_series_id = ? AND time_bucket = ? AND event_bucket = ? AND event_time >= ? AND event_time <= ?"));
+        String keyspace = NamespaceName.keyspace(ns.name());
+        PreparedStatement ps = statements.computeIfAbsent(keyspace + "." + slice.tableName(),
+                t -> session().prepare(SliceTable.selectRange(keyspace, slice.tableName())));
         List<CompletableFuture<List<Row>>> reads = new ArrayList<>();
         for (int b = 0; b < eventBuckets; b++) {
             int eb = b;

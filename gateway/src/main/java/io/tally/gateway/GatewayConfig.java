@@ -1,5 +1,6 @@
 package io.tally.gateway;
 
+import io.tally.model.Topics;
 import io.tally.common.ServiceSettings;
 import io.tally.common.ServiceSettings.Field;
 import java.util.List;
@@ -14,7 +15,7 @@ public final class GatewayConfig {
     public static final Field PORT = new Field("port", "TALLY_GATEWAY_PORT", "8080", "HTTP port.");
     public static final Field BOOTSTRAP = new Field("kafka.bootstrap", "TALLY_KAFKA_BOOTSTRAP", "127.0.0.1:9092", "Kafka bootstrap servers.");
     public static final Field REGISTRY = new Field("registry.url", "TALLY_REGISTRY_URL", "http://127.0.0.1:8085", "Schema registry URL.");
-    public static final Field CONTROL_TOPIC = new Field("control.topic", "TALLY_CONTROL_TOPIC", "tally.control.namespaces", "The compacted topic Debezium streams namespace changes to.");
+    public static final Field CONTROL_TOPIC = new Field("control.topic", "TALLY_CONTROL_TOPIC", Topics.CONTROL_NAMESPACES, "The compacted topic Debezium streams namespace changes to.");
     public static final Field CONTROL_REPLAY_MS = new Field("control.replay.timeout.ms", "TALLY_GATEWAY_CONTROL_REPLAY_TIMEOUT_MS", "60000", "How long start-up waits to replay the control topic before serving.");
     public static final Field POSTGRES_URL = new Field("postgres.url", "TALLY_CONTROL_POSTGRES_URL", "jdbc:postgresql://127.0.0.1:55432/tally_control", "JDBC URL of the control plane's database (admin API).");
     public static final Field POSTGRES_USER = new Field("postgres.user", "TALLY_CONTROL_POSTGRES_USER", "tally_admin", "Postgres role of the admin API (DML on namespaces only).");
@@ -27,7 +28,6 @@ public final class GatewayConfig {
     public static final Field MAX_ITEMS = new Field("max.items", "TALLY_GATEWAY_MAX_ITEMS", "64", "Most items in one event (413 above).");
     public static final Field MAX_VALUE = new Field("max.value.bytes", "TALLY_GATEWAY_MAX_VALUE_BYTES", "65536", "Largest decoded eventItemValue (413 above).");
     public static final Field MAX_ID = new Field("max.id.length", "TALLY_GATEWAY_MAX_ID_LENGTH", "256", "Longest timeSeriesId, counter_name, eventId, token or item key.");
-    public static final Field FUTURE_SKEW_MS = new Field("future.skew.ms", "TALLY_GATEWAY_FUTURE_SKEW_MS", "5000", "How far in the future an event time may be.");
     public static final Field BUFFER_BYTES = new Field("producer.buffer.bytes", "TALLY_GATEWAY_PRODUCER_BUFFER_BYTES", "67108864", "Producer buffer; when full, writes get 429.");
     public static final Field LINGER_MS = new Field("producer.linger.ms", "TALLY_GATEWAY_PRODUCER_LINGER_MS", "5", "How long the producer waits to fill a batch (latency vs. throughput).");
     public static final Field SYNC_TIMEOUT_MS = new Field("sync.timeout.ms", "TALLY_GATEWAY_SYNC_TIMEOUT_MS", "5000", "How long a sync write waits for Kafka before 503.");
@@ -39,7 +39,7 @@ public final class GatewayConfig {
     public static final Field ELASTICSEARCH = new Field("elasticsearch.url", "TALLY_ELASTICSEARCH_URL", "http://127.0.0.1:9200", "Elasticsearch URL (search and aggregate).");
     public static final Field[] ALL = {ELASTICSEARCH, CASSANDRA, TOKEN_SECRET, MAX_PAGE, HOST, PORT, BOOTSTRAP, REGISTRY, CONTROL_TOPIC, CONTROL_REPLAY_MS, POSTGRES_URL, POSTGRES_USER,
         POSTGRES_PASSWORD, CONNECT_URL, CONNECTOR, ADMIN_TOKEN, MAX_BODY, MAX_EVENTS, MAX_ITEMS,
-        MAX_VALUE, MAX_ID, FUTURE_SKEW_MS, BUFFER_BYTES, LINGER_MS, SYNC_TIMEOUT_MS, DELIVERY_TIMEOUT_MS, TOKEN_CACHE};
+        MAX_VALUE, MAX_ID, BUFFER_BYTES, LINGER_MS, SYNC_TIMEOUT_MS, DELIVERY_TIMEOUT_MS, TOKEN_CACHE};
 
     private static final List<Field> TEXT = List.of(HOST, BOOTSTRAP, REGISTRY, CASSANDRA, TOKEN_SECRET, ELASTICSEARCH, CONTROL_TOPIC,
             POSTGRES_URL, POSTGRES_USER, POSTGRES_PASSWORD, CONNECT_URL, CONNECTOR, ADMIN_TOKEN);

@@ -1,31 +1,84 @@
 package io.tally.gateway;
 
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import io.tally.gateway.WriteBatch.Outgoing;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import io.tally.serde.SerdeException;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import io.vertx.core.Context;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import io.vertx.core.Vertx;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import io.vertx.core.buffer.Buffer;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import io.vertx.core.http.HttpMethod;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import io.vertx.ext.web.Router;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import io.vertx.ext.web.RoutingContext;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import io.vertx.ext.web.handler.BodyHandler;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import java.util.ArrayList;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import java.util.HashMap;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import java.util.List;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import java.util.Map;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import java.util.concurrent.CompletableFuture;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import java.util.concurrent.CompletionException;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import java.util.concurrent.CompletionStage;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import java.util.concurrent.TimeUnit;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import java.util.concurrent.TimeoutException;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import java.util.function.BiFunction;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import java.util.function.Function;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import io.tally.namespace.CounterFold;
-import org.apache.avro.generic.GenericRecord;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import org.slf4j.Logger;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
 import org.slf4j.LoggerFactory;
 
 /** The gateway's HTTP endpoints (shared DESIGN.md, "Gateway API"). */
@@ -126,10 +179,9 @@ final class GatewayHttpApi {
 
     /** AddAndGetCount's answer: the count with the write just made (see CounterReader). */
     private ObjectNode countAfterWrite(WriteBatch batch) {
-        GenericRecord e = batch.records().get(0).value();
-        long delta = (Long) e.get("delta");
-        return counters.count(batch.namespace(), e.get("counter").toString(), new CounterReader.JustWritten(
-                e.get("event_id").toString(), new CounterFold.Mutation((Long) e.get("event_time"), false, delta)));
+        CounterEvent e = (CounterEvent) batch.records().get(0).value();
+        return counters.count(batch.namespace(), e.getCounter(), new CounterReader.JustWritten(
+                e.getEventId(), new CounterFold.Mutation(Micros.of(e.getEventTime()), false, e.getDelta())));
     }
 
     /**

@@ -3,7 +3,7 @@ package io.tally.gateway;
 import io.tally.namespace.NamespaceCatalog;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.RestSchemaRegistryClient;
-import io.tally.serde.TallySchemas;
+import io.tally.model.TallySchemas;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import io.vertx.ext.web.Router;

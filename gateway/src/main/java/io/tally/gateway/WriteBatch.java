@@ -2,7 +2,7 @@ package io.tally.gateway;
 
 import io.tally.namespace.NamespaceConfig;
 import java.util.List;
-import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.specific.SpecificRecordBase;
 
 /** A validated write request: the records to produce, nothing produced yet. */
 record WriteBatch(NamespaceConfig namespace, List<Outgoing> records, List<String> eventIds, List<Integer> generatedIds) {
@@ -11,5 +11,5 @@ record WriteBatch(NamespaceConfig namespace, List<Outgoing> records, List<String
      * One record for Kafka, with a digest of the idempotency key it carries and one of its
      * payload, and the namespace version it was accepted under (sent as a header).
      */
-    record Outgoing(String topic, String key, GenericRecord value, long idempotencyKey, long payloadDigest, long namespaceVersion) {}
+    record Outgoing(String topic, String key, SpecificRecordBase value, long idempotencyKey, long payloadDigest, long namespaceVersion) {}
 }

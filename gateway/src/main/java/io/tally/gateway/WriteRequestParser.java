@@ -1,12 +1,18 @@
 package io.tally.gateway;
 
+import io.tally.model.Topics;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tally.gateway.WriteBatch.Outgoing;
 import io.tally.namespace.InvalidConfigException;
 import io.tally.namespace.NamespaceCatalog;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceName;
-import io.tally.serde.TallySchemas;
+import io.tally.model.AcceptWindow;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -14,27 +20,22 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.UUID;
-import org.apache.avro.generic.GenericData;
-import org.apache.avro.generic.GenericRecord;
 
 /**
  * Turns the Counter and TimeSeries articles' request JSON into Avro records for Kafka,
  * validating everything first: a request that fails any check produces nothing.
  */
 final class WriteRequestParser {
-    static final String COUNTER_TOPIC = "tally.counter.events";
-    static final String TIMESERIES_TOPIC = "tally.timeseries.events";
-    private static final GenericData.EnumSymbol ADD = new GenericData.EnumSymbol(
-            TallySchemas.COUNTER_EVENT.getField("op").schema(), "ADD");
-    private static final GenericData.EnumSymbol CLEAR = new GenericData.EnumSymbol(
-            TallySchemas.COUNTER_EVENT.getField("op").schema(), "CLEAR");
+    static final String COUNTER_TOPIC = Topics.COUNTER_EVENTS;
+    static final String TIMESERIES_TOPIC = Topics.TIMESERIES_EVENTS;
+    /** The events' source field. */
+    static final String SOURCE = "gateway";
 
     private final NamespaceCatalog catalog;
     private final int maxEvents;
     private final int maxItems;
     private final int maxValueBytes;
     private final int maxIdLength;
-    private final long futureSkewMicros;
 
     WriteRequestParser(NamespaceCatalog catalog, GatewayConfig config) {
         this.catalog = catalog;
@@ -42,7 +43,6 @@ final class WriteRequestParser {
         this.maxItems = config.intOf(GatewayConfig.MAX_ITEMS);
         this.maxValueBytes = config.intOf(GatewayConfig.MAX_VALUE);
         this.maxIdLength = config.intOf(GatewayConfig.MAX_ID);
-        this.futureSkewMicros = config.longOf(GatewayConfig.FUTURE_SKEW_MS) * 1000;
     }
 
     NamespaceConfig namespace(JsonNode body, NamespaceConfig.Kind kind) {
@@ -86,14 +86,8 @@ final class WriteRequestParser {
             eventTime = RequestJson.instantMicros(token, "generation_time", "idempotency_token.generation_time");
         }
         checkWindow(ns, eventTime, nowMicros, token == null ? "body" : "idempotency_token.generation_time");
-        GenericRecord rec = new GenericData.Record(TallySchemas.COUNTER_EVENT);
-        rec.put("namespace", ns.name());
-        rec.put("counter", counter);
-        rec.put("op", clear ? CLEAR : ADD);
-        rec.put("delta", delta);
-        rec.put("event_time", eventTime);
-        rec.put("event_id", eventId);
-        rec.put("source", "gateway");
+        CounterEvent rec = new CounterEvent(ns.name(), counter, clear ? CounterOp.CLEAR : CounterOp.ADD, delta,
+                Micros.toInstant(eventTime), eventId, SOURCE);
         long idemKey = digest(ns.name() + "/" + counter + "/" + eventId);
         long digest = digest((clear ? "CLEAR" : "ADD") + "|" + delta + "|" + eventTime);
         Outgoing out = new Outgoing(COUNTER_TOPIC, ns.name() + "/" + counter, rec, idemKey, digest, catalog.version(ns.name()));
@@ -129,27 +123,18 @@ final class WriteRequestParser {
             if (items.size() > maxItems) {
                 throw ApiError.tooLarge("TOO_MANY_ITEMS", items.size() + " items in " + p + "; the limit is " + maxItems, p + ".eventItems");
             }
-            List<GenericRecord> avroItems = new ArrayList<>(items.size());
+            List<EventItem> avroItems = new ArrayList<>(items.size());
             long payloadDigest = FNV_OFFSET;
             for (int j = 0; j < items.size(); j++) {
                 String ip = p + ".eventItems[" + j + "]";
                 JsonNode item = RequestJson.object(items.get(j), ip);
                 String key = RequestJson.text(item, "eventItemKey", ip + ".eventItemKey", maxIdLength);
                 byte[] value = base64(item, ip + ".eventItemValue");
-                GenericRecord ir = new GenericData.Record(TallySchemas.EVENT_ITEM);
-                ir.put("key", key);
-                ir.put("value", ByteBuffer.wrap(value));
-                avroItems.add(ir);
+                avroItems.add(new EventItem(key, ByteBuffer.wrap(value)));
                 payloadDigest = fnv(fnv(fnv(payloadDigest, key.getBytes(StandardCharsets.UTF_8)), SEPARATOR), value);
                 payloadDigest = fnv(payloadDigest, SEPARATOR);
             }
-            GenericRecord rec = new GenericData.Record(TallySchemas.TIME_SERIES_EVENT);
-            rec.put("namespace", ns.name());
-            rec.put("time_series_id", tsid);
-            rec.put("event_time", eventTime);
-            rec.put("event_id", eventId);
-            rec.put("items", avroItems);
-            rec.put("source", "gateway");
+            TimeSeriesEvent rec = new TimeSeriesEvent(ns.name(), tsid, Micros.toInstant(eventTime), eventId, avroItems, SOURCE);
             out.add(new Outgoing(TIMESERIES_TOPIC, ns.name() + "/" + tsid, rec,
                     digest(ns.name() + "/" + tsid + "/" + eventTime + "/" + eventId), payloadDigest, catalog.version(ns.name())));
             ids.add(eventId);
@@ -182,10 +167,10 @@ final class WriteRequestParser {
     }
 
     private void checkWindow(NamespaceConfig ns, long eventTimeMicros, long nowMicros, String field) {
-        if (!ns.accepts(eventTimeMicros, nowMicros, futureSkewMicros)) {
+        if (!ns.accepts(eventTimeMicros, nowMicros)) {
             throw ApiError.badRequest("OUTSIDE_ACCEPT_WINDOW", field + " " + Instant.EPOCH.plusNanos(eventTimeMicros * 1000)
                     + " is outside the accept window of namespace '" + ns.name() + "' (from now - " + ns.acceptLimit().toMillis()
-                    + " ms to now + " + futureSkewMicros / 1000 + " ms); data behind the window is immutable", field);
+                    + " ms to now + " + AcceptWindow.FUTURE_SKEW.toMillis() + " ms); data behind the window is immutable", field);
         }
     }
 

@@ -1,18 +1,83 @@
 package io.tally.gateway;
 
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 import static org.assertj.core.api.Assertions.assertThat;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 import io.tally.namespace.NamespaceCatalog;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 import java.nio.ByteBuffer;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 import java.nio.file.Path;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 import java.time.Instant;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 import java.util.List;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 import java.util.Map;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 import org.apache.avro.generic.GenericRecord;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 import org.junit.jupiter.api.BeforeAll;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 import org.junit.jupiter.api.Test;
 
 class WriteRequestParserTest {
@@ -50,12 +115,12 @@ class WriteRequestParserTest {
         WriteBatch.Outgoing o = b.records().get(0);
         assertThat(o.topic()).isEqualTo("tally.timeseries.events");
         assertThat(o.key()).isEqualTo("playback/profile100");
-        GenericRecord r = o.value();
-        assertThat(r.get("event_time")).isEqualTo(NOW_MICROS - 12_000);
-        assertThat(r.get("event_id")).isEqualTo("550e8400-e29b-41d4-a716-446655440000");
-        GenericRecord item = ((List<GenericRecord>) r.get("items")).get(0);
-        assertThat(item.get("key")).isEqualTo("deviceType");
-        assertThat(((ByteBuffer) item.get("value")).array()).isEqualTo("ios".getBytes());
+        TimeSeriesEvent r = (TimeSeriesEvent) o.value();
+        assertThat(Micros.of(r.getEventTime())).isEqualTo(NOW_MICROS - 12_000);
+        assertThat(r.getEventId()).isEqualTo("550e8400-e29b-41d4-a716-446655440000");
+        EventItem item = r.getItems().get(0);
+        assertThat(item.getKey()).isEqualTo("deviceType");
+        assertThat(item.getValue().array()).isEqualTo("ios".getBytes());
         assertThat(b.generatedIds()).isEmpty();
     }
 
@@ -73,15 +138,15 @@ class WriteRequestParserTest {
     void counterEventsTakeTimeAndIdFromTheToken() throws Exception {
         WriteBatch b = parser.counter(json("{'namespace':'video_views','counter_name':'c','delta':-4,"
                 + "'idempotency_token':{'token':'tok','generation_time':'2026-11-22T09:59:58Z'}}"), false, NOW_MICROS);
-        GenericRecord r = b.records().get(0).value();
-        assertThat(r.get("op").toString()).isEqualTo("ADD");
-        assertThat(r.get("delta")).isEqualTo(-4L);
-        assertThat(r.get("event_id")).isEqualTo("tok");
-        assertThat(r.get("event_time")).isEqualTo(NOW_MICROS - 2_000_000);
+        CounterEvent r = (CounterEvent) b.records().get(0).value();
+        assertThat(r.getOp()).isEqualTo(CounterOp.ADD);
+        assertThat(r.getDelta()).isEqualTo(-4L);
+        assertThat(r.getEventId()).isEqualTo("tok");
+        assertThat(Micros.of(r.getEventTime())).isEqualTo(NOW_MICROS - 2_000_000);
         assertThat(b.records().get(0).key()).isEqualTo("video_views/c");
         WriteBatch clear = parser.counter(json("{'namespace':'video_views','counter_name':'c',"
                 + "'idempotency_token':{'token':'t2','generation_time':'2026-11-22T10:00:00Z'}}"), true, NOW_MICROS);
-        assertThat(clear.records().get(0).value().get("op").toString()).isEqualTo("CLEAR");
+        assertThat(((CounterEvent) clear.records().get(0).value()).getOp()).isEqualTo(CounterOp.CLEAR);
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.tally.jobs.cassandra;
 
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import io.tally.model.cassandra.SliceTable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Map;
@@ -44,9 +45,8 @@ public class CassandraEventSink implements Sink<EventRow> {
         @Override
         public void write(EventRow row, Context context) throws IOException, InterruptedException {
             tables.ensure(row);
-            PreparedStatement insert = inserts.computeIfAbsent(row.keyspace + "." + row.table, t -> writes.session().prepare(
-                    "INSERT INTO " + t + " (time_series_id, time_bucket, event_bucket, event_time, event_id, "
-                            + "event_item_key, event_item_value) VALUES (?, ?, ?, ?, ?, ?, ?)"));
+            PreparedStatement insert = inserts.computeIfAbsent(row.keyspace + "." + row.table,
+                    t -> writes.session().prepare(SliceTable.insert(row.keyspace, row.table)));
             writes.submit(insert.bind(row.timeSeriesId, row.timeBucket, row.eventBucket, row.eventTimeMicros,
                     row.eventId, row.itemKey, ByteBuffer.wrap(row.itemValue)));
         }

@@ -1,5 +1,6 @@
 package io.tally.jobs.control;
 
+import io.tally.model.Topics;
 import io.tally.namespace.NamespaceChange;
 import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.common.eventtime.WatermarkGenerator;
@@ -29,7 +30,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class ControlPlane {
     private static final Logger LOG = LoggerFactory.getLogger(ControlPlane.class);
-    public static final String TOPIC = "tally.control.namespaces";
+    public static final String TOPIC = Topics.CONTROL_NAMESPACES;
     public static final MapStateDescriptor<String, NamespaceChange> NAMESPACES =
             new MapStateDescriptor<>("namespaces", Types.STRING, TypeInformation.of(NamespaceChange.class));
 

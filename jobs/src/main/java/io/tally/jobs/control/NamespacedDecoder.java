@@ -1,5 +1,6 @@
 package io.tally.jobs.control;
 
+import io.tally.model.DeadLetterReason;
 import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.namespace.NamespaceChange;
@@ -11,8 +12,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
-import org.apache.avro.Schema;
-import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.specific.SpecificRecord;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
@@ -41,7 +41,7 @@ import org.apache.flink.util.function.SerializableSupplier;
  * {@link NamespaceChange#VERSION_HEADER}) waits for that version, so a change applies to every
  * write accepted after it; after the grace it is processed with the config at hand.
  */
-public abstract class NamespacedDecoder<OUT> extends BroadcastProcessFunction<RawRecord, NamespaceChange, OUT>
+public abstract class NamespacedDecoder<V extends SpecificRecord, OUT> extends BroadcastProcessFunction<RawRecord, NamespaceChange, OUT>
         implements CheckpointedFunction {
     private final SerializableSupplier<SchemaRegistryClient> registry;
     private final NamespaceConfig.Kind kind;
@@ -80,12 +80,16 @@ public abstract class NamespacedDecoder<OUT> extends BroadcastProcessFunction<Ra
         this.graceMillis = graceMillis;
     }
 
-    protected abstract Schema schema();
+    /** The generated record class the payload decodes into (the writer's schema resolved to it). */
+    protected abstract Class<V> type();
+
+    /** The namespace a decoded record names. */
+    protected abstract String namespace(V value);
 
     protected abstract OutputTag<DeadLetterRecord> deadLetters();
 
     /** A decoded record of a known namespace of the right kind. */
-    protected abstract void process(RawRecord in, GenericRecord value, NamespaceConfig ns, Emit emit, Collector<OUT> out);
+    protected abstract void process(RawRecord in, V value, NamespaceConfig ns, Emit emit, Collector<OUT> out);
 
     /** Records that carry no event (a heartbeat) and are dropped before decoding. */
     protected boolean skip(RawRecord in) {
@@ -148,14 +152,14 @@ public abstract class NamespacedDecoder<OUT> extends BroadcastProcessFunction<Ra
     /** @param since when the record first arrived (it keeps waiting from then, if parked again) */
     private void handle(RawRecord in, ReadOnlyBroadcastState<String, NamespaceChange> state, long since, Emit emit,
                         Collector<OUT> out, boolean force) throws Exception {
-        GenericRecord e;
+        V e;
         try {
-            e = serde.deserialize(in.value, schema());
+            e = serde.deserialize(in.value, type());
         } catch (SerdeException ex) {
-            emit.output(deadLetters(), new DeadLetterRecord(in, "UNDECODABLE", ex.getMessage(), stage));
+            emit.output(deadLetters(), new DeadLetterRecord(in, DeadLetterReason.UNDECODABLE, ex.getMessage(), stage));
             return;
         }
-        String name = e.get("namespace").toString();
+        String name = namespace(e);
         Optional<NamespaceConfig> ns = namespaces.over(state).get(name);
         NamespaceChange known = state.get(name);
         if (!force && ns.isPresent() && known != null && in.namespaceVersion > known.version) {
@@ -171,7 +175,7 @@ public abstract class NamespacedDecoder<OUT> extends BroadcastProcessFunction<Ra
             return;
         }
         if (ns.get().kind() != kind) {
-            emit.output(deadLetters(), new DeadLetterRecord(in, "WRONG_NAMESPACE_KIND",
+            emit.output(deadLetters(), new DeadLetterRecord(in, DeadLetterReason.WRONG_NAMESPACE_KIND,
                     "namespace '" + name + "' is not a " + kind.name().toLowerCase() + " namespace", stage));
             return;
         }
@@ -201,6 +205,6 @@ public abstract class NamespacedDecoder<OUT> extends BroadcastProcessFunction<Ra
     }
 
     private DeadLetterRecord unknown(RawRecord in, String name) {
-        return new DeadLetterRecord(in, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", stage);
+        return new DeadLetterRecord(in, DeadLetterReason.UNKNOWN_NAMESPACE, "namespace '" + name + "' does not exist", stage);
     }
 }

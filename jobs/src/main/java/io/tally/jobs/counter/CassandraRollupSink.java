@@ -2,7 +2,9 @@ package io.tally.jobs.counter;
 
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import io.tally.jobs.cassandra.AsyncCqlWrites;
-import io.tally.jobs.cassandra.SliceTables;
+import io.tally.model.Micros;
+import io.tally.model.cassandra.CounterRollupsTable;
+import io.tally.jobs.cassandra.CounterTables;
 import io.tally.namespace.NamespaceName;
 import java.io.IOException;
 import java.time.Instant;
@@ -18,17 +20,6 @@ import org.apache.flink.api.connector.sink2.SinkWriter;
  * counter backwards in time. Flushed before every checkpoint, like the event sink.
  */
 public class CassandraRollupSink implements Sink<RollupWrite> {
-    /** A counter namespace's keyspace and counter_rollups table (the sink and the provisioner); returns the keyspace. */
-    public static String createTable(com.datastax.oss.driver.api.core.CqlSession session, String namespace) {
-        String ks = SliceTables.identifier(NamespaceName.keyspace(namespace));
-        session.execute("CREATE KEYSPACE IF NOT EXISTS " + ks
-                + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}");
-        session.execute("CREATE TABLE IF NOT EXISTS " + ks + "." + TABLE + " (counter text PRIMARY KEY, "
-                + "last_rollup_count bigint, last_rollup_ts timestamp, last_write_ts timestamp)");
-        return ks;
-    }
-
-    public static final String TABLE = "counter_rollups";
     private final String host;
     private final int port;
 
@@ -45,36 +36,35 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
 
     static final class Writer implements SinkWriter<RollupWrite> {
         private final AsyncCqlWrites writes;
-        private final Map<String, PreparedStatement[]> statements = new ConcurrentHashMap<>();
+        private final Map<String, Statements> statements = new ConcurrentHashMap<>();
+
+        private record Statements(PreparedStatement rollup, PreparedStatement rollupWithTtl, PreparedStatement lastWrite) {}
 
         Writer(AsyncCqlWrites writes) {
             this.writes = writes;
         }
 
-        /** [rollup, rollup with TTL, last write] for a keyspace, creating its table first. */
-        private PreparedStatement[] statements(String namespace) {
+        /** A namespace's prepared statements, creating its table first. */
+        private Statements statements(String namespace) {
             return statements.computeIfAbsent(namespace, n -> {
-                String ks = createTable(writes.session(), n);
+                String ks = CounterTables.create(writes.session(), n); // the provisioner made it already, unless it is new
                 var session = writes.session();
-                String table = ks + "." + TABLE;
-                return new PreparedStatement[] {
-                    session.prepare("INSERT INTO " + table + " (counter, last_rollup_count, last_rollup_ts) VALUES (?, ?, ?) USING TIMESTAMP ?"),
-                    session.prepare("INSERT INTO " + table + " (counter, last_rollup_count, last_rollup_ts) VALUES (?, ?, ?) "
-                            + "USING TIMESTAMP ? AND TTL ?"),
-                    session.prepare("UPDATE " + table + " USING TIMESTAMP ? SET last_write_ts = ? WHERE counter = ?")};
+                return new Statements(session.prepare(CounterRollupsTable.insertRollup(ks)),
+                        session.prepare(CounterRollupsTable.insertRollupWithTtl(ks)),
+                        session.prepare(CounterRollupsTable.updateLastWrite(ks)));
             });
         }
 
         @Override
         public void write(RollupWrite w, Context context) throws IOException, InterruptedException {
-            PreparedStatement[] ps = statements(w.namespace);
-            Instant at = Instant.EPOCH.plusNanos(w.timeMicros * 1000);
+            Statements ps = statements(w.namespace);
+            Instant at = Micros.toInstant(w.timeMicros);
             if (w.kind == RollupWrite.Kind.LAST_WRITE) {
-                writes.submit(ps[2].bind(w.timeMicros, at, w.counter));
+                writes.submit(ps.lastWrite().bind(w.timeMicros, at, w.counter));
             } else if (w.ttlSeconds > 0) {
-                writes.submit(ps[1].bind(w.counter, w.count, at, w.timeMicros, w.ttlSeconds));
+                writes.submit(ps.rollupWithTtl().bind(w.counter, w.count, at, w.timeMicros, w.ttlSeconds));
             } else {
-                writes.submit(ps[0].bind(w.counter, w.count, at, w.timeMicros));
+                writes.submit(ps.rollup().bind(w.counter, w.count, at, w.timeMicros));
             }
         }
 

@@ -1,15 +1,15 @@
 package io.tally.jobs.counter;
 
+import io.tally.model.DeadLetterReason;
 import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.jobs.control.NamespacedDecoder;
-import org.apache.avro.Schema;
 import io.tally.jobs.kafka.RawRecord;
-import io.tally.jobs.timeseries.EventDecoder;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.TimeSlicePlanner;
 import io.tally.serde.SchemaRegistryClient;
-import io.tally.serde.TallySchemas;
-import org.apache.avro.generic.GenericRecord;
+import io.tally.model.Micros;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 import org.apache.flink.util.function.SerializableSupplier;
@@ -20,7 +20,7 @@ import org.apache.flink.util.function.SerializableSupplier;
  * reason: UNDECODABLE, UNKNOWN_NAMESPACE, WRONG_NAMESPACE_KIND, OUTSIDE_ACCEPT_WINDOW. The
  * window is judged against the record's LogAppendTime, the same clock the watermark uses.
  */
-public class CounterEventDecoder extends NamespacedDecoder<CounterMutation> {
+public class CounterEventDecoder extends NamespacedDecoder<CounterEvent, CounterMutation> {
     public static final OutputTag<DeadLetterRecord> DEAD_LETTERS = new OutputTag<>("counter-dead-letters") {};
     static final String STAGE = "counter-rollup";
 
@@ -43,8 +43,13 @@ public class CounterEventDecoder extends NamespacedDecoder<CounterMutation> {
     }
 
     @Override
-    protected Schema schema() {
-        return TallySchemas.COUNTER_EVENT;
+    protected Class<CounterEvent> type() {
+        return CounterEvent.class;
+    }
+
+    @Override
+    protected String namespace(CounterEvent e) {
+        return e.getNamespace();
     }
 
     @Override
@@ -53,22 +58,22 @@ public class CounterEventDecoder extends NamespacedDecoder<CounterMutation> {
     }
 
     @Override
-    protected void process(RawRecord in, GenericRecord e, NamespaceConfig ns, Emit ctx, Collector<CounterMutation> out) {
+    protected void process(RawRecord in, CounterEvent e, NamespaceConfig ns, Emit ctx, Collector<CounterMutation> out) {
         String namespace = ns.name();
-        long eventTime = (Long) e.get("event_time");
+        long eventTime = Micros.of(e.getEventTime());
         long appended = in.timestampMillis * 1000;
-        if (!ns.accepts(eventTime, appended, EventDecoder.FUTURE_SKEW_MICROS)) {
-            ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, "OUTSIDE_ACCEPT_WINDOW", "event_time " + eventTime
+        if (!ns.accepts(eventTime, appended)) {
+            ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, DeadLetterReason.OUTSIDE_ACCEPT_WINDOW, "event_time " + eventTime
                     + " us is outside the accept window of '" + namespace + "' around the record's append time " + appended + " us", STAGE));
             return;
         }
         CounterMutation m = new CounterMutation();
         m.namespace = namespace;
-        m.counter = e.get("counter").toString();
-        m.clear = "CLEAR".equals(e.get("op").toString());
-        m.delta = m.clear ? 0 : (Long) e.get("delta");
+        m.counter = e.getCounter();
+        m.clear = e.getOp() == CounterOp.CLEAR;
+        m.delta = m.clear ? 0 : e.getDelta();
         m.eventTimeMicros = eventTime;
-        m.eventId = e.get("event_id").toString();
+        m.eventId = e.getEventId();
         m.bestEffort = ns.counterType() == NamespaceConfig.CounterType.BEST_EFFORT;
         // The rollup steps downstream get the config with each mutation (the broadcast join is here).
         m.acceptLimitMs = ns.acceptLimit().toMillis();

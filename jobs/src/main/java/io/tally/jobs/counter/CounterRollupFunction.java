@@ -1,5 +1,6 @@
 package io.tally.jobs.counter;
 
+import io.tally.model.DeadLetterReason;
 import io.tally.jobs.cassandra.EventRow;
 import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.namespace.CounterFold;
@@ -99,7 +100,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             if (before.equals(payload)) {
                 dedupHits.inc();
             } else {
-                ctx.output(DEAD_LETTERS, new DeadLetterRecord(m.raw, "IDEMPOTENCY_KEY_REUSE", "event id '" + m.eventId
+                ctx.output(DEAD_LETTERS, new DeadLetterRecord(m.raw, DeadLetterReason.IDEMPOTENCY_KEY_REUSE, "event id '" + m.eventId
                         + "' of counter '" + m.counter + "' was used before with another payload", CounterEventDecoder.STAGE));
             }
             return;
@@ -115,7 +116,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         r[COALESCE_MS] = m.coalesceMs;
         r[SKEW_MS] = m.clockSkewMs;
         if (m.eventTimeMicros < r[ROLLUP_TS]) {
-            ctx.output(DEAD_LETTERS, new DeadLetterRecord(m.raw, "OUTSIDE_ACCEPT_WINDOW", "event_time " + m.eventTimeMicros
+            ctx.output(DEAD_LETTERS, new DeadLetterRecord(m.raw, DeadLetterReason.OUTSIDE_ACCEPT_WINDOW, "event_time " + m.eventTimeMicros
                     + " us is behind the counter's immutable rollup at " + r[ROLLUP_TS] + " us", CounterEventDecoder.STAGE));
             return;
         }

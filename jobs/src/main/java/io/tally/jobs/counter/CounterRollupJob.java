@@ -1,5 +1,6 @@
 package io.tally.jobs.counter;
 
+import io.tally.model.Topics;
 import io.tally.jobs.cassandra.CassandraEventSink;
 import io.tally.jobs.cassandra.EventRow;
 import io.tally.jobs.kafka.DeadLetterRecord;
@@ -11,12 +12,11 @@ import io.tally.serde.SchemaRegistryClient;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
-import org.apache.flink.api.java.utils.ParameterTool;
+import io.tally.jobs.config.JobArgs;
+import io.tally.jobs.config.JobSetting;
+import io.tally.jobs.config.JobSettings;
 import org.apache.flink.connector.base.DeliveryGuarantee;
-import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -35,45 +35,50 @@ import org.apache.kafka.clients.consumer.OffsetResetStrategy;
  * so event time advances on quiet partitions. Sources and sinks are arguments of
  * {@link #build}, so a MiniCluster test runs the same pipeline with test ones.
  *
- * <p>Arguments: --kafka.bootstrap, --registry.url, --cassandra.host, --cassandra.port,
- * --unknown.namespace.grace.ms (10 s), --group.id, --checkpoint.interval.ms, --heartbeat.interval.ms.
+ * <p>Arguments: {@link #SETTINGS} ({@code --help} lists them).
  */
 public final class CounterRollupJob {
     public static final String NAME = "tally-counter-rollup";
-    public static final String TOPIC = "tally.counter.events";
+    public static final String TOPIC = Topics.COUNTER_EVENTS;
+
+    public static final JobSetting HEARTBEAT_INTERVAL_MS = new JobSetting("heartbeat.interval.ms", JobSetting.Kind.MILLIS, "250",
+            "how often every partition of the topic gets a heartbeat (event time moves on quiet partitions)");
+    /** Every argument the job takes. */
+    public static final List<JobSetting> SETTINGS = JobSettings.of(JobSettings.kafka(NAME), JobSettings.CASSANDRA,
+            List.of(HEARTBEAT_INTERVAL_MS, JobSettings.UNKNOWN_NAMESPACE_GRACE_MS));
 
     private CounterRollupJob() {}
 
     public static void main(String[] args) throws Exception {
-        ParameterTool p = ParameterTool.fromArgs(args);
-        JobKafka kafka = new JobKafka(p);
+        JobArgs p = JobArgs.parse(NAME, SETTINGS, args);
+        if (p.helpAsked()) {
+            System.out.print(p.usage());
+            return;
+        }
+        JobKafka kafka = new JobKafka(p, NAME);
         String bootstrap = kafka.bootstrap;
         SerializableSupplier<SchemaRegistryClient> registry = kafka.registry();
         StreamExecutionEnvironment env = kafka.environment();
-        KafkaSource<RawRecord> source = kafka.source(NAME, OffsetResetStrategy.EARLIEST, TOPIC);
+        KafkaSource<RawRecord> source = kafka.source(OffsetResetStrategy.EARLIEST, TOPIC);
         // per-partition watermarks from LogAppendTime: monotonic within a partition
         WatermarkStrategy<RawRecord> watermarks = WatermarkStrategy.<RawRecord>forMonotonousTimestamps()
                 .withTimestampAssigner((r, ts) -> r.timestampMillis);
-        String host = p.get("cassandra.host", "127.0.0.1");
-        int port = p.getInt("cassandra.port", 9042);
+        String host = p.text(JobSettings.CASSANDRA_HOST);
+        int port = p.port(JobSettings.CASSANDRA_PORT);
+        int partitions = partitions(bootstrap);
+        Heartbeats.Branch heartbeats = new Heartbeats.Branch(KafkaSink.<Long>builder().setBootstrapServers(bootstrap)
+                .setRecordSerializer(new Heartbeats.Serializer(TOPIC, partitions))
+                .setDeliveryGuarantee(DeliveryGuarantee.NONE).build(), partitions, p.number(HEARTBEAT_INTERVAL_MS), Long.MAX_VALUE);
         build(env.fromSource(source, watermarks, TOPIC).uid("counter-source"),
                 ControlPlane.stream(env, bootstrap), new CassandraEventSink(host, port, 128), new CassandraRollupSink(host, port),
-                kafka.deadLetters(), registry, p.getLong("unknown.namespace.grace.ms", 10_000));
-        long every = p.getLong("heartbeat.interval.ms", 250);
-        int partitions = partitions(bootstrap);
-        DataGeneratorSource<Long> ticks = new DataGeneratorSource<>(i -> i, Long.MAX_VALUE,
-                RateLimiterStrategy.perSecond(partitions * 1000.0 / every), Types.LONG);
-        env.fromSource(ticks, WatermarkStrategy.noWatermarks(), "heartbeat-ticks").uid("heartbeat-ticks").setParallelism(1)
-                .sinkTo(KafkaSink.<Long>builder().setBootstrapServers(bootstrap)
-                        .setRecordSerializer(new Heartbeats.Serializer(TOPIC, partitions))
-                        .setDeliveryGuarantee(DeliveryGuarantee.NONE).build())
-                .uid("heartbeats").name("heartbeats").setParallelism(1);
+                kafka.deadLetters(), registry, p.number(JobSettings.UNKNOWN_NAMESPACE_GRACE_MS), heartbeats);
         env.execute(NAME);
     }
 
     public static void build(DataStream<RawRecord> records, DataStream<NamespaceChange> control, Sink<EventRow> eventLog,
                              Sink<RollupWrite> rollups, Sink<DeadLetterRecord> deadLetters,
-                             SerializableSupplier<SchemaRegistryClient> registry, long unknownNamespaceGraceMs) {
+                             SerializableSupplier<SchemaRegistryClient> registry, long unknownNamespaceGraceMs,
+                             Heartbeats.Branch heartbeats) {
         SingleOutputStreamOperator<CounterMutation> decoded = records.connect(ControlPlane.broadcast(control))
                 .process(new CounterEventDecoder(registry, unknownNamespaceGraceMs)).uid("counter-decode").name("counter-decode");
         SingleOutputStreamOperator<RollupWrite> durable = decoded.filter(m -> !m.bestEffort).name("durable-counters")
@@ -87,6 +92,7 @@ public final class CounterRollupJob {
         decoded.getSideOutput(CounterEventDecoder.DEAD_LETTERS)
                 .union(durable.getSideOutput(CounterRollupFunction.DEAD_LETTERS))
                 .sinkTo(deadLetters).uid("counter-dead-letters").name("counter-dead-letters");
+        heartbeats.attach(records.getExecutionEnvironment());
     }
 
     private static int partitions(String bootstrap) throws Exception {

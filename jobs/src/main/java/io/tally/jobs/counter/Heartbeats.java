@@ -1,6 +1,13 @@
 package io.tally.jobs.counter;
 
+import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.api.common.serialization.SerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -16,6 +23,23 @@ public final class Heartbeats {
     static final byte[] KEY = "__heartbeat__".getBytes(StandardCharsets.UTF_8);
 
     private Heartbeats() {}
+
+    /**
+     * The heartbeat branch of the rollup job (parallelism 1 by design: one writer of ticks
+     * that round-robins over the partitions).
+     *
+     * @param sink where tick i goes (production: {@link Serializer} into partition i mod partitions)
+     * @param partitions the topic's partitions: every one gets a heartbeat each interval
+     * @param ticks how many ticks the branch makes (unbounded in production; a test bounds it so its job ends)
+     */
+    public record Branch(Sink<Long> sink, int partitions, long intervalMs, long ticks) implements Serializable {
+        public void attach(StreamExecutionEnvironment env) {
+            DataGeneratorSource<Long> source = new DataGeneratorSource<>(i -> i, ticks,
+                    RateLimiterStrategy.perSecond(partitions * 1000.0 / intervalMs), Types.LONG);
+            env.fromSource(source, WatermarkStrategy.noWatermarks(), "heartbeat-ticks").uid("heartbeat-ticks").setParallelism(1)
+                    .sinkTo(sink).uid("heartbeats").name("heartbeats").setParallelism(1);
+        }
+    }
 
     /** Serializes tick i into partition i mod partitions. */
     public static final class Serializer implements KafkaRecordSerializationSchema<Long> {

@@ -1,11 +1,12 @@
 package io.tally.jobs.kafka;
 
+import io.tally.model.Topics;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.SchemaRegistryClient;
-import io.tally.serde.TallySchemas;
 import java.nio.ByteBuffer;
-import org.apache.avro.generic.GenericData;
-import org.apache.avro.generic.GenericRecord;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import tally.v1.DeadLetter;
 import org.apache.flink.api.common.serialization.SerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.util.function.SerializableSupplier;
@@ -13,7 +14,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 
 /** DeadLetterRecords as Avro DeadLetter values on tally.deadletter, keyed by the original key. */
 public class DeadLetterSerializer implements KafkaRecordSerializationSchema<DeadLetterRecord> {
-    public static final String TOPIC = "tally.deadletter";
+    public static final String TOPIC = Topics.DEAD_LETTER;
     private final SerializableSupplier<SchemaRegistryClient> registry;
     private transient AvroSerde serde;
 
@@ -31,17 +32,17 @@ public class DeadLetterSerializer implements KafkaRecordSerializationSchema<Dead
         return new ProducerRecord<>(TOPIC, d.original.key, serde.serialize(TOPIC, toAvro(d)));
     }
 
-    public static GenericRecord toAvro(DeadLetterRecord d) {
-        GenericRecord r = new GenericData.Record(TallySchemas.DEAD_LETTER);
-        r.put("original_key", d.original.key == null ? null : ByteBuffer.wrap(d.original.key));
-        r.put("original_value", d.original.value == null ? null : ByteBuffer.wrap(d.original.value));
-        r.put("topic", d.original.topic);
-        r.put("partition", d.original.partition);
-        r.put("offset", d.original.offset);
-        r.put("reason", d.reason);
-        r.put("message", d.message == null ? "" : d.message);
-        r.put("stage", d.stage);
-        r.put("failed_at", System.currentTimeMillis() * 1000);
-        return r;
+    public static DeadLetter toAvro(DeadLetterRecord d) {
+        return DeadLetter.newBuilder()
+                .setOriginalKey(d.original.key == null ? null : ByteBuffer.wrap(d.original.key))
+                .setOriginalValue(d.original.value == null ? null : ByteBuffer.wrap(d.original.value))
+                .setTopic(d.original.topic)
+                .setPartition(d.original.partition)
+                .setOffset(d.original.offset)
+                .setReason(d.reason.name())
+                .setMessage(d.message == null ? "" : d.message)
+                .setStage(d.stage)
+                .setFailedAt(Instant.now().truncatedTo(ChronoUnit.MICROS))
+                .build();
     }
 }

@@ -2,7 +2,8 @@ package io.tally.jobs.kafka;
 
 import io.tally.serde.RestSchemaRegistryClient;
 import io.tally.serde.SchemaRegistryClient;
-import org.apache.flink.api.java.utils.ParameterTool;
+import io.tally.jobs.config.JobArgs;
+import io.tally.jobs.config.JobSettings;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
@@ -13,36 +14,39 @@ import org.apache.flink.util.function.SerializableSupplier;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 
 /**
- * What every Tally job's main() sets up the same way from its arguments (--kafka.bootstrap,
- * --registry.url, --group.id, --checkpoint.interval.ms): the exactly-once environment, a source
- * of raw records, the schema registry and the dead-letter sink.
+ * What every Tally job's main() sets up the same way from its arguments
+ * ({@link JobSettings#kafka}): the exactly-once environment, a source of raw records, the schema
+ * registry and the dead-letter sink.
  */
 public final class JobKafka {
-    private final ParameterTool p;
+    private final JobArgs args;
+    private final String group;
     public final String bootstrap;
 
-    public JobKafka(ParameterTool p) {
-        this.p = p;
-        this.bootstrap = p.get("kafka.bootstrap", "127.0.0.1:9092");
+    /** @param job the job's name, the default of its group.id */
+    public JobKafka(JobArgs args, String job) {
+        this.args = args;
+        this.bootstrap = args.text(JobSettings.KAFKA_BOOTSTRAP);
+        this.group = args.text(JobSettings.groupId(job));
     }
 
     public StreamExecutionEnvironment environment() {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-        env.enableCheckpointing(p.getLong("checkpoint.interval.ms", 5000), CheckpointingMode.EXACTLY_ONCE);
+        env.enableCheckpointing(args.number(JobSettings.CHECKPOINT_INTERVAL_MS), CheckpointingMode.EXACTLY_ONCE);
         return env;
     }
 
     public SerializableSupplier<SchemaRegistryClient> registry() {
-        String url = p.get("registry.url", "http://127.0.0.1:8085");
+        String url = args.text(JobSettings.REGISTRY_URL);
         return () -> new RestSchemaRegistryClient(url);
     }
 
     /** Raw records of the topics, from the group's committed offsets (or `reset` without them). */
-    public KafkaSource<RawRecord> source(String defaultGroup, OffsetResetStrategy reset, String... topics) {
+    public KafkaSource<RawRecord> source(OffsetResetStrategy reset, String... topics) {
         return KafkaSource.<RawRecord>builder()
                 .setBootstrapServers(bootstrap)
                 .setTopics(topics)
-                .setGroupId(p.get("group.id", defaultGroup))
+                .setGroupId(group)
                 .setStartingOffsets(OffsetsInitializer.committedOffsets(reset))
                 .setDeserializer(new RawRecordDeserializer())
                 .build();

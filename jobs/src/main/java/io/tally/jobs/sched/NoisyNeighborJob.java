@@ -1,22 +1,29 @@
 package io.tally.jobs.sched;
 
+import io.tally.model.Micros;
+import java.time.Instant;
+import tally.v1.AlertState;
+import tally.v1.EventItem;
+import tally.v1.NoisyNeighborAlert;
+import tally.v1.TimeSeriesEvent;
+import io.tally.model.SchedNamespaces;
+import io.tally.model.Topics;
 import io.tally.jobs.kafka.AvroRecordSerializer;
 import io.tally.jobs.kafka.AvroRecordSerializer.Keyed;
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.jobs.kafka.JobKafka;
 import io.tally.serde.SchemaRegistryClient;
-import io.tally.serde.TallySchemas;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.avro.generic.GenericData;
-import org.apache.avro.generic.GenericRecord;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.api.java.utils.ParameterTool;
+import io.tally.jobs.config.JobArgs;
+import io.tally.jobs.config.JobSetting;
+import io.tally.jobs.config.JobSettings;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
@@ -36,30 +43,46 @@ import org.apache.flink.util.function.SerializableSupplier;
  * every window's summary, back into tally.timeseries.events (namespaces sched.alerts and
  * sched.summary), so the gateway's ReadEventRecords and SearchEventRecords serve them.
  *
- * <p>Arguments: --kafka.bootstrap, --registry.url, --group.id, --checkpoint.interval.ms,
- * --window.size.ms (60 s), --window.slide.ms (10 s), --rule.ratio (2), --rule.min.latency.us (1000),
- * --rule.min.switch.outs (100 a window).
+ * <p>Arguments: {@link #SETTINGS} ({@code --help} lists them).
  */
 public final class NoisyNeighborJob {
     public static final String NAME = "tally-noisy-neighbor";
-    public static final String ALERTS_TOPIC = "tally.alerts";
-    public static final String EVENTS_TOPIC = "tally.timeseries.events";
-    public static final String SUMMARY_NAMESPACE = "sched.summary";
-    public static final String ALERT_NAMESPACE = "sched.alerts";
+    public static final String ALERTS_TOPIC = Topics.ALERTS;
+    public static final String EVENTS_TOPIC = Topics.TIMESERIES_EVENTS;
+    public static final String SUMMARY_NAMESPACE = SchedNamespaces.SUMMARY;
+    public static final String ALERT_NAMESPACE = SchedNamespaces.ALERTS;
+
+    public static final JobSetting WINDOW_SIZE_MS = new JobSetting("window.size.ms", JobSetting.Kind.MILLIS, "60000",
+            "sliding window size per container");
+    public static final JobSetting WINDOW_SLIDE_MS = new JobSetting("window.slide.ms", JobSetting.Kind.MILLIS, "10000",
+            "sliding window slide");
+    public static final JobSetting RULE_RATIO = new JobSetting("rule.ratio", JobSetting.Kind.RATIO, "2.0",
+            "how many times its baseline a signal must be to count as risen");
+    public static final JobSetting RULE_MIN_LATENCY_US = new JobSetting("rule.min.latency.us", JobSetting.Kind.COUNT, "1000",
+            "floor of the latency signal (p99, microseconds)");
+    public static final JobSetting RULE_MIN_SWITCH_OUTS = new JobSetting("rule.min.switch.outs", JobSetting.Kind.COUNT, "100",
+            "floor of switch-outs by other containers or the system in a window");
+    /** Every argument the job takes. */
+    public static final List<JobSetting> SETTINGS = JobSettings.of(JobSettings.kafka(NAME),
+            List.of(WINDOW_SIZE_MS, WINDOW_SLIDE_MS, RULE_RATIO, RULE_MIN_LATENCY_US, RULE_MIN_SWITCH_OUTS));
 
     private NoisyNeighborJob() {}
 
     public static void main(String[] args) throws Exception {
-        ParameterTool p = ParameterTool.fromArgs(args);
-        JobKafka kafka = new JobKafka(p);
+        JobArgs p = JobArgs.parse(NAME, SETTINGS, args);
+        if (p.helpAsked()) {
+            System.out.print(p.usage());
+            return;
+        }
+        JobKafka kafka = new JobKafka(p, NAME);
         String bootstrap = kafka.bootstrap;
         SerializableSupplier<SchemaRegistryClient> registry = kafka.registry();
         StreamExecutionEnvironment env = kafka.environment();
         // scheduler data is only worth its recent past: a new deployment starts at the end
-        KafkaSource<RawRecord> source = kafka.source(NAME, org.apache.kafka.clients.consumer.OffsetResetStrategy.LATEST,
-                EVENTS_TOPIC, "tally.counter.events");
-        NoisyNeighborRule rule = new NoisyNeighborRule(p.getDouble("rule.ratio", 2.0), p.getLong("rule.min.latency.us", 1000),
-                p.getLong("rule.min.switch.outs", 100), 0.2);
+        KafkaSource<RawRecord> source = kafka.source(org.apache.kafka.clients.consumer.OffsetResetStrategy.LATEST,
+                EVENTS_TOPIC, Topics.COUNTER_EVENTS);
+        NoisyNeighborRule rule = new NoisyNeighborRule(p.ratio(RULE_RATIO), p.number(RULE_MIN_LATENCY_US),
+                p.number(RULE_MIN_SWITCH_OUTS), 0.2);
         build(env.fromSource(source, WatermarkStrategy.noWatermarks(), "scheduler-events").uid("sched-source"),
                 KafkaSink.<AlertRecord>builder().setBootstrapServers(bootstrap)
                         .setRecordSerializer(new AvroRecordSerializer<>(ALERTS_TOPIC, registry, NoisyNeighborJob::alert))
@@ -67,7 +90,7 @@ public final class NoisyNeighborJob {
                 KafkaSink.<SchedEvent>builder().setBootstrapServers(bootstrap)
                         .setRecordSerializer(new AvroRecordSerializer<>(EVENTS_TOPIC, registry, NoisyNeighborJob::timeSeriesEvent))
                         .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE).build(),
-                registry, Duration.ofMillis(p.getLong("window.size.ms", 60_000)), Duration.ofMillis(p.getLong("window.slide.ms", 10_000)), rule);
+                registry, Duration.ofMillis(p.number(WINDOW_SIZE_MS)), Duration.ofMillis(p.number(WINDOW_SLIDE_MS)), rule);
         env.execute(NAME);
     }
 
@@ -99,20 +122,21 @@ public final class NoisyNeighborJob {
 
     static Keyed alert(AlertRecord a) {
         ContainerWindow w = a.window;
-        GenericRecord r = new GenericData.Record(TallySchemas.NOISY_NEIGHBOR_ALERT);
-        r.put("host", w.host);
-        r.put("container", w.container);
-        r.put("state", new GenericData.EnumSymbol(TallySchemas.NOISY_NEIGHBOR_ALERT.getField("state").schema(), a.state));
-        r.put("window_start", w.windowStartMillis * 1000);
-        r.put("window_end", w.windowEndMillis * 1000);
-        r.put("runq_p50_us", w.p50Us);
-        r.put("runq_p90_us", w.p90Us);
-        r.put("runq_p99_us", w.p99Us);
-        r.put("baseline_p99_us", a.baselineP99Us);
-        r.put("switch_outs_same_container", w.sameContainer);
-        r.put("switch_outs_other_container", w.otherContainer);
-        r.put("switch_outs_system", w.system);
-        r.put("reason", a.reason);
+        NoisyNeighborAlert r = NoisyNeighborAlert.newBuilder()
+                .setHost(w.host)
+                .setContainer(w.container)
+                .setState(AlertState.valueOf(a.state))
+                .setWindowStart(Instant.ofEpochMilli(w.windowStartMillis))
+                .setWindowEnd(Instant.ofEpochMilli(w.windowEndMillis))
+                .setRunqP50Us(w.p50Us)
+                .setRunqP90Us(w.p90Us)
+                .setRunqP99Us(w.p99Us)
+                .setBaselineP99Us(a.baselineP99Us)
+                .setSwitchOutsSameContainer(w.sameContainer)
+                .setSwitchOutsOtherContainer(w.otherContainer)
+                .setSwitchOutsSystem(w.system)
+                .setReason(a.reason)
+                .build();
         return new Keyed(w.key(), r);
     }
 
@@ -139,20 +163,16 @@ public final class NoisyNeighborJob {
     }
 
     static Keyed timeSeriesEvent(SchedEvent s) {
-        List<GenericRecord> its = new ArrayList<>();
-        s.items.forEach((k, v) -> {
-            GenericRecord i = new GenericData.Record(TallySchemas.EVENT_ITEM);
-            i.put("key", k);
-            i.put("value", ByteBuffer.wrap(v.getBytes(StandardCharsets.UTF_8)));
-            its.add(i);
-        });
-        GenericRecord e = new GenericData.Record(TallySchemas.TIME_SERIES_EVENT);
-        e.put("namespace", s.namespace);
-        e.put("time_series_id", s.timeSeriesId);
-        e.put("event_time", s.eventTimeMicros);
-        e.put("event_id", s.eventId);
-        e.put("items", its);
-        e.put("source", NAME);
+        List<EventItem> its = new ArrayList<>();
+        s.items.forEach((k, v) -> its.add(new EventItem(k, ByteBuffer.wrap(v.getBytes(StandardCharsets.UTF_8)))));
+        TimeSeriesEvent e = TimeSeriesEvent.newBuilder()
+                .setNamespace(s.namespace)
+                .setTimeSeriesId(s.timeSeriesId)
+                .setEventTime(Micros.toInstant(s.eventTimeMicros))
+                .setEventId(s.eventId)
+                .setItems(its)
+                .setSource(NAME)
+                .build();
         return new Keyed(s.namespace + "/" + s.timeSeriesId, e);
     }
 }

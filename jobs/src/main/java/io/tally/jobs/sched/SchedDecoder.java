@@ -1,14 +1,17 @@
 package io.tally.jobs.sched;
 
+import io.tally.model.SchedNamespaces;
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.SchemaRegistryClient;
 import io.tally.serde.SerdeException;
-import io.tally.serde.TallySchemas;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import org.apache.avro.generic.GenericRecord;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
@@ -21,8 +24,8 @@ import org.apache.flink.util.function.SerializableSupplier;
  * job's to judge: the writer and the rollup job dead-letter bad records.
  */
 public class SchedDecoder extends ProcessFunction<RawRecord, SchedObservation> {
-    public static final String RUNQ = "sched.runq";
-    public static final String SWITCH_OUT = "sched.switchout";
+    public static final String RUNQ = SchedNamespaces.RUNQ;
+    public static final String SWITCH_OUT = SchedNamespaces.SWITCH_OUT;
     private final SerializableSupplier<SchemaRegistryClient> registry;
     private transient AvroSerde serde;
 
@@ -47,28 +50,26 @@ public class SchedDecoder extends ProcessFunction<RawRecord, SchedObservation> {
         }
         try {
             if (runq) {
-                GenericRecord e = serde.deserialize(in.value, TallySchemas.TIME_SERIES_EVENT);
-                String tsid = e.get("time_series_id").toString();
+                TimeSeriesEvent e = serde.deserialize(in.value, TimeSeriesEvent.class);
+                String tsid = e.getTimeSeriesId();
                 int slash = tsid.indexOf('/');
-                @SuppressWarnings("unchecked")
-                List<GenericRecord> items = (List<GenericRecord>) e.get("items");
-                for (GenericRecord item : items) {
-                    if ("runq_lat_us".equals(item.get("key").toString()) && slash > 0) {
-                        ByteBuffer v = ((ByteBuffer) item.get("value")).duplicate();
+                for (EventItem item : e.getItems()) {
+                    if ("runq_lat_us".equals(item.getKey()) && slash > 0) {
+                        ByteBuffer v = item.getValue().duplicate();
                         byte[] b = new byte[v.remaining()];
                         v.get(b);
                         out.collect(SchedObservation.latency(tsid.substring(0, slash), tsid.substring(slash + 1),
-                                Long.parseLong(new String(b, StandardCharsets.UTF_8)), (Long) e.get("event_time") / 1000));
+                                Long.parseLong(new String(b, StandardCharsets.UTF_8)), e.getEventTime().toEpochMilli()));
                     }
                 }
             } else {
-                GenericRecord e = serde.deserialize(in.value, TallySchemas.COUNTER_EVENT);
-                String counter = e.get("counter").toString();
+                CounterEvent e = serde.deserialize(in.value, CounterEvent.class);
+                String counter = e.getCounter();
                 int first = counter.indexOf('/');
                 int last = counter.lastIndexOf('/');
-                if (first > 0 && last > first && "ADD".equals(e.get("op").toString())) {
+                if (first > 0 && last > first && e.getOp() == CounterOp.ADD) {
                     out.collect(SchedObservation.switchOuts(counter.substring(0, first), counter.substring(first + 1, last),
-                            counter.substring(last + 1), (Long) e.get("delta"), (Long) e.get("event_time") / 1000));
+                            counter.substring(last + 1), e.getDelta(), e.getEventTime().toEpochMilli()));
                 }
             }
         } catch (SerdeException | NumberFormatException | ClassCastException e) {

@@ -1,5 +1,7 @@
 package io.tally.jobs.timeseries;
 
+import io.tally.jobs.elasticsearch.IndexDoc;
+import io.tally.model.Topics;
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.jobs.kafka.JobKafka;
 import io.tally.jobs.kafka.DeadLetterRecord;
@@ -7,11 +9,10 @@ import io.tally.jobs.cassandra.EventRow;
 import io.tally.jobs.cassandra.CassandraEventSink;
 
 import io.tally.jobs.control.ControlPlane;
+import io.tally.jobs.provision.IndexTemplateGuard;
+import io.tally.jobs.provision.Provisioning;
+import io.tally.jobs.provision.StoreNamespaceStorage;
 import io.tally.namespace.NamespaceChange;
-import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.connector.datagen.source.DataGeneratorSource;
-import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
-import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import java.net.URI;
 import org.apache.flink.connector.elasticsearch.sink.Elasticsearch7SinkBuilder;
 import org.apache.flink.connector.elasticsearch.sink.FlushBackoffType;
@@ -20,7 +21,10 @@ import org.elasticsearch.action.index.IndexRequest;
 import io.tally.serde.SchemaRegistryClient;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.api.java.utils.ParameterTool;
+import io.tally.jobs.config.JobArgs;
+import io.tally.jobs.config.JobSetting;
+import io.tally.jobs.config.JobSettings;
+import java.util.List;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
@@ -38,28 +42,39 @@ import org.apache.flink.util.function.SerializableSupplier;
  * Each stored event of an indexed namespace is also indexed into Elasticsearch (document id =
  * idempotency key, one index per slice behind the namespace's alias).
  *
- * Namespaces come from the control plane ({@link ControlPlane}, broadcast state). A parallelism-1
- * branch, the {@link NamespaceProvisioner}, provisions a namespace when it is created or changed
- * and retires it when deleted, and runs the {@link SliceLifecycle} every lifecycle.interval.ms:
- * slices created ahead, closed after close_after, dropped (table and index) after delete_after.
+ * Namespaces come from the control plane ({@link ControlPlane}, broadcast state). The
+ * {@link Provisioning} branch provisions a namespace when it is created or changed and retires it
+ * when deleted, and runs the slice lifecycle every lifecycle.interval.ms: slices created ahead,
+ * closed after close_after, dropped (table and index) after delete_after.
  *
- * <p>Arguments: --kafka.bootstrap, --registry.url, --cassandra.host, --cassandra.port,
- * --elasticsearch.url, --unknown.namespace.grace.ms (10 s), --group.id, --checkpoint.interval.ms, --lifecycle.interval.ms.
+ * <p>Arguments: {@link #SETTINGS} ({@code --help} lists them).
  */
 public final class TimeSeriesWriterJob {
     public static final String NAME = "tally-timeseries-writer";
-    public static final String TOPIC = "tally.timeseries.events";
+    public static final String TOPIC = Topics.TIMESERIES_EVENTS;
+
+    public static final JobSetting ELASTICSEARCH_URL = new JobSetting("elasticsearch.url", JobSetting.Kind.URL,
+            "http://127.0.0.1:9200", "Elasticsearch (documents of indexed namespaces, index templates)");
+    public static final JobSetting LIFECYCLE_INTERVAL_MS = new JobSetting("lifecycle.interval.ms", JobSetting.Kind.MILLIS, "60000",
+            "how often the slice lifecycle runs (slices ahead, close, drop by retention)");
+    /** Every argument the job takes. */
+    public static final List<JobSetting> SETTINGS = JobSettings.of(JobSettings.kafka(NAME), JobSettings.CASSANDRA,
+            List.of(ELASTICSEARCH_URL, LIFECYCLE_INTERVAL_MS, JobSettings.UNKNOWN_NAMESPACE_GRACE_MS));
 
     private TimeSeriesWriterJob() {}
 
     public static void main(String[] args) throws Exception {
-        ParameterTool p = ParameterTool.fromArgs(args);
-        JobKafka kafka = new JobKafka(p);
+        JobArgs p = JobArgs.parse(NAME, SETTINGS, args);
+        if (p.helpAsked()) {
+            System.out.print(p.usage());
+            return;
+        }
+        JobKafka kafka = new JobKafka(p, NAME);
         SerializableSupplier<SchemaRegistryClient> registry = kafka.registry();
         StreamExecutionEnvironment env = kafka.environment();
-        KafkaSource<RawRecord> source = kafka.source(NAME, org.apache.kafka.clients.consumer.OffsetResetStrategy.EARLIEST, TOPIC);
+        KafkaSource<RawRecord> source = kafka.source(org.apache.kafka.clients.consumer.OffsetResetStrategy.EARLIEST, TOPIC);
         KafkaSink<DeadLetterRecord> deadLetters = kafka.deadLetters();
-        String elasticsearch = p.get("elasticsearch.url", "http://127.0.0.1:9200");
+        String elasticsearch = p.text(ELASTICSEARCH_URL);
         DataStream<NamespaceChange> control = ControlPlane.stream(env, kafka.bootstrap);
         URI es = URI.create(elasticsearch);
         Sink<IndexDoc> documents = new Elasticsearch7SinkBuilder<IndexDoc>()
@@ -70,28 +85,33 @@ public final class TimeSeriesWriterJob {
                 .setBulkFlushBackoffStrategy(FlushBackoffType.EXPONENTIAL, 8, 500)
                 .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                 .build();
+        String cassandraHost = p.text(JobSettings.CASSANDRA_HOST);
+        int cassandraPort = p.port(JobSettings.CASSANDRA_PORT);
         build(env.fromSource(source, WatermarkStrategy.noWatermarks(), TOPIC).uid("timeseries-source"),
-                new CassandraEventSink(p.get("cassandra.host", "127.0.0.1"), p.getInt("cassandra.port", 9042), 128),
-                documents, deadLetters, control, registry, p.getLong("unknown.namespace.grace.ms", 10_000), elasticsearch);
-        long every = p.getLong("lifecycle.interval.ms", 60_000);
-        DataGeneratorSource<Long> ticks = new DataGeneratorSource<>(i -> i, Long.MAX_VALUE,
-                RateLimiterStrategy.perSecond(1000.0 / every), Types.LONG);
-        env.fromSource(ticks, WatermarkStrategy.noWatermarks(), "lifecycle-ticks").uid("lifecycle-ticks").setParallelism(1)
-                .connect(ControlPlane.broadcast(control))
-                .process(new NamespaceProvisioner(p.get("cassandra.host", "127.0.0.1"), p.getInt("cassandra.port", 9042),
-                        elasticsearch)).uid("namespace-provisioner").name("namespace-provisioner").setParallelism(1)
-                .sinkTo(new DiscardingSink<>()).uid("lifecycle-done").setParallelism(1);
+                new CassandraEventSink(cassandraHost, cassandraPort, 128), documents, deadLetters, control, registry,
+                p.number(JobSettings.UNKNOWN_NAMESPACE_GRACE_MS), elasticsearch,
+                Provisioning.every(p.number(LIFECYCLE_INTERVAL_MS),
+                        () -> new StoreNamespaceStorage(cassandraHost, cassandraPort, elasticsearch)));
         env.execute(NAME);
     }
 
+    /**
+     * The job's graph: decode and plan -> Cassandra rows; the documents of indexed namespaces ->
+     * {@link IndexTemplateGuard} -> Elasticsearch; dead letters; and the provisioning branch.
+     *
+     * @param elasticsearch Elasticsearch's URL for index templates (null: documents go on untouched)
+     */
     public static void build(DataStream<RawRecord> records, Sink<EventRow> rows, Sink<IndexDoc> documents,
                              Sink<DeadLetterRecord> deadLetters, DataStream<NamespaceChange> control,
                              SerializableSupplier<SchemaRegistryClient> registry, long unknownNamespaceGraceMs,
-                             String elasticsearch) {
+                             String elasticsearch, Provisioning provisioning) {
         SingleOutputStreamOperator<EventRow> planned = records.connect(ControlPlane.broadcast(control))
-                .process(new EventDecoder(registry, unknownNamespaceGraceMs, elasticsearch)).uid("decode-and-plan").name("decode-and-plan");
+                .process(new EventDecoder(registry, unknownNamespaceGraceMs)).uid("decode-and-plan").name("decode-and-plan");
         planned.sinkTo(rows).uid("cassandra-rows").name("cassandra-rows");
-        planned.getSideOutput(EventDecoder.INDEX_DOCS).sinkTo(documents).uid("elasticsearch-docs").name("elasticsearch-docs");
+        planned.getSideOutput(EventDecoder.INDEX_DOCS)
+                .process(new IndexTemplateGuard(elasticsearch)).uid("index-templates").name("index-templates")
+                .sinkTo(documents).uid("elasticsearch-docs").name("elasticsearch-docs");
         planned.getSideOutput(EventDecoder.DEAD_LETTERS).sinkTo(deadLetters).uid("dead-letters").name("dead-letters");
+        provisioning.attach(control);
     }
 }

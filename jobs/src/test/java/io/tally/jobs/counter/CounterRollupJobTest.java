@@ -9,7 +9,7 @@ import io.tally.jobs.testing.CollectSink;
 import io.tally.jobs.testing.StaticRegistry;
 import io.tally.jobs.testing.SeedControlPlane;
 import io.tally.serde.AvroSerde;
-import io.tally.serde.TallySchemas;
+import io.tally.model.TallySchemas;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -81,8 +81,11 @@ class CounterRollupJobTest {
                         .setParallelism(1).map(SeedControlPlane.afterDelay(2000)).returns(RawRecord.class).setParallelism(1)
                         .assignTimestampsAndWatermarks(WatermarkStrategy.<RawRecord>forGenerator(c -> new EveryRecord())
                                 .withTimestampAssigner((r, ts) -> r.timestampMillis)).setParallelism(1),
-                SeedControlPlane.stream(env), log, rollups, dead, StaticRegistry::new, 0);
+                SeedControlPlane.stream(env), log, rollups, dead, StaticRegistry::new, 0,
+                new Heartbeats.Branch(new CollectSink<>("counter-heartbeats"), 3, 100, 6));
         env.execute("test");
+        // the heartbeat branch runs with the job: every tick reaches its sink (partition = tick mod 3)
+        assertThat(CollectSink.<Long>get("counter-heartbeats")).containsExactlyInAnyOrder(0L, 1L, 2L, 3L, 4L, 5L);
 
         assertThat(CollectSink.<EventRow>get("counter-log")).extracting(r -> r.eventId + ":" + r.itemKey + "="
                 + new String(r.itemValue, StandardCharsets.UTF_8)).containsExactlyInAnyOrder(
@@ -113,7 +116,7 @@ class CounterRollupJobTest {
         });
 
         Map<Long, String> reasons = CollectSink.<DeadLetterRecord>get("counter-dead").stream()
-                .collect(Collectors.toMap(d -> d.original.offset, d -> d.reason));
+                .collect(Collectors.toMap(d -> d.original.offset, d -> d.reason.name()));
         assertThat(reasons).containsExactlyInAnyOrderEntriesOf(Map.of(2L, "IDEMPOTENCY_KEY_REUSE", 7L, "OUTSIDE_ACCEPT_WINDOW",
                 8L, "UNKNOWN_NAMESPACE", 9L, "WRONG_NAMESPACE_KIND", 13L, "UNDECODABLE"));
     }

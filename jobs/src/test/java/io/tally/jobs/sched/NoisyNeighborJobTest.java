@@ -7,7 +7,7 @@ import io.tally.jobs.kafka.RawRecord;
 import io.tally.jobs.testing.CollectSink;
 import io.tally.jobs.testing.StaticRegistry;
 import io.tally.serde.AvroSerde;
-import io.tally.serde.TallySchemas;
+import io.tally.model.TallySchemas;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -25,9 +25,14 @@ class NoisyNeighborRuleTest {
     }
 
     Baseline quiet() {
+        return learnt(rule, window(500, 10, 5, 2));
+    }
+
+    /** The baseline of five windows like `quiet`. */
+    static Baseline learnt(NoisyNeighborRule r, ContainerWindow quiet) {
         Baseline b = null;
         for (int i = 0; i < 5; i++) {
-            b = rule.learn(b, window(500, 10, 5, 2));
+            b = r.learn(b, quiet);
         }
         return b;
     }
@@ -48,10 +53,7 @@ class NoisyNeighborRuleTest {
     void onlyOneSignalOrNoBaselineIsNormal() {
         assertThat(rule.judge(window(600, 10, 300, 20), quiet())).isEqualTo(Verdict.NORMAL);   // preemptions alone
         assertThat(rule.judge(window(8_000, 10, 300, 20), null)).isEqualTo(Verdict.NORMAL);    // nothing learnt yet
-        Baseline low = null;
-        for (int i = 0; i < 5; i++) {
-            low = rule.learn(low, window(100, 1, 1, 1));
-        }
+        Baseline low = learnt(rule, window(100, 1, 1, 1));
         assertThat(rule.judge(window(900, 10, 300, 20), low)).as("below the absolute floor").isEqualTo(Verdict.NORMAL);
         assertThat(rule.judge(window(8_000, 10, 300, 20), rule.learn(null, window(500, 10, 5, 2))))
                 .as("one window is not a baseline yet").isEqualTo(Verdict.NORMAL);
@@ -61,10 +63,7 @@ class NoisyNeighborRuleTest {
     void aNeighborContainerStandsOutAgainstABusyHostsSystemPreemptions() {
         // A loaded host: system services already preempt the victim 130 times a window and its
         // p99 is noisy; a neighbor container then adds 150 switch-outs of its own.
-        Baseline busy = null;
-        for (int i = 0; i < 5; i++) {
-            busy = rule.learn(busy, window(10_000, 0, 0, 130));
-        }
+        Baseline busy = learnt(rule, window(10_000, 0, 0, 130));
         assertThat(rule.judge(window(30_000, 0, 120, 130), busy)).isEqualTo(Verdict.NOISY_NEIGHBOR);
         assertThat(rule.judge(window(30_000, 0, 0, 140), busy)).as("the same background, no neighbor").isNotEqualTo(Verdict.NOISY_NEIGHBOR);
     }
@@ -72,10 +71,7 @@ class NoisyNeighborRuleTest {
     @Test
     void aBusyHostsSystemJitterAloneIsNotANeighbor() {
         // the CI case: system preemptions tripled and the p90 doubled, the p99 did not
-        Baseline b = null;
-        for (int i = 0; i < 5; i++) {
-            b = rule.learn(b, window(11_500, 0, 0, 55));
-        }
+        Baseline b = learnt(rule, window(11_500, 0, 0, 55));
         ContainerWindow w = window(17_151, 0, 0, 187);
         w.p90Us = 17_000;
         assertThat(rule.judge(w, b)).isEqualTo(Verdict.NORMAL);
@@ -84,12 +80,9 @@ class NoisyNeighborRuleTest {
     @Test
     void aNeighborContainerOnAHostWithALongTailIsSeenByItsP90() {
         // the CI case: the lone victim's p99 already long; the neighbor's loops moved p50 and p90
-        Baseline b = null;
-        for (int i = 0; i < 5; i++) {
-            ContainerWindow quiet = window(45_000, 0, 0, 60);
-            quiet.p90Us = 2_000;
-            b = rule.learn(b, quiet);
-        }
+        ContainerWindow quiet = window(45_000, 0, 0, 60);
+        quiet.p90Us = 2_000;
+        Baseline b = learnt(rule, quiet);
         ContainerWindow w = window(80_383, 0, 271, 21);
         w.p90Us = 14_655;
         assertThat(rule.judge(w, b)).isEqualTo(Verdict.NOISY_NEIGHBOR);
@@ -126,10 +119,7 @@ class NoisyNeighborRuleTest {
     @Test
     void aWindowIsCalmOnlyWhenNoSignalRose() {
         NoisyNeighborRule local = new NoisyNeighborRule(2.0, 1_000, 20, 0.2);
-        Baseline b = null;
-        for (int i = 0; i < 5; i++) {
-            b = local.learn(b, window(33_000, 0, 0, 150));
-        }
+        Baseline b = learnt(local, window(33_000, 0, 0, 150));
         assertThat(local.calm(window(33_000, 0, 0, 150), b)).isTrue();
         assertThat(local.calm(window(2_000, 0, 0, 0), b)).as("falling is calm").isTrue();
         // the first window a neighbor reaches: 50 switch-outs by it, latency not yet doubled
@@ -145,13 +135,10 @@ class NoisyNeighborRuleTest {
     @Test
     void aNeighborContainerThatDoublesTheMeanWaitIsANeighbor() {
         // p99 and p90 dominated by the host's long tail; the neighbor delays the bulk of wake-ups
-        Baseline b = null;
-        for (int i = 0; i < 5; i++) {
-            ContainerWindow quiet = window(45_000, 0, 0, 200);
-            quiet.p90Us = 10_000;
-            quiet.meanUs = 1_500;
-            b = rule.learn(b, quiet);
-        }
+        ContainerWindow quiet = window(45_000, 0, 0, 200);
+        quiet.p90Us = 10_000;
+        quiet.meanUs = 1_500;
+        Baseline b = learnt(rule, quiet);
         ContainerWindow w = window(50_000, 0, 150, 200);
         w.p90Us = 13_000;
         w.meanUs = 5_000;

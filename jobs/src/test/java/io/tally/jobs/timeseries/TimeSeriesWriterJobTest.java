@@ -1,5 +1,8 @@
 package io.tally.jobs.timeseries;
+
+import io.tally.jobs.elasticsearch.IndexDoc;import tally.v1.DeadLetter;
 import io.tally.jobs.testing.CollectSink;
+import io.tally.jobs.testing.RecordingStorage;
 import io.tally.jobs.testing.StaticRegistry;
 import io.tally.jobs.testing.SeedControlPlane;
 import io.tally.namespace.NamespaceChange;
@@ -12,7 +15,7 @@ import io.tally.jobs.cassandra.EventRow;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tally.serde.AvroSerde;
-import io.tally.serde.TallySchemas;
+import io.tally.model.TallySchemas;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -56,8 +59,11 @@ class TimeSeriesWriterJobTest {
         CollectSink<IndexDoc> docs = new CollectSink<>("docs");
         TimeSeriesWriterJob.build(env.fromData(TypeInformation.of(RawRecord.class), input.toArray(new RawRecord[0]))
                         .map(SeedControlPlane.afterDelay(2000)).returns(RawRecord.class).setParallelism(1),
-                rows, docs, dead, SeedControlPlane.stream(env), StaticRegistry::new, 0, null);
+                rows, docs, dead, SeedControlPlane.stream(env), StaticRegistry::new, 0, null, RecordingStorage.branch("writer-1"));
         env.execute("test");
+        // the provisioning branch ran with the job: the seed namespaces provisioned, the lifecycle ticked
+        assertThat(RecordingStorage.calls("writer-1")).contains("provision playback", "provision video_views")
+                .anyMatch(c -> c.startsWith("lifecycle "));
 
         List<EventRow> stored = CollectSink.get("rows");
         assertThat(stored).extracting(r -> r.eventId + ":" + r.itemKey)
@@ -78,16 +84,16 @@ class TimeSeriesWriterJobTest {
                 .containsEntry("event_time", t / 1000).doesNotContainKey("title"); // title is not in field_mapping
 
         Map<Long, String> reasons = CollectSink.<DeadLetterRecord>get("dead").stream()
-                .collect(Collectors.toMap(d -> d.original.offset, d -> d.reason));
+                .collect(Collectors.toMap(d -> d.original.offset, d -> d.reason.name()));
         assertThat(reasons).containsExactlyInAnyOrderEntriesOf(Map.of(2L, "UNKNOWN_NAMESPACE",
                 3L, "OUTSIDE_ACCEPT_WINDOW", 4L, "WRONG_NAMESPACE_KIND", 5L, "UNDECODABLE"));
         DeadLetterRecord garbage = CollectSink.<DeadLetterRecord>get("dead").stream()
                 .filter(d -> d.original.offset == 5).findFirst().orElseThrow();
         assertThat(garbage.message).contains("magic byte");
         assertThat(garbage.original.value).containsExactly(9, 9, 9, 9, 9, 9);
-        GenericRecord avro = DeadLetterSerializer.toAvro(garbage);
-        assertThat(avro.get("reason")).isEqualTo("UNDECODABLE");
-        assertThat(avro.get("stage")).isEqualTo("timeseries-writer");
+        DeadLetter avro = DeadLetterSerializer.toAvro(garbage);
+        assertThat(avro.getReason()).isEqualTo("UNDECODABLE");
+        assertThat(avro.getStage()).isEqualTo("timeseries-writer");
     }
 
     @Test
@@ -101,7 +107,7 @@ class TimeSeriesWriterJobTest {
         // the data first, the control plane two seconds later: nothing is dead-lettered, all is stored
         TimeSeriesWriterJob.build(env.fromData(TypeInformation.of(RawRecord.class), input.toArray(new RawRecord[0])).setParallelism(1),
                 rows, docs, dead, SeedControlPlane.stream(env).map(SeedControlPlane.afterDelay(2000))
-                        .returns(io.tally.namespace.NamespaceChange.class).setParallelism(1), StaticRegistry::new, 60_000, null);
+                        .returns(io.tally.namespace.NamespaceChange.class).setParallelism(1), StaticRegistry::new, 60_000, null, RecordingStorage.branch("writer-2"));
         env.execute("test");
         assertThat(CollectSink.<EventRow>get("parked-rows")).extracting(r -> r.eventId).containsExactlyInAnyOrder("w1", "w2");
         assertThat(CollectSink.<DeadLetterRecord>get("parked-dead")).isEmpty();
@@ -118,7 +124,7 @@ class TimeSeriesWriterJobTest {
         TimeSeriesWriterJob.build(env.fromData(TypeInformation.of(RawRecord.class), r).setParallelism(1),
                 new CollectSink<>("v-rows"), new CollectSink<>("v-docs"), new CollectSink<>("v-dead"),
                 SeedControlPlane.stream(env, v5).map(SeedControlPlane.afterDelay(1000)).returns(NamespaceChange.class).setParallelism(1),
-                StaticRegistry::new, 60_000, null);
+                StaticRegistry::new, 60_000, null, RecordingStorage.branch("writer-3"));
         env.execute("test");
         assertThat(CollectSink.<IndexDoc>get("v-docs")).singleElement().satisfies(d -> assertThat(d.source).containsEntry("title", "x"));
         assertThat(CollectSink.<DeadLetterRecord>get("v-dead")).isEmpty();

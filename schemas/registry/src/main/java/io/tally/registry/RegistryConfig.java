@@ -1,5 +1,6 @@
 package io.tally.registry;
 
+import io.tally.model.Topics;
 import io.tally.common.ServiceSettings;
 import io.tally.common.ServiceSettings.Field;
 import java.util.List;
@@ -13,7 +14,7 @@ public final class RegistryConfig {
     public static final Field HOST = new Field("host", "TALLY_REGISTRY_HOST", "127.0.0.1", "Address the HTTP API binds to.");
     public static final Field PORT = new Field("port", "TALLY_REGISTRY_PORT", "8085", "HTTP port (Flink has 8081).");
     public static final Field BOOTSTRAP = new Field("kafka.bootstrap", "TALLY_KAFKA_BOOTSTRAP", "127.0.0.1:9092", "Kafka bootstrap servers.");
-    public static final Field TOPIC = new Field("topic", "TALLY_REGISTRY_TOPIC", "_schemas", "The compacted topic that stores every schema and config.");
+    public static final Field TOPIC = new Field("topic", "TALLY_REGISTRY_TOPIC", Topics.SCHEMAS, "The compacted topic that stores every schema and config.");
     public static final Field DEFAULT_COMPATIBILITY = new Field("default.compatibility", "TALLY_REGISTRY_DEFAULT_COMPATIBILITY", "BACKWARD", "Global level until one is set.");
     public static final Field MAX_BODY_BYTES = new Field("max.body.bytes", "TALLY_REGISTRY_MAX_BODY_BYTES", "1048576", "Largest request body accepted (413 above).");
     public static final Field TIMEOUT_MS = new Field("timeout.ms", "TALLY_REGISTRY_TIMEOUT_MS", "10000", "How long a write waits for Kafka before 500/50001.");

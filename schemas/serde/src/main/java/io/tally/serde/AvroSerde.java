@@ -13,25 +13,44 @@ import org.apache.avro.generic.GenericRecord;
 import org.apache.avro.io.BinaryDecoder;
 import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.DecoderFactory;
+import org.apache.avro.io.DatumReader;
+import org.apache.avro.io.DatumWriter;
 import org.apache.avro.io.EncoderFactory;
+import org.apache.avro.specific.SpecificData;
+import org.apache.avro.specific.SpecificDatumReader;
+import org.apache.avro.specific.SpecificDatumWriter;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.avro.util.ClassSecurityValidator;
+import io.tally.model.TallySchemas;
 
 /**
  * Avro records in Confluent wire format, with schemas from a registry (TopicNameStrategy:
  * subject {@code <topic>-value}). Decoding resolves the writer's schema (from the id in the
  * payload) to the caller's reader schema, so records of old and new producers both decode.
+ * Generated records (SpecificRecord, package tally.v1) are written and read with their classes'
+ * conversions (timestamps as Instant) and registered under the schema as published, so a
+ * generic and a specific producer of one type share one schema id.
  * Thread-safe; writers and readers are cached per schema.
  */
 public final class AvroSerde {
     private final SchemaRegistryClient registry;
     private final boolean autoRegister;
-    private final Map<Schema, GenericDatumWriter<GenericRecord>> writers = new ConcurrentHashMap<>();
-    private final Map<Long, GenericDatumReader<GenericRecord>> readers = new ConcurrentHashMap<>();
+    private final Map<Schema, DatumWriter<GenericRecord>> writers = new ConcurrentHashMap<>();
+    private final Map<Schema, DatumWriter<GenericRecord>> specificWriters = new ConcurrentHashMap<>();
+    private final Map<Long, DatumReader<?>> readers = new ConcurrentHashMap<>();
     private final Map<Schema, Integer> readerIds = new ConcurrentHashMap<>();
     private final AtomicInteger nextReaderId = new AtomicInteger();
     /** Readers that decode with the writer's own schema, by schema id (the common case). */
     private final Map<Integer, GenericDatumReader<GenericRecord>> ownReaders = new ConcurrentHashMap<>();
     /** Subject per topic, so the hot path does not build a string per record. */
     private final Map<String, String> subjects = new ConcurrentHashMap<>();
+
+    static {
+        // Avro 1.12 loads only trusted classes by a schema's name; Tally's generated records are.
+        ClassSecurityValidator.Builder trusted = ClassSecurityValidator.builder();
+        TallySchemas.GENERATED.forEach(trusted::add);
+        ClassSecurityValidator.setGlobal(ClassSecurityValidator.composite(ClassSecurityValidator.getGlobal(), trusted.build()));
+    }
 
     public AvroSerde(SchemaRegistryClient registry) {
         this(registry, true);
@@ -49,15 +68,19 @@ public final class AvroSerde {
 
     public byte[] serialize(String topic, GenericRecord record) {
         Schema schema = record.getSchema();
+        Schema published = record instanceof SpecificRecord ? TallySchemas.published(schema) : null;
+        Schema registered = published != null ? published : schema;
         String subject = subjects.computeIfAbsent(topic, AvroSerde::valueSubject);
-        int id = autoRegister ? registry.register(subject, schema) : registry.lookup(subject, schema);
+        int id = autoRegister ? registry.register(subject, registered) : registry.lookup(subject, registered);
         ByteArrayOutputStream out = new ByteArrayOutputStream(128);
         for (int i = 0; i < WireFormat.HEADER_SIZE; i++) {
             out.write(0); // room for the header, written once the id is final
         }
         BinaryEncoder enc = EncoderFactory.get().directBinaryEncoder(out, null);
         try {
-            writers.computeIfAbsent(schema, GenericDatumWriter::new).write(record, enc);
+            (published != null || record instanceof SpecificRecord
+                    ? specificWriters.computeIfAbsent(schema, AvroSerde::specificWriter)
+                    : writers.computeIfAbsent(schema, GenericDatumWriter::new)).write(record, enc);
             enc.flush();
         } catch (IOException | AvroRuntimeException | ClassCastException | NullPointerException e) {
             throw new SerdeException("record does not match its schema " + schema.getFullName() + ": " + e.getMessage(), e);
@@ -75,7 +98,7 @@ public final class AvroSerde {
             Schema writer = registry.schemaById(id);
             reader = ownReaders.computeIfAbsent(id, i -> new GenericDatumReader<>(writer, writer));
         }
-        return decode(data, id, reader);
+        return (GenericRecord) decode(data, id, reader);
     }
 
     /** Decodes and resolves the writer's schema to reader (Avro schema resolution rules). */
@@ -85,25 +108,49 @@ public final class AvroSerde {
         return decode(data, id, writer, reader);
     }
 
-    private GenericRecord decode(byte[] data, int id, Schema writer, Schema reader) {
+    /**
+     * Decodes into a generated record class, resolving the writer's schema to the class's
+     * (Avro schema resolution rules), so fields are read by the compiler's names and types.
+     */
+    @SuppressWarnings("unchecked")
+    public <T extends SpecificRecord> T deserialize(byte[] data, Class<T> type) {
+        int id = WireFormat.schemaId(data);
+        SpecificData model = SpecificData.getForClass(type);
+        Schema reader = model.getSchema(type);
         int readerKey = readerIds.computeIfAbsent(reader, r -> nextReaderId.getAndIncrement());
-        return decode(data, id, readers.computeIfAbsent(((long) id << 32) | readerKey,
-                k -> new GenericDatumReader<>(writer, reader)));
+        DatumReader<?> datumReader = readers.get(((long) id << 32) | readerKey);
+        if (datumReader == null) {
+            Schema writer = registry.schemaById(id);
+            datumReader = readers.computeIfAbsent(((long) id << 32) | readerKey,
+                    k -> new SpecificDatumReader<T>(writer, reader, model));
+        }
+        return (T) decode(data, id, datumReader);
     }
 
-    private GenericRecord decode(byte[] data, int id, GenericDatumReader<GenericRecord> datumReader) {
+    /** A generated record's writer, with its class's conversions (a generic record's has none). */
+    @SuppressWarnings("unchecked")
+    private static DatumWriter<GenericRecord> specificWriter(Schema schema) {
+        return (DatumWriter<GenericRecord>) (DatumWriter<?>) new SpecificDatumWriter<>(schema, SpecificData.getForSchema(schema));
+    }
+
+    private GenericRecord decode(byte[] data, int id, Schema writer, Schema reader) {
+        int readerKey = readerIds.computeIfAbsent(reader, r -> nextReaderId.getAndIncrement());
+        return (GenericRecord) decode(data, id, readers.computeIfAbsent(((long) id << 32) | readerKey,
+                k -> new GenericDatumReader<GenericRecord>(writer, reader)));
+    }
+
+    private Object decode(byte[] data, int id, DatumReader<?> datumReader) {
         BinaryDecoder dec = DecoderFactory.get().binaryDecoder(data, WireFormat.HEADER_SIZE,
                 data.length - WireFormat.HEADER_SIZE, null);
         try {
-            GenericRecord record = datumReader.read(null, dec);
+            Object record = datumReader.read(null, dec);
             if (!dec.isEnd()) {
                 throw new SerdeException("corrupt Avro payload for schema id " + id + ": "
                         + "bytes left over after the record");
             }
             return record;
         } catch (IOException | AvroRuntimeException | ArrayIndexOutOfBoundsException | NegativeArraySizeException e) {
-            throw new SerdeException("corrupt Avro payload for schema id " + id + " ("
-                    + datumReader.getSchema().getFullName() + "): " + e.getMessage(), e);
+            throw new SerdeException("corrupt Avro payload for schema id " + id + ": " + e.getMessage(), e);
         }
     }
 }

@@ -3,6 +3,7 @@ package io.tally.serde;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.tally.model.TallySchemas;
 import java.nio.ByteBuffer;
 import java.util.List;
 import org.apache.avro.Schema;

@@ -1,0 +1,56 @@
+package io.tally.jobs.elasticsearch;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+/**
+ * Index administration on Elasticsearch's REST API (templates, mappings, creating and deleting
+ * indices): one client and one rule for when a call is done. Paths are made of namespace and
+ * slice names, which were validated as safe index parts, never of raw input.
+ */
+public final class ElasticsearchAdmin {
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final String url;
+
+    public ElasticsearchAdmin(String url) {
+        this.url = url;
+    }
+
+    /** Creates or replaces what `path` names. */
+    public void put(String path, String body) throws IOException, InterruptedException {
+        call("PUT", path, body, false, false);
+    }
+
+    /** Creates what `path` names; done too when it already exists (an index, say). */
+    public void create(String path, String body) throws IOException, InterruptedException {
+        call("PUT", path, body, false, true);
+    }
+
+    /** Applies to what a wildcard path matches; done too when it matches nothing yet. */
+    public void putOnExisting(String path, String body) throws IOException, InterruptedException {
+        call("PUT", path, body, true, false);
+    }
+
+    /** Deletes what `path` names; done too when it is gone already. */
+    public void delete(String path) throws IOException, InterruptedException {
+        call("DELETE", path, null, true, false);
+    }
+
+    private void call(String method, String path, String body, boolean missingIsDone, boolean existingIsDone)
+            throws IOException, InterruptedException {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url + path)).timeout(Duration.ofSeconds(30))
+                .header("Content-Type", "application/json")
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+        HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        int status = r.statusCode();
+        boolean done = status / 100 == 2 || (missingIsDone && status == 404)
+                || (existingIsDone && status == 400 && r.body().contains("resource_already_exists_exception"));
+        if (!done) {
+            throw new IllegalStateException(method + " " + path + ": HTTP " + status + " " + r.body());
+        }
+    }
+}

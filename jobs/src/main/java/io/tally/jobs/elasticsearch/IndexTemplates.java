@@ -1,0 +1,58 @@
+package io.tally.jobs.elasticsearch;
+
+import io.tally.model.elasticsearch.IndexNames;
+import io.tally.namespace.NamespaceConfig;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A namespace's Elasticsearch layout: the composable index template its slice indices are made
+ * from (mapping of its field_mapping plus the fixed fields, settings, alias) and the mapping put
+ * on the indices that exist already.
+ */
+public final class IndexTemplates {
+    private IndexTemplates() {}
+
+    /**
+     * Makes Elasticsearch ready for a namespace's config (idempotent; names were validated as
+     * safe index parts): its index template, for the slice indices to come, and its field_mapping
+     * on the indices that exist (new fields are added; a changed type Elasticsearch refuses is
+     * logged and applies from the next slice's index, made from the template).
+     */
+    public static void put(ElasticsearchAdmin elasticsearch, NamespaceConfig ns) throws Exception {
+        put(elasticsearch, ns.name(), template(ns), mapping(ns));
+    }
+
+    /** The same, from a template and a mapping made by {@link #template} and {@link #mapping}. */
+    public static void put(ElasticsearchAdmin elasticsearch, String namespace, String template, String mapping) throws Exception {
+        elasticsearch.put("/_index_template/" + IndexNames.template(namespace), template);
+        try {
+            elasticsearch.putOnExisting("/" + IndexNames.pattern(namespace) + "/_mapping", mapping);
+        } catch (IllegalStateException e) {
+            LoggerFactory.getLogger(IndexTemplates.class).warn("field_mapping of {} reaches existing indices only partly: {}",
+                    namespace, e.getMessage());
+        }
+    }
+
+    /** The mapping of a namespace's indices: the fixed fields and its field_mapping. */
+    public static String mapping(NamespaceConfig ns) {
+        return "{\"dynamic\":false,\"properties\":{" + properties(ns) + "}}";
+    }
+
+    private static String properties(NamespaceConfig ns) {
+        StringBuilder props = new StringBuilder("\"time_series_id\":{\"type\":\"keyword\"},"
+                + "\"event_time\":{\"type\":\"date\",\"format\":\"epoch_millis\"},"
+                + "\"event_time_us\":{\"type\":\"long\"},\"event_id\":{\"type\":\"keyword\"}");
+        ns.index().fieldMapping().forEach((field, type) -> props.append(",\"").append(field)
+                .append("\":{\"type\":\"").append(type.name().toLowerCase()).append("\"}"));
+        return props.toString();
+    }
+
+    /** The composable index template of a namespace: mapping, settings and its alias. */
+    public static String template(NamespaceConfig ns) {
+        return "{\"index_patterns\":[\"" + IndexNames.pattern(ns.name()) + "\"],\"priority\":100,\"template\":{"
+                + "\"settings\":{\"number_of_shards\":1,\"number_of_replicas\":0,\"refresh_interval\":\""
+                + ns.index().refreshInterval().toMillis() + "ms\"},"
+                + "\"mappings\":{\"dynamic\":false,\"properties\":{" + properties(ns) + "}},"
+                + "\"aliases\":{\"" + IndexNames.alias(ns.name()) + "\":{}}}}";
+    }
+}

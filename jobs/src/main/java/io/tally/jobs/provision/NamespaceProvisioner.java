@@ -1,0 +1,99 @@
+package io.tally.jobs.provision;
+
+import io.tally.jobs.control.ControlPlane;
+import io.tally.jobs.control.LiveNamespaces;
+import io.tally.namespace.NamespaceChange;
+import java.util.LinkedHashSet;
+import java.util.Set;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.streaming.api.functions.co.BroadcastProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.function.SerializableSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Makes the storage of each namespace match the control plane (parallelism 1, by design: one
+ * actor for DDL): a created or changed namespace is provisioned within a second, a deleted one
+ * retired, and every tick runs the slice lifecycle (see {@link NamespaceStorage} for what each
+ * means, {@link StoreNamespaceStorage} for the stores). Work that fails (Cassandra or
+ * Elasticsearch down) is retried on the next tick.
+ */
+public class NamespaceProvisioner extends BroadcastProcessFunction<Long, NamespaceChange, String> {
+    private static final Logger LOG = LoggerFactory.getLogger(NamespaceProvisioner.class);
+    private final SerializableSupplier<NamespaceStorage> storageFactory;
+    private transient NamespaceStorage storage;
+    private transient LiveNamespaces namespaces;
+    /** Changes not carried out yet (in order), retried each tick; provisioning is idempotent. */
+    private transient Set<NamespaceChange> todo;
+    /**
+     * Changes are started for at most this long a tick, the rest wait for the next: the work
+     * runs on the operator's thread, so a checkpoint barrier (a savepoint for an upgrade) waits
+     * behind it, and a replay's backlog must not hold one for minutes.
+     */
+    private static final long TICK_BUDGET_NANOS = 2_000_000_000L;
+
+    public NamespaceProvisioner(SerializableSupplier<NamespaceStorage> storage) {
+        this.storageFactory = storage;
+    }
+
+    @Override
+    public void open(OpenContext ctx) {
+        storage = storageFactory.get();
+        namespaces = new LiveNamespaces();
+        todo = new LinkedHashSet<>();
+    }
+
+    @Override
+    public void processBroadcastElement(NamespaceChange change, Context ctx, Collector<String> out) throws Exception {
+        if (change.tickOnly()) {
+            // carried out once a second, not per change: a deployment replays the topic from its
+            // start, and a burst of a name's changes (a test namespace created, changed, deleted)
+            // then costs its latest change only, not a keyspace created and dropped for nothing
+            carryOut(out);
+            return;
+        }
+        ctx.getBroadcastState(ControlPlane.NAMESPACES).put(change.name, change);
+        todo.removeIf(c -> c.name.equals(change.name)); // only the latest change of a name matters
+        todo.add(change);
+    }
+
+    @Override
+    public void processElement(Long tick, ReadOnlyContext ctx, Collector<String> out) throws Exception {
+        carryOut(out);
+        // After a restore the state holds every namespace: the first ticks provision them again (idempotent).
+        try {
+            storage.lifecycle(namespaces.over(ctx.getBroadcastState(ControlPlane.NAMESPACES)).all().values(),
+                    System.currentTimeMillis() * 1000);
+        } catch (Exception e) {
+            LOG.warn("slice lifecycle pass failed; retrying on the next tick", e);
+        }
+    }
+
+    private void carryOut(Collector<String> out) {
+        long deadline = System.nanoTime() + TICK_BUDGET_NANOS;
+        for (var it = todo.iterator(); it.hasNext() && System.nanoTime() < deadline; ) {
+            NamespaceChange c = it.next();
+            try {
+                if (c.deleted) {
+                    storage.retire(c.name);
+                } else {
+                    storage.provision(c.config(), System.currentTimeMillis() * 1000);
+                }
+                it.remove();
+                out.collect((c.deleted ? "retired " : "provisioned ") + c.name + " v" + c.version);
+                LOG.info("{} {} v{}", c.deleted ? "retired" : "provisioned", c.name, c.version);
+            } catch (Exception e) {
+                LOG.warn("provisioning {} failed; retrying on the next tick: {}", c, e.toString());
+                // only this name waits (todo holds one change per name, so order per name is kept)
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        if (storage != null) {
+            storage.close();
+        }
+    }
+}

@@ -1,0 +1,101 @@
+package io.tally.jobs.provision;
+
+import io.tally.jobs.elasticsearch.ElasticsearchAdmin;
+import io.tally.jobs.cassandra.SliceTables;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.datastax.oss.driver.api.core.cql.Row;
+import io.tally.namespace.NamespaceConfig;
+import io.tally.namespace.NamespaceName;
+import io.tally.namespace.TimeSlicePlanner;
+import io.tally.namespace.TimeSlicePlanner.Slice;
+import io.tally.model.cassandra.NamespaceKeyspace;
+import io.tally.model.cassandra.SliceCatalogTable;
+import io.tally.model.cassandra.SliceTable;
+import io.tally.model.elasticsearch.IndexNames;
+import java.time.Instant;
+
+/**
+ * The slice lifecycle of every namespace, one pass per call (retention applies to timeseries
+ * namespaces; a counter namespace keeps its event log while it lives):
+ * <ol>
+ *   <li>the current and the next slice exist ahead of need (table + OPEN catalogue row), so the
+ *       catalogue is contiguous;</li>
+ *   <li>a slice that ended more than close_after ago becomes CLOSED (the writer already refuses
+ *       events for it: SLICE_CLOSED);</li>
+ *   <li>a slice that ended more than delete_after ago loses its table and its Elasticsearch
+ *       index, and becomes DELETED: retention drops whole tables, no per-row TTL tombstones.</li>
+ * </ol>
+ */
+final class SliceLifecycle implements AutoCloseable {
+    private final CqlSession session;
+    private final SliceTables tables;
+    private final ElasticsearchAdmin elasticsearch;
+    private final PreparedStatement list;
+    private final PreparedStatement setStatus;
+
+    SliceLifecycle(CqlSession session, ElasticsearchAdmin elasticsearch) {
+        this.session = session;
+        this.tables = new SliceTables(session);
+        this.elasticsearch = elasticsearch;
+        this.list = session.prepare(SliceCatalogTable.LIST);
+        this.setStatus = session.prepare(SliceCatalogTable.SET_STATUS);
+    }
+
+    void run(Iterable<NamespaceConfig> namespaces, long nowMicros) throws Exception {
+        for (NamespaceConfig ns : namespaces) {
+            String keyspace = NamespaceName.keyspace(ns.name());
+            ensureAhead(ns, nowMicros);
+            if (ns.kind() != NamespaceConfig.Kind.TIMESERIES) {
+                continue; // counter events are the counters' audit log: kept while the namespace lives
+            }
+            long closeMicros = ns.retention().closeAfter().toNanos() / 1000;
+            long deleteMicros = ns.retention().deleteAfter().toNanos() / 1000;
+            for (Row r : session.execute(list.bind(ns.name()))) {
+                String table = r.getString("table_name");
+                Instant start = r.getInstant("start_time");
+                long end = r.getInstant("end_time").toEpochMilli() * 1000;
+                String status = r.getString("status");
+                if (!SliceCatalogTable.DELETED.equals(status) && end + deleteMicros <= nowMicros) {
+                    session.execute(SliceTable.drop(keyspace, table));
+                    tables.forget(keyspace, table);
+                    elasticsearch.delete("/" + IndexNames.sliceIndex(ns.name(), SliceTable.suffixOf(table)));
+                    session.execute(setStatus.bind(SliceCatalogTable.DELETED, ns.name(), start));
+                } else if (SliceCatalogTable.OPEN.equals(status) && end + closeMicros <= nowMicros) {
+                    session.execute(setStatus.bind(SliceCatalogTable.CLOSED, ns.name(), start));
+                }
+            }
+        }
+    }
+
+    /** The current and the next slice of a namespace: its table and its catalogue row. */
+    void ensureAhead(NamespaceConfig ns, long nowMicros) {
+        TimeSlicePlanner planner = new TimeSlicePlanner(ns);
+        Slice current = planner.sliceOf(nowMicros);
+        for (Slice s : planner.slicesCovering(nowMicros, current.endMicros() + 1)) { // the current one and the next
+            tables.ensure(ns.name(), NamespaceName.keyspace(ns.name()), s.tableName(), s.startMicros(), s.endMicros());
+        }
+    }
+
+    /** A deleted namespace's data goes: its keyspace, its catalogue rows become DELETED. */
+    void retire(String namespace) {
+        String keyspace = NamespaceName.keyspace(namespace);
+        session.execute(NamespaceKeyspace.drop(keyspace));
+        tables.forgetKeyspace(keyspace);
+        for (Row r : session.execute(list.bind(namespace))) {
+            if (!SliceCatalogTable.DELETED.equals(r.getString("status"))) {
+                session.execute(setStatus.bind(SliceCatalogTable.DELETED, namespace, r.getInstant("start_time")));
+            }
+        }
+    }
+
+    CqlSession session() {
+        return session;
+    }
+
+    @Override
+    public void close() {
+        session.close();
+    }
+}

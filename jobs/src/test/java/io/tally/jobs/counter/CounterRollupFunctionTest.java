@@ -1,0 +1,134 @@
+package io.tally.jobs.counter;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tally.jobs.kafka.DeadLetterRecord;
+import io.tally.jobs.kafka.RawRecord;
+import io.tally.model.DeadLetterReason;
+import java.util.List;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The rollup function on Flink's operator harness: state, timers and watermarks driven by hand.
+ * Namespace config as video_views: accept 5 s, skew 0.5 s, coalesce 1 s, so an event at t ms is
+ * due at the first 1 s grid point after t + 5.5 s, and a watermark W rolls up to W - 5.5 s.
+ */
+class CounterRollupFunctionTest {
+    static final long T0 = 1_795_000_000_000L; // ms, on the coalesce grid
+    OneInputStreamOperatorTestHarness<CounterMutation, RollupWrite> h;
+
+    @BeforeEach
+    void open() throws Exception {
+        h = new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(new CounterRollupFunction()),
+                CounterMutation::key, Types.STRING);
+        h.open();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        h.close();
+    }
+
+    static CounterMutation add(String id, long atMs, long delta) {
+        CounterMutation m = new CounterMutation();
+        m.namespace = "video_views";
+        m.counter = "c1";
+        m.delta = delta;
+        m.eventTimeMicros = atMs * 1000;
+        m.eventId = id;
+        m.acceptLimitMs = 5_000;
+        m.coalesceMs = 1_000;
+        m.clockSkewMs = 500;
+        m.table = "events_20261122";
+        m.raw = new RawRecord("tally.counter.events", 0, 0, atMs, null, new byte[0]);
+        return m;
+    }
+
+    static CounterMutation clear(String id, long atMs) {
+        CounterMutation m = add(id, atMs, 0);
+        m.clear = true;
+        return m;
+    }
+
+    void send(CounterMutation m) throws Exception {
+        h.processElement(new StreamRecord<>(m, m.eventTimeMicros / 1000));
+    }
+
+    List<RollupWrite> rollups() {
+        return h.extractOutputValues().stream().filter(w -> w.kind == RollupWrite.Kind.ROLLUP).toList();
+    }
+
+    @Test
+    void aRetryIsDroppedAndAReuseWithAnotherPayloadIsDeadLettered() throws Exception {
+        send(add("e1", T0, 5));
+        send(add("e1", T0, 5)); // the same request again
+        send(add("e1", T0, 7)); // the same token, another delta
+        assertThat(h.getSideOutput(CounterRollupFunction.EVENT_LOG)).hasSize(1);
+        assertThat(h.getSideOutput(CounterRollupFunction.DEAD_LETTERS)).extracting(r -> ((DeadLetterRecord) r.getValue()).reason)
+                .containsExactly(DeadLetterReason.IDEMPOTENCY_KEY_REUSE);
+        h.processWatermark(T0 + 10_000);
+        assertThat(rollups()).extracting(w -> w.count).containsExactly(5L);
+    }
+
+    @Test
+    void aBurstCostsOneRollupAtTheWindowsEnd() throws Exception {
+        for (int i = 0; i < 10; i++) {
+            send(add("b" + i, T0 + i * 10, 1));
+        }
+        assertThat(h.numEventTimeTimers()).isEqualTo(1); // one timer per counter, not per event
+        h.processWatermark(T0 + 6_000); // the first grid point after T0 + 5.5 s
+        assertThat(rollups()).singleElement().satisfies(w -> {
+            assertThat(w.count).isEqualTo(10);
+            assertThat(w.timeMicros).isEqualTo((T0 + 500) * 1000); // W - accept - skew
+        });
+    }
+
+    @Test
+    void nothingIsRolledUpBeforeTheWindowIsImmutable() throws Exception {
+        send(add("a", T0, 3));
+        h.processWatermark(T0 + 5_000); // an event 5.5 s old could still arrive
+        assertThat(rollups()).isEmpty();
+    }
+
+    @Test
+    void aClearDropsEveryEarlierEventWhateverTheArrivalOrder() throws Exception {
+        send(add("x1", T0, 5));
+        send(clear("clr", T0 + 200));
+        send(add("x2", T0 + 100, 3)); // older than the clear, arrives after it
+        send(add("x3", T0 + 300, 2));
+        h.processWatermark(T0 + 7_000);
+        assertThat(rollups()).extracting(w -> w.count).last().isEqualTo(2L);
+    }
+
+    @Test
+    void anEventBehindTheRollupIsDeadLetteredNotCounted() throws Exception {
+        send(add("a", T0, 3));
+        h.processWatermark(T0 + 7_000); // rolled up to T0 + 1.5 s
+        send(add("late", T0 + 1_000, 4));
+        assertThat(h.getSideOutput(CounterRollupFunction.DEAD_LETTERS)).extracting(r -> ((DeadLetterRecord) r.getValue()).reason)
+                .containsExactly(DeadLetterReason.OUTSIDE_ACCEPT_WINDOW);
+        h.processWatermark(T0 + 20_000);
+        assertThat(rollups()).extracting(w -> w.count).containsOnly(3L);
+    }
+
+    @Test
+    void stateAndTimersSurviveASnapshotAndRestore() throws Exception {
+        send(add("s1", T0, 4));
+        var snapshot = h.snapshot(1, T0);
+        h.close();
+        h = new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(new CounterRollupFunction()),
+                CounterMutation::key, Types.STRING);
+        h.initializeState(snapshot);
+        h.open();
+        send(add("s1", T0, 4)); // a replay after the restore: still a retry
+        h.processWatermark(T0 + 6_000);
+        assertThat(rollups()).extracting(w -> w.count).containsExactly(4L);
+    }
+}

@@ -1,0 +1,20 @@
+package io.tally.model;
+
+/**
+ * Why an event went to tally.deadletter (the DeadLetter record's {@code reason}): stable codes
+ * that operators alert and filter on. Every stage that dead-letters picks one of these.
+ */
+public enum DeadLetterReason {
+    /** Not Confluent wire format, an unknown schema id, or bytes that do not decode. */
+    UNDECODABLE,
+    /** No such namespace (after the grace for one created a moment ago), or it was deleted. */
+    UNKNOWN_NAMESPACE,
+    /** A counter event in a timeseries namespace or the other way round. */
+    WRONG_NAMESPACE_KIND,
+    /** event_time outside {@link AcceptWindow} around the record's Kafka timestamp. */
+    OUTSIDE_ACCEPT_WINDOW,
+    /** The slice the event belongs to is closed (retention.close_after has passed). */
+    SLICE_CLOSED,
+    /** An idempotency key seen before with another payload. */
+    IDEMPOTENCY_KEY_REUSE
+}

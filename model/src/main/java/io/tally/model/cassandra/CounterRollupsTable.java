@@ -1,0 +1,40 @@
+package io.tally.model.cassandra;
+
+/**
+ * A counter namespace's {@code counter_rollups} (shared DESIGN.md, "Storage"): the last rollup
+ * of each counter. Rollups are written {@code USING TIMESTAMP <rollup time>} so an older rollup
+ * (a replay, a slow writer) never overwrites a newer one; last_write_ts likewise with its own time.
+ */
+public final class CounterRollupsTable {
+    public static final String TABLE = "counter_rollups";
+
+    private CounterRollupsTable() {}
+
+    public static String create(String keyspace) {
+        return "CREATE TABLE IF NOT EXISTS " + CqlNames.qualified(keyspace, TABLE) + " (counter text PRIMARY KEY, "
+                + "last_rollup_count bigint, last_rollup_ts timestamp, last_write_ts timestamp)";
+    }
+
+    /** Binds: counter, last_rollup_count, last_rollup_ts, write time (microseconds). */
+    public static String insertRollup(String keyspace) {
+        return "INSERT INTO " + CqlNames.qualified(keyspace, TABLE)
+                + " (counter, last_rollup_count, last_rollup_ts) VALUES (?, ?, ?) USING TIMESTAMP ?";
+    }
+
+    /** Binds: counter, last_rollup_count, last_rollup_ts, write time (microseconds), TTL (seconds). */
+    public static String insertRollupWithTtl(String keyspace) {
+        return "INSERT INTO " + CqlNames.qualified(keyspace, TABLE)
+                + " (counter, last_rollup_count, last_rollup_ts) VALUES (?, ?, ?) USING TIMESTAMP ? AND TTL ?";
+    }
+
+    /** Binds: write time (microseconds), last_write_ts, counter. */
+    public static String updateLastWrite(String keyspace) {
+        return "UPDATE " + CqlNames.qualified(keyspace, TABLE) + " USING TIMESTAMP ? SET last_write_ts = ? WHERE counter = ?";
+    }
+
+    /** Binds: counter. Columns: last_rollup_count, last_rollup_ts, last_write_ts, the rollup's write time. */
+    public static String select(String keyspace) {
+        return "SELECT last_rollup_count, last_rollup_ts, last_write_ts, WRITETIME(last_rollup_count) AS wt FROM "
+                + CqlNames.qualified(keyspace, TABLE) + " WHERE counter = ?";
+    }
+}

@@ -1,0 +1,56 @@
+package io.tally.model.cassandra;
+
+/**
+ * A time slice of a namespace's events (shared DESIGN.md, "Storage"): one table per slice,
+ * {@code events_<slice start>}, partitioned by (time_series_id, time_bucket, event_bucket) and
+ * clustered newest first. (event_time, event_id, event_item_key) is the idempotency key, so a
+ * replayed write is an identical upsert. event_time is microseconds since the epoch (bigint):
+ * no precision of the idempotency key is lost. An event without items is one row with item key "".
+ */
+public final class SliceTable {
+    public static final String PREFIX = "events_";
+
+    private SliceTable() {}
+
+    /** The table of the slice whose start is written as suffix (e.g. 20261122). */
+    public static String name(String suffix) {
+        return PREFIX + suffix;
+    }
+
+    /** The slice start part of a slice table's name. */
+    public static String suffixOf(String table) {
+        if (!table.startsWith(PREFIX)) {
+            throw new IllegalArgumentException("'" + table + "' is not a slice table");
+        }
+        return table.substring(PREFIX.length());
+    }
+
+    public static String create(String keyspace, String table) {
+        return "CREATE TABLE IF NOT EXISTS " + CqlNames.qualified(keyspace, table) + " ("
+                + "time_series_id text, time_bucket int, event_bucket int, "
+                + "event_time bigint, event_id text, event_item_key text, "
+                + "event_item_value blob, value_metadata blob, "
+                + "PRIMARY KEY ((time_series_id, time_bucket, event_bucket), event_time, event_id, event_item_key)) "
+                + "WITH CLUSTERING ORDER BY (event_time DESC, event_id ASC, event_item_key ASC)";
+    }
+
+    public static String drop(String keyspace, String table) {
+        return "DROP TABLE IF EXISTS " + CqlNames.qualified(keyspace, table);
+    }
+
+    /** Binds: time_series_id, time_bucket, event_bucket, event_time, event_id, event_item_key, event_item_value. */
+    public static String insert(String keyspace, String table) {
+        return "INSERT INTO " + CqlNames.qualified(keyspace, table) + " (time_series_id, time_bucket, event_bucket, "
+                + "event_time, event_id, event_item_key, event_item_value) VALUES (?, ?, ?, ?, ?, ?, ?)";
+    }
+
+    /**
+     * One partition's rows in an event-time range, newest first; binds: time_series_id,
+     * time_bucket, event_bucket, lowest and highest event_time (inclusive). Columns: event_time,
+     * event_id, event_item_key, event_item_value.
+     */
+    public static String selectRange(String keyspace, String table) {
+        return "SELECT event_time, event_id, event_item_key, event_item_value FROM " + CqlNames.qualified(keyspace, table)
+                + " WHERE time_series_id = ? AND time_bucket = ? AND event_bucket = ? AND event_time >= ? AND event_time <= ?";
+    }
+}

@@ -1,0 +1,72 @@
+package io.tally.namespace;
+
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * A namespace's configuration (shared DESIGN.md, keys after the Counter and TimeSeries
+ * articles). Immutable; made by {@link NamespaceConfigParser}, which validates every key.
+ */
+public record NamespaceConfig(
+        String name,
+        Kind kind,
+        CounterType counterType,          // counters only, else null
+        TimePartition timePartition,
+        Duration acceptLimit,
+        Retention retention,
+        Index index,                      // never null; disabled when absent
+        Rollup rollup,                    // counters only, else null
+        java.util.List<EarlierPartition> partitionHistory) { // oldest first; empty when time_partition never changed
+
+    public enum Kind { TIMESERIES, COUNTER }
+
+    public enum CounterType {
+        /** Last rollup; idempotent; durable. */
+        EVENTUAL,
+        /** Last rollup plus the stored delta since; idempotent; durable. */
+        ACCURATE,
+        /** Processing-time aggregation: no dedup, no event log. */
+        BEST_EFFORT;
+
+        /** Durable types need an idempotency token and are acknowledged after Kafka's ack. */
+        public boolean durable() {
+            return this != BEST_EFFORT;
+        }
+    }
+
+    public record TimePartition(long secondsPerSlice, long secondsPerBucket, int bucketsPerId) {}
+
+    /**
+     * A time_partition the namespace had before a change: it lays out the slices before
+     * untilMicros (and after the previous one's). The control plane sets untilMicros to a
+     * boundary of both slice grids after the slices already made, so a change applies to
+     * future slices only and the existing ones keep their layout.
+     */
+    public record EarlierPartition(long untilMicros, TimePartition partition) {}
+
+    public record Retention(Duration closeAfter, Duration deleteAfter) {}
+
+    /** Field types an Elasticsearch mapping can take (the article's field_mapping). */
+    public enum FieldType { KEYWORD, TEXT, INTEGER, LONG, DOUBLE, BOOLEAN, DATE }
+
+    public record Index(boolean enabled, Map<String, FieldType> fieldMapping, Duration refreshInterval) {
+        public static final Index DISABLED = new Index(false, Map.of(), Duration.ofSeconds(1));
+    }
+
+    public record Rollup(long coalesceMs, long clockSkewMs) {}
+
+    /**
+     * The accept window: an event is accepted when its time is no older than accept_limit and no
+     * more than futureSkew ahead of the reference (the gateway's clock, or the Kafka record's
+     * timestamp in the jobs, so a replay decides the same way).
+     *
+     * @see io.tally.model.AcceptWindow
+     */
+    public boolean accepts(long eventMicros, long referenceMicros) {
+        return io.tally.model.AcceptWindow.accepts(acceptLimit, eventMicros, referenceMicros);
+    }
+
+    public boolean isCounter() {
+        return kind == Kind.COUNTER;
+    }
+}

@@ -1,0 +1,142 @@
+package io.tally.namespace;
+
+import io.tally.model.cassandra.SliceTable;
+import io.tally.model.elasticsearch.IndexNames;
+
+import io.tally.namespace.NamespaceConfig.EarlierPartition;
+import io.tally.namespace.NamespaceConfig.TimePartition;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Where an event of a namespace lives: its time slice (a Cassandra table and an Elasticsearch
+ * index), its time bucket within the slice, and its event bucket (which spreads a burst of one
+ * time series over several partitions). Slices are aligned to the UTC epoch, start-inclusive
+ * and end-exclusive, so consecutive slices tile time with no gaps and no overlaps; there is no
+ * daylight saving in UTC. Pure arithmetic: the writer job and the readers plan alike.
+ *
+ * <p>A namespace whose time_partition changed has epochs: each earlier partition lays out the
+ * slices before its "until" (a boundary of both grids), the current one the slices after the
+ * last. So a change applies to future slices only, and every slice carries its own layout.
+ */
+public final class TimeSlicePlanner {
+    private static final DateTimeFormatter DAY = DateTimeFormatter.ofPattern("yyyyMMdd").withZone(ZoneOffset.UTC);
+    private static final DateTimeFormatter MINUTE = DateTimeFormatter.ofPattern("yyyyMMdd_HHmm").withZone(ZoneOffset.UTC);
+
+    /** A slice [start, end) of a namespace, in microseconds since the epoch, with the layout of its epoch. */
+    public record Slice(String namespace, long startMicros, long endMicros, String tableName, String indexName,
+                        long bucketMicros, int bucketsPerId) {
+        public boolean contains(long micros) {
+            return micros >= startMicros && micros < endMicros;
+        }
+    }
+
+    /** Where one event goes. */
+    public record Placement(Slice slice, int timeBucket, int eventBucket) {}
+
+    /** A partition and the instant it stops applying (Long.MAX_VALUE for the current one). */
+    private record Epoch(long untilMicros, long sliceMicros, long bucketMicros, int bucketsPerId) {}
+
+    private final String namespace;
+    private final List<Epoch> epochs = new ArrayList<>();
+
+    public TimeSlicePlanner(NamespaceConfig config) {
+        this(config.name(), config.timePartition(), config.partitionHistory());
+    }
+
+    public TimeSlicePlanner(String namespace, TimePartition p) {
+        this(namespace, p, List.of());
+    }
+
+    public TimeSlicePlanner(String namespace, TimePartition current, List<EarlierPartition> history) {
+        this.namespace = NamespaceName.require(namespace, "namespace");
+        for (EarlierPartition e : history) {
+            epochs.add(epoch(e.untilMicros(), e.partition()));
+        }
+        epochs.add(epoch(Long.MAX_VALUE, current));
+    }
+
+    private static Epoch epoch(long until, TimePartition p) {
+        return new Epoch(until, p.secondsPerSlice() * 1_000_000L, p.secondsPerBucket() * 1_000_000L, p.bucketsPerId());
+    }
+
+    private Epoch epochOf(long micros) {
+        for (Epoch e : epochs) {
+            if (micros < e.untilMicros) {
+                return e;
+            }
+        }
+        return epochs.get(epochs.size() - 1);
+    }
+
+    public Slice sliceOf(long eventTimeMicros) {
+        Epoch e = epochOf(eventTimeMicros);
+        long start = Math.floorDiv(eventTimeMicros, e.sliceMicros) * e.sliceMicros;
+        // Day-or-longer slices are named by their UTC day; shorter ones by day and minute.
+        String suffix = (e.sliceMicros % 86_400_000_000L == 0 ? DAY : MINUTE)
+                .format(Instant.ofEpochSecond(Math.floorDiv(start, 1_000_000L)));
+        return new Slice(namespace, start, start + e.sliceMicros, SliceTable.name(suffix), IndexNames.sliceIndex(namespace, suffix),
+                e.bucketMicros, e.bucketsPerId);
+    }
+
+    /**
+     * @param eventId the event's id; its hash picks the event bucket, so a retried event
+     *     (same id) always lands in the same partition and its write is an identical upsert
+     */
+    public Placement place(long eventTimeMicros, String eventId) {
+        Slice slice = sliceOf(eventTimeMicros);
+        int timeBucket = (int) ((eventTimeMicros - slice.startMicros()) / slice.bucketMicros());
+        int eventBucket = Math.floorMod(stableHash(eventId), slice.bucketsPerId());
+        return new Placement(slice, timeBucket, eventBucket);
+    }
+
+    /** The slices that cover [fromMicros, toMicros), oldest first (for creating ahead and for reads). */
+    public List<Slice> slicesCovering(long fromMicros, long toMicros) {
+        List<Slice> out = new ArrayList<>();
+        for (long t = sliceOf(fromMicros).startMicros(); t < toMicros; ) {
+            Slice s = sliceOf(t);
+            out.add(s);
+            t = s.endMicros();
+        }
+        return out;
+    }
+
+    /** Time buckets of a slice that overlap [fromMicros, toMicros). */
+    public int[] timeBucketsOverlapping(Slice slice, long fromMicros, long toMicros) {
+        long from = Math.max(fromMicros, slice.startMicros());
+        long to = Math.min(toMicros, slice.endMicros());
+        if (from >= to) {
+            return new int[0];
+        }
+        int first = (int) ((from - slice.startMicros()) / slice.bucketMicros());
+        int last = (int) ((to - 1 - slice.startMicros()) / slice.bucketMicros());
+        int[] out = new int[last - first + 1];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = first + i;
+        }
+        return out;
+    }
+
+    /**
+     * When a change from one time_partition to another may take effect: the first boundary of
+     * both slice grids at or after notBefore (the end of the slices already made ahead).
+     */
+    public static long changeBoundary(TimePartition from, TimePartition to, long notBeforeMicros) {
+        long a = from.secondsPerSlice();
+        long b = to.secondsPerSlice();
+        long lcm = a / gcd(a, b) * b * 1_000_000L;
+        return Math.floorDiv(notBeforeMicros + lcm - 1, lcm) * lcm;
+    }
+
+    private static long gcd(long a, long b) {
+        return b == 0 ? a : gcd(b, a % b);
+    }
+
+    /** A hash that is the same in every JVM and release (String.hashCode is, by its spec). */
+    static int stableHash(String s) {
+        return s.hashCode() * 0x9E3779B9;
+    }
+}
