@@ -1,5 +1,6 @@
 """Benchmarks against the running stack. Each reports ratios against a ceiling measured in
 the same run; none fails on a number (the report is the result)."""
+
 from __future__ import annotations
 
 import base64
@@ -24,6 +25,7 @@ from .stack import Stack
 def bench_jar():
     """The benchmarks' own jar (bench/): none of its classes ship in a production jar."""
     return shaded_jar("bench", "tally-bench")
+
 
 OUT = REPO / "bench" / "out"
 
@@ -52,15 +54,41 @@ def measured(ref: ProcessRef, cmd: list[str]) -> tuple[str, float, float]:
 
 def producer_performance(stack: Stack, record_size: int, records: int) -> dict:
     kafka = stack.component("kafka")
-    cmd = [JAVA, "-Xmx512m", "-cp", f"{kafka.lib}/*", "org.apache.kafka.tools.ProducerPerformance",
-           "--topic", "bench.ceiling", "--num-records", str(records), "--record-size", str(record_size),
-           "--throughput", "-1", "--producer-props", f"bootstrap.servers={kafka.bootstrap}", "acks=all",
-           "enable.idempotence=true", "compression.type=lz4", "linger.ms=5", "batch.size=131072"]
+    cmd = [
+        JAVA,
+        "-Xmx512m",
+        "-cp",
+        f"{kafka.lib}/*",
+        "org.apache.kafka.tools.ProducerPerformance",
+        "--topic",
+        "bench.ceiling",
+        "--num-records",
+        str(records),
+        "--record-size",
+        str(record_size),
+        "--throughput",
+        "-1",
+        "--producer-props",
+        f"bootstrap.servers={kafka.bootstrap}",
+        "acks=all",
+        "enable.idempotence=true",
+        "compression.type=lz4",
+        "linger.ms=5",
+        "batch.size=131072",
+    ]
     r = subprocess.run(cmd, capture_output=True, text=True)
     last = [l for l in r.stdout.splitlines() if "records sent" in l][-1]
-    m = re.search(r"([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency.*?(\d+) ms 50th.*?(\d+) ms 99th", last)
-    return {"records_per_s": float(m.group(1)), "mb_per_s": float(m.group(2)), "avg_ms": float(m.group(3)),
-            "p50_ms": float(m.group(4)), "p99_ms": float(m.group(5)), "line": last}
+    m = re.search(
+        r"([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency.*?(\d+) ms 50th.*?(\d+) ms 99th", last
+    )
+    return {
+        "records_per_s": float(m.group(1)),
+        "mb_per_s": float(m.group(2)),
+        "avg_ms": float(m.group(3)),
+        "p50_ms": float(m.group(4)),
+        "p99_ms": float(m.group(5)),
+        "line": last,
+    }
 
 
 def bench_gateway(stack: Stack, say) -> dict:
@@ -72,23 +100,53 @@ def bench_gateway(stack: Stack, say) -> dict:
     ceiling = producer_performance(stack, 205, 1_000_000)
     say(f"  {ceiling['line']}")
     say("gateway: WriteEventRecordsSync, 100 events of ~205 B per request, 16 in flight, 5 s warm-up + 20 s ...")
-    out, cpu_batch, _ = measured(ref, gen + ["batch", "--port", port, "--seconds", "20", "--concurrency", "16",
-                                             "--events", "100", "--value-bytes", "150"])
+    out, cpu_batch, _ = measured(
+        ref,
+        gen
+        + [
+            "batch",
+            "--port",
+            port,
+            "--seconds",
+            "20",
+            "--concurrency",
+            "16",
+            "--events",
+            "100",
+            "--value-bytes",
+            "150",
+        ],
+    )
     batch = json.loads(out.strip().splitlines()[-1])
     say(f"  {batch}")
     say("gateway: AddCount (EVENTUAL, durable) at a fixed 5,000 requests/s, 5 s warm-up + 15 s ...")
     out, cpu_rate, _ = measured(ref, gen + ["rate", "--port", port, "--seconds", "15", "--rps", "5000"])
     rate = json.loads(out.strip().splitlines()[-1])
     say(f"  {rate}")
-    return {"ceiling_producer_performance": ceiling, "batch_sync": batch,
-            "ratio_events_per_s_to_ceiling": round(batch["events_per_s"] / ceiling["records_per_s"], 3),
-            "add_count_fixed_rate": rate, "gateway_cpu_percent_batch": round(cpu_batch),
-            "gateway_cpu_percent_rate": round(cpu_rate), "gateway_rss_mb": round(rss_mb(ref))}
+    return {
+        "ceiling_producer_performance": ceiling,
+        "batch_sync": batch,
+        "ratio_events_per_s_to_ceiling": round(batch["events_per_s"] / ceiling["records_per_s"], 3),
+        "add_count_fixed_rate": rate,
+        "gateway_cpu_percent_batch": round(cpu_batch),
+        "gateway_cpu_percent_rate": round(cpu_rate),
+        "gateway_rss_mb": round(rss_mb(ref)),
+    }
 
 
 def bench_registry(stack: Stack, say) -> dict:
-    r = subprocess.run([JAVA, "-Xmx512m", "-cp", str(bench_jar()), "io.tally.bench.registry.SerdeBenchmark",
-                        stack.component("registry").url()], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            JAVA,
+            "-Xmx512m",
+            "-cp",
+            str(bench_jar()),
+            "io.tally.bench.registry.SerdeBenchmark",
+            stack.component("registry").url(),
+        ],
+        capture_output=True,
+        text=True,
+    )
     if r.returncode != 0:
         raise RuntimeError(r.stderr[-2000:])
     say(r.stdout.rstrip())
@@ -137,25 +195,43 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
     """Writer and indexer throughput per TaskManager core against ConsumerPerformance and raw
     async Cassandra inserts of the same rows; ReadEventRecords latency; store-to-visible lag."""
     from .jobs import Jobs
+
     if not Jobs(stack.s, log=lambda *_: None).running("tally-timeseries-writer"):
         raise RuntimeError("tally-timeseries-writer is not running: ./tally up deploys it")
     ns, run = "bench_ts", f"b{int(time.time())}"
     gw = stack.component("gateway").url()
     kafka = stack.component("kafka")
     tool = [JAVA, "-Xmx512m", "-cp", str(bench_jar()), "io.tally.bench.jobs.TimeSeriesBenchmark"]
-    common = ["--bootstrap", kafka.bootstrap, "--registry", stack.component("registry").url(),
-              "--cassandra", f"127.0.0.1:{stack.component('cassandra').ports()['cql']}", "--namespace", ns]
+    common = [
+        "--bootstrap",
+        kafka.bootstrap,
+        "--registry",
+        stack.component("registry").url(),
+        "--cassandra",
+        f"127.0.0.1:{stack.component('cassandra').ports()['cql']}",
+        "--namespace",
+        ns,
+    ]
     probe = WriterProbe(stack, ns)
     refs = {c: stack.state.ref(c) for c in ("flink-taskmanager", "cassandra", "elasticsearch")}
-    if requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json={"namespace": ns, "timeSeriesId": "x",
-                     "timeInterval": {"start": iso(0), "end": iso(1_000_000)}}, timeout=10).status_code == 404:
+    if (
+        requests.post(
+            f"{gw}/v1/timeseries/ReadEventRecords",
+            json={"namespace": ns, "timeSeriesId": "x", "timeInterval": {"start": iso(0), "end": iso(1_000_000)}},
+            timeout=10,
+        ).status_code
+        == 404
+    ):
         raise RuntimeError(f"the gateway does not know namespace {ns}: restart it (./tally down; ./tally up)")
 
     say("waiting for the writer to be idle ...")
     rows0, docs0 = probe.wait_idle(say), probe.documents()
     say(f"writer: {events:,} events (2 items each, 150 B payload) over 1,000 ids, produced straight to Kafka ...")
-    producer = subprocess.Popen(tool + ["produce", *common, "--events", str(events), "--ids", "1000",
-                                        "--spread-seconds", "600", "--run", run], stdout=subprocess.PIPE, text=True)
+    producer = subprocess.Popen(
+        tool + ["produce", *common, "--events", str(events), "--ids", "1000", "--spread-seconds", "600", "--run", run],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     cpu0 = t_first = t_rows = t_docs = None
     deadline = time.monotonic() + 900
     while (t_rows is None or t_docs is None) and time.monotonic() < deadline:
@@ -169,18 +245,28 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
         time.sleep(0.2)
     produced = json.loads(producer.communicate(timeout=300)[0].strip().splitlines()[-1])
     if t_rows is None or t_docs is None:
-        raise RuntimeError(f"the writer stored {probe.cassandra_rows() - rows0:.0f} of {2 * events} rows and "
-                           f"indexed {probe.documents() - docs0} of {events} documents in 15 minutes")
+        raise RuntimeError(
+            f"the writer stored {probe.cassandra_rows() - rows0:.0f} of {2 * events} rows and "
+            f"indexed {probe.documents() - docs0} of {events} documents in 15 minutes"
+        )
     store_s, index_s = t_rows - t_first, t_docs - t_first
     cores = lambda cpu1, wall: {c: round((cpu1[c] - cpu0[c]) / wall, 2) for c in refs}
-    writer = {"events": events, "rows": 2 * events, "producer": produced, "store_seconds": round(store_s, 2),
-              "stored_events_per_s": round(events / store_s), "index_seconds": round(index_s, 2),
-              "indexed_events_per_s": round(events / index_s), "cores_while_storing": cores(cpu_rows, store_s),
-              "cores_while_indexing": cores(cpu_docs, index_s)}
+    writer = {
+        "events": events,
+        "rows": 2 * events,
+        "producer": produced,
+        "store_seconds": round(store_s, 2),
+        "stored_events_per_s": round(events / store_s),
+        "index_seconds": round(index_s, 2),
+        "indexed_events_per_s": round(events / index_s),
+        "cores_while_storing": cores(cpu_rows, store_s),
+        "cores_while_indexing": cores(cpu_docs, index_s),
+    }
     tm_store = writer["cores_while_storing"]["flink-taskmanager"]
     writer["stored_events_per_s_per_tm_core"] = round(writer["stored_events_per_s"] / max(tm_store, 0.01))
     writer["indexed_events_per_s_per_tm_core"] = round(
-        writer["indexed_events_per_s"] / max(writer["cores_while_indexing"]["flink-taskmanager"], 0.01))
+        writer["indexed_events_per_s"] / max(writer["cores_while_indexing"]["flink-taskmanager"], 0.01)
+    )
     say(f"  {writer}")
 
     say(f"ceiling: Kafka ConsumerPerformance, {events:,} records of tally.timeseries.events ...")
@@ -191,8 +277,23 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
     say(f"ceiling: the same {2 * events:,} rows as raw async Cassandra inserts, 128 in flight ...")
     c0 = {c: cpu_seconds(r) for c, r in refs.items()}
     t0 = time.monotonic()
-    r = subprocess.run(tool + ["cassandra-ceiling", *common, "--events", str(events), "--ids", "1000",
-                               "--spread-seconds", "600", "--run", run], capture_output=True, text=True)
+    r = subprocess.run(
+        tool
+        + [
+            "cassandra-ceiling",
+            *common,
+            "--events",
+            str(events),
+            "--ids",
+            "1000",
+            "--spread-seconds",
+            "600",
+            "--run",
+            run,
+        ],
+        capture_output=True,
+        text=True,
+    )
     if r.returncode != 0:
         raise RuntimeError(r.stderr[-2000:])
     raw = json.loads(r.stdout.strip().splitlines()[-1])
@@ -202,16 +303,23 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
     say("ReadEventRecords: 10,000 events of one id spread over the last day ...")
     one = f"{run}-day"
     before = probe.cassandra_rows()
-    r = subprocess.run(tool + ["produce", *common, "--events", "10000", "--ids", "1", "--spread-seconds", "86400",
-                               "--run", one], capture_output=True, text=True)
+    r = subprocess.run(
+        tool + ["produce", *common, "--events", "10000", "--ids", "1", "--spread-seconds", "86400", "--run", one],
+        capture_output=True,
+        text=True,
+    )
     if r.returncode != 0:
         raise RuntimeError(r.stderr[-2000:])
     deadline = time.monotonic() + 300
     while probe.cassandra_rows() < before + 20_000 and time.monotonic() < deadline:
         time.sleep(0.5)
     now_us = int(time.time() * 1e6)
-    query = {"namespace": ns, "timeSeriesId": f"{one}-id-0", "totalRecordLimit": 1_000_000,
-             "timeInterval": {"start": iso(now_us - 86_400_000_000 - 60_000_000), "end": iso(now_us + 60_000_000)}}
+    query = {
+        "namespace": ns,
+        "timeSeriesId": f"{one}-id-0",
+        "totalRecordLimit": 1_000_000,
+        "timeInterval": {"start": iso(now_us - 86_400_000_000 - 60_000_000), "end": iso(now_us + 60_000_000)},
+    }
     http = requests.Session()
 
     def read(body):
@@ -234,8 +342,11 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
         read({**query, "pageSize": 100})
     first_page = percentiles([read({**query, "pageSize": 100})[1] for _ in range(300)])
     full = [read_all(1000) for _ in range(20)]
-    reads = {"events_in_window": total, "first_page_of_100": first_page,
-             "all_10k_in_pages_of_1000": percentiles([ms for _, ms in full])}
+    reads = {
+        "events_in_window": total,
+        "first_page_of_100": first_page,
+        "all_10k_in_pages_of_1000": percentiles([ms for _, ms in full]),
+    }
     say(f"  {reads}")
 
     say("store-to-visible lag: WriteEventRecordsSync acknowledged -> ReadEventRecords / SearchEventRecords show it ...")
@@ -243,14 +354,33 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
     for i in range(40):
         tsid, kind = f"{run}-lag-{i}", f"lag-{run}-{i}"
         t_us = int(time.time() * 1e6)
-        body = {"namespace": ns, "events": [{"timeSeriesId": tsid, "eventTime": iso(t_us), "eventId": f"lag{i}",
-                "eventItems": [{"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(kind.encode()).decode()}]}]}
+        body = {
+            "namespace": ns,
+            "events": [
+                {
+                    "timeSeriesId": tsid,
+                    "eventTime": iso(t_us),
+                    "eventId": f"lag{i}",
+                    "eventItems": [
+                        {"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(kind.encode()).decode()}
+                    ],
+                }
+            ],
+        }
         http.post(f"{gw}/v1/timeseries/WriteEventRecordsSync", json=body, timeout=30).raise_for_status()
         acked = time.perf_counter()
-        q = {"namespace": ns, "timeSeriesId": tsid,
-             "timeInterval": {"start": iso(t_us - 60_000_000), "end": iso(t_us + 60_000_000)}}
-        search = {"namespace": ns, "timeInterval": q["timeInterval"], "searchQuery": {"equals": {
-                  "eventItemKey": "deviceType", "eventItemValue": base64.b64encode(kind.encode()).decode()}}}
+        q = {
+            "namespace": ns,
+            "timeSeriesId": tsid,
+            "timeInterval": {"start": iso(t_us - 60_000_000), "end": iso(t_us + 60_000_000)},
+        }
+        search = {
+            "namespace": ns,
+            "timeInterval": q["timeInterval"],
+            "searchQuery": {
+                "equals": {"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(kind.encode()).decode()}
+            },
+        }
         seen_read = seen_search = None
         while (seen_read is None or seen_search is None) and time.perf_counter() - acked < 30:
             if seen_read is None and read(q)[0]["events"]:
@@ -265,25 +395,51 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
         lag_search.append(seen_search if seen_search is not None else 30_000.0)
     lag = {"read_cassandra": percentiles(lag_read), "search_elasticsearch": percentiles(lag_search)}
     say(f"  {lag}")
-    return {"writer": writer, "ceiling_consumer_performance": consumer, "ceiling_cassandra_raw_inserts": raw,
-            "ratio_stored_events_per_s_to_consumer_performance": round(writer["stored_events_per_s"] / consumer_per_s, 3),
-            "ratio_stored_events_per_s_to_raw_cassandra": round(writer["stored_events_per_s"] / raw["events_per_s"], 3),
-            "ratio_indexed_events_per_s_to_consumer_performance": round(writer["indexed_events_per_s"] / consumer_per_s, 3),
-            "read_event_records": reads, "store_to_visible_lag": lag}
+    return {
+        "writer": writer,
+        "ceiling_consumer_performance": consumer,
+        "ceiling_cassandra_raw_inserts": raw,
+        "ratio_stored_events_per_s_to_consumer_performance": round(writer["stored_events_per_s"] / consumer_per_s, 3),
+        "ratio_stored_events_per_s_to_raw_cassandra": round(writer["stored_events_per_s"] / raw["events_per_s"], 3),
+        "ratio_indexed_events_per_s_to_consumer_performance": round(writer["indexed_events_per_s"] / consumer_per_s, 3),
+        "read_event_records": reads,
+        "store_to_visible_lag": lag,
+    }
 
 
 def operator_records_in(metrics_url: str, operator: str) -> float:
     """numRecordsIn of an operator, live from the TaskManager's Prometheus reporter."""
     text = requests.get(metrics_url, timeout=10).text
-    return sum(float(l.rsplit(" ", 1)[1]) for l in text.splitlines()
-               if l.startswith("flink_taskmanager_job_task_operator_numRecordsIn{") and f'operator_name="{operator}"' in l)
+    return sum(
+        float(l.rsplit(" ", 1)[1])
+        for l in text.splitlines()
+        if l.startswith("flink_taskmanager_job_task_operator_numRecordsIn{") and f'operator_name="{operator}"' in l
+    )
 
 
 def consumer_performance(stack: Stack, topic: str, messages: int, group: str) -> dict:
     kafka = stack.component("kafka")
-    r = subprocess.run([JAVA, "-Xmx512m", "-cp", f"{kafka.lib}/*", "org.apache.kafka.tools.ConsumerPerformance",
-                        "--bootstrap-server", kafka.bootstrap, "--topic", topic, "--messages", str(messages),
-                        "--group", group, "--timeout", "60000"], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            JAVA,
+            "-Xmx512m",
+            "-cp",
+            f"{kafka.lib}/*",
+            "org.apache.kafka.tools.ConsumerPerformance",
+            "--bootstrap-server",
+            kafka.bootstrap,
+            "--topic",
+            topic,
+            "--messages",
+            str(messages),
+            "--group",
+            group,
+            "--timeout",
+            "60000",
+        ],
+        capture_output=True,
+        text=True,
+    )
     if r.returncode != 0:
         raise RuntimeError(r.stderr[-2000:])
     header, line = [l for l in r.stdout.splitlines() if l.strip()][-2:]
@@ -294,7 +450,9 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
     """Rollup job events/s per TaskManager core (EVENTUAL with its event log, and BEST_EFFORT)
     beside ConsumerPerformance; AddCount-to-GetCount freshness; GetCount latency at 2,000/s."""
     from concurrent.futures import ThreadPoolExecutor
+
     from .jobs import Jobs
+
     if not Jobs(stack.s, log=lambda *_: None).running("tally-counter-rollup"):
         raise RuntimeError("tally-counter-rollup is not running: ./tally up deploys it")
     run = f"c{int(time.time())}"
@@ -303,12 +461,24 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
     tm = stack.component("flink-taskmanager")
     metrics_url = f"http://127.0.0.1:{tm.ports()['metrics']}/metrics"
     refs = {c: stack.state.ref(c) for c in ("flink-taskmanager", "cassandra")}
-    tool = [JAVA, "-Xmx512m", "-cp", str(bench_jar()), "io.tally.bench.jobs.CounterBenchmark",
-            "--bootstrap", kafka.bootstrap, "--registry", stack.component("registry").url()]
+    tool = [
+        JAVA,
+        "-Xmx512m",
+        "-cp",
+        str(bench_jar()),
+        "io.tally.bench.jobs.CounterBenchmark",
+        "--bootstrap",
+        kafka.bootstrap,
+        "--registry",
+        stack.component("registry").url(),
+    ]
 
     def produce(ns, n, counters, tag):
-        r = subprocess.run(tool + ["produce", "--namespace", ns, "--events", str(n), "--counters", str(counters),
-                                   "--run", tag], capture_output=True, text=True)
+        r = subprocess.run(
+            tool + ["produce", "--namespace", ns, "--events", str(n), "--counters", str(counters), "--run", tag],
+            capture_output=True,
+            text=True,
+        )
         if r.returncode != 0:
             raise RuntimeError(r.stderr[-2000:])
         return json.loads(r.stdout.strip().splitlines()[-1])
@@ -326,8 +496,12 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
     def drain(ns, operator, label):
         base = wait_idle(operator)
         say(f"{label}: {events:,} AddCount events over 100,000 counters of {ns}, straight to Kafka ...")
-        producer = subprocess.Popen(tool + ["produce", "--namespace", ns, "--events", str(events), "--counters", "100000",
-                                            "--run", f"{run}-{ns}"], stdout=subprocess.PIPE, text=True)
+        producer = subprocess.Popen(
+            tool
+            + ["produce", "--namespace", ns, "--events", str(events), "--counters", "100000", "--run", f"{run}-{ns}"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         t_first = t_done = cpu0 = None
         deadline = time.monotonic() + 900
         while t_done is None and time.monotonic() < deadline:
@@ -339,11 +513,19 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
             time.sleep(0.2)
         produced = json.loads(producer.communicate(timeout=300)[0].strip().splitlines()[-1])
         if t_done is None:
-            raise RuntimeError(f"{operator} took in {operator_records_in(metrics_url, operator) - base:.0f} of {events} in 15 minutes")
+            raise RuntimeError(
+                f"{operator} took in {operator_records_in(metrics_url, operator) - base:.0f} of {events} in 15 minutes"
+            )
         wall = t_done - t_first
         cores = {c: round((cpu1[c] - cpu0[c]) / wall, 2) for c in refs}
-        out = {"events": events, "producer": produced, "seconds": round(wall, 2), "events_per_s": round(events / wall),
-               "cores": cores, "events_per_s_per_tm_core": round(events / wall / max(cores["flink-taskmanager"], 0.01))}
+        out = {
+            "events": events,
+            "producer": produced,
+            "seconds": round(wall, 2),
+            "events_per_s": round(events / wall),
+            "cores": cores,
+            "events_per_s_per_tm_core": round(events / wall / max(cores["flink-taskmanager"], 0.01)),
+        }
         say(f"  {out}")
         return out
 
@@ -354,16 +536,21 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
     say(f"  {consumer}")
 
     say("freshness: AddCount acknowledged -> GetCount shows it, 40 new counters per type, 10 at a time ...")
-    http = requests.Session()
 
     def probe(ns, i):
         counter = f"{run}-fresh-{ns}-{i}"
-        body = {"namespace": ns, "counter_name": counter, "delta": 1,
-                "idempotency_token": {"token": f"{run}-{i}", "generation_time": iso(int(time.time() * 1e6))}}
+        body = {
+            "namespace": ns,
+            "counter_name": counter,
+            "delta": 1,
+            "idempotency_token": {"token": f"{run}-{i}", "generation_time": iso(int(time.time() * 1e6))},
+        }
         requests.post(f"{gw}/v1/counter/AddCount", json=body, timeout=30).raise_for_status()
         acked = time.perf_counter()
         while time.perf_counter() - acked < 60:
-            got = requests.post(f"{gw}/v1/counter/GetCount", json={"namespace": ns, "counter_name": counter}, timeout=30)
+            got = requests.post(
+                f"{gw}/v1/counter/GetCount", json={"namespace": ns, "counter_name": counter}, timeout=30
+            )
             if got.json().get("count") == 1:
                 return (time.perf_counter() - acked) * 1000
             time.sleep(0.01)
@@ -383,16 +570,37 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
     gw_ref = stack.state.ref("gateway")
     get_count = {}
     for ns, kind in (("ad_clicks", "ACCURATE"), ("video_views", "EVENTUAL")):
-        out, cpu, _ = measured(gw_ref, gen + ["rate", "--port", str(stack.component("gateway").ports()["http"]),
-                                              "--seconds", "15", "--rps", "2000", "--endpoint", "GetCount",
-                                              "--namespace", ns, "--counters", "10000"])
+        out, cpu, _ = measured(
+            gw_ref,
+            gen
+            + [
+                "rate",
+                "--port",
+                str(stack.component("gateway").ports()["http"]),
+                "--seconds",
+                "15",
+                "--rps",
+                "2000",
+                "--endpoint",
+                "GetCount",
+                "--namespace",
+                ns,
+                "--counters",
+                "10000",
+            ],
+        )
         get_count[kind] = {**json.loads(out.strip().splitlines()[-1]), "gateway_cpu_percent": round(cpu)}
         say(f"  {kind}: {get_count[kind]}")
     consumer_per_s = float(consumer["nMsg.sec"])
-    return {"rollup_eventual": durable, "rollup_best_effort": best, "ceiling_consumer_performance": consumer,
-            "ratio_rollup_eventual_to_consumer_performance": round(durable["events_per_s"] / consumer_per_s, 3),
-            "ratio_rollup_best_effort_to_consumer_performance": round(best["events_per_s"] / consumer_per_s, 3),
-            "freshness_ack_to_get_count": freshness, "get_count_at_2000_rps": get_count}
+    return {
+        "rollup_eventual": durable,
+        "rollup_best_effort": best,
+        "ceiling_consumer_performance": consumer,
+        "ratio_rollup_eventual_to_consumer_performance": round(durable["events_per_s"] / consumer_per_s, 3),
+        "ratio_rollup_best_effort_to_consumer_performance": round(best["events_per_s"] / consumer_per_s, 3),
+        "freshness_ack_to_get_count": freshness,
+        "get_count_at_2000_rps": get_count,
+    }
 
 
 def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
@@ -401,7 +609,9 @@ def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
     import signal
     import socket
     import sys
+
     from .components.runq_exporter import build
+
     binary = build(stack.s.home, say)
     mount = next(p for p in (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup")) if (p / "cgroup.procs").exists())
     group = mount / stack.s.get("TALLY_RUNQ_CONTAINER_ROOT") / f"bench-{uuid.uuid4().hex[:6]}"
@@ -411,8 +621,9 @@ def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
     stats_flag.write_text("1")
     load = []
     try:
-        for cmd in [["sh", "-c", "while :; do :; done"]] * 3 + [[sys.executable, "-c",
-                    "import time\nwhile True:\n    sum(range(2000))\n    time.sleep(0.001)"]]:
+        for cmd in [["sh", "-c", "while :; do :; done"]] * 3 + [
+            [sys.executable, "-c", "import time\nwhile True:\n    sum(range(2000))\n    time.sleep(0.001)"]
+        ]:
             p = subprocess.Popen(cmd)
             (group / "cgroup.procs").write_text(str(p.pid))
             load.append(p)
@@ -426,28 +637,53 @@ def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
 
         def progs(exclude: set[int]):
             """The bench instance's programs: those loaded after `exclude` was taken."""
-            return {p["name"]: (p.get("run_time_ns", 0), p.get("run_cnt", 0)) for p in loaded()
-                    if p.get("name", "").startswith("tp_sched") and p["id"] not in exclude}
+            return {
+                p["name"]: (p.get("run_time_ns", 0), p.get("run_cnt", 0))
+                for p in loaded()
+                if p.get("name", "").startswith("tp_sched") and p["id"] not in exclude
+            }
+
         runs = {}
-        for label, rate, extra in (("rate limit 10 ms, producing to Kafka", "10ms", []),
-                                   ("rate limit 10 ms, no Kafka", "10ms", ["--no-kafka"]),
-                                   ("rate limiter off, no Kafka", "0s", ["--no-kafka"])):
+        for label, rate, extra in (
+            ("rate limit 10 ms, producing to Kafka", "10ms", []),
+            ("rate limit 10 ms, no Kafka", "10ms", ["--no-kafka"]),
+            ("rate limiter off, no Kafka", "0s", ["--no-kafka"]),
+        ):
             with socket.socket() as sk:
                 sk.bind(("127.0.0.1", 0))
                 port = sk.getsockname()[1]
             before = {p["id"] for p in loaded()}
-            proc = subprocess.Popen([str(binary), "--metrics-addr", f"127.0.0.1:{port}", "--rate-limit", rate,
-                                     "--kafka", stack.component("kafka").bootstrap, "--host", "bench",
-                                     "--registry", stack.component("registry").url(),
-                                     "--container-root", stack.s.get("TALLY_RUNQ_CONTAINER_ROOT"), *extra],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            proc = subprocess.Popen(
+                [
+                    str(binary),
+                    "--metrics-addr",
+                    f"127.0.0.1:{port}",
+                    "--rate-limit",
+                    rate,
+                    "--kafka",
+                    stack.component("kafka").bootstrap,
+                    "--host",
+                    "bench",
+                    "--registry",
+                    stack.component("registry").url(),
+                    "--container-root",
+                    stack.s.get("TALLY_RUNQ_CONTAINER_ROOT"),
+                    *extra,
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             url = f"http://127.0.0.1:{port}/metrics"
             try:
                 time.sleep(3)
 
                 def events():
-                    return sum(float(l.rsplit(" ", 1)[1]) for l in requests.get(url, timeout=5).text.splitlines()
-                               if l.startswith("tally_runq_exporter_events_total{"))
+                    return sum(
+                        float(l.rsplit(" ", 1)[1])
+                        for l in requests.get(url, timeout=5).text.splitlines()
+                        if l.startswith("tally_runq_exporter_events_total{")
+                    )
+
                 ref = ProcessRef(proc.pid, process_start_ticks(proc.pid))
                 c0, x0, e0, p0, t0 = cpu_seconds(ref), ctxt(), events(), progs(before), time.monotonic()
                 time.sleep(seconds)
@@ -457,9 +693,13 @@ def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
                 proc.wait(30)
             wall = t1 - t0
             hooks = {n: round((p1[n][0] - p0[n][0]) / max(1, p1[n][1] - p0[n][1])) for n in p1 if n in p0}
-            runs[label] = {"switches_per_s": round((x1 - x0) / wall), "exporter_cpu_percent": round(100 * (c1 - c0) / wall, 1),
-                           "events_per_s": round((e1 - e0) / wall), "ns_per_hook": hooks,
-                           "hook_calls_per_s": {n: round((p1[n][1] - p0[n][1]) / wall) for n in hooks}}
+            runs[label] = {
+                "switches_per_s": round((x1 - x0) / wall),
+                "exporter_cpu_percent": round(100 * (c1 - c0) / wall, 1),
+                "events_per_s": round((e1 - e0) / wall),
+                "ns_per_hook": hooks,
+                "hook_calls_per_s": {n: round((p1[n][1] - p0[n][1]) / wall) for n in hooks},
+            }
             say(f"  {label}: {runs[label]}")
     finally:
         for p in load:
@@ -476,15 +716,24 @@ def bench_control(stack: Stack, say, changes: int = 100) -> dict:
     Debezium change event on tally.control.namespaces (the ceiling: nothing downstream can apply
     a change before it is in Kafka), and the gateway applying it (its answers change)."""
     import threading
+
     import requests
     from confluent_kafka import Consumer, TopicPartition
+
     gw = stack.component("gateway").url()
     bootstrap = f"{stack.s.host}:{stack.s.port('TALLY_KAFKA_PORT')}"
     name = f"bench_cp_{uuid.uuid4().hex[:6]}"
     seen: dict[int, float] = {}
     stop = threading.Event()
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-{uuid.uuid4()}", "enable.auto.commit": False,
-                         "fetch.wait.max.ms": 5, "log_level": 0})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"bench-{uuid.uuid4()}",
+            "enable.auto.commit": False,
+            "fetch.wait.max.ms": 5,
+            "log_level": 0,
+        }
+    )
     high = consumer.get_watermark_offsets(TopicPartition(topic("control_namespaces"), 0), timeout=10)[1]
     consumer.assign([TopicPartition(topic("control_namespaces"), 0, high)])
 
@@ -497,6 +746,7 @@ def bench_control(stack: Stack, say, changes: int = 100) -> dict:
             row = event.get("after") or {}
             if row.get("name") == name:
                 seen.setdefault(int(row["version"]), time.monotonic())
+
     t = threading.Thread(target=tail, daemon=True)
     t.start()
     put_ms, kafka_ms, applied_ms = [], [], []
@@ -508,8 +758,12 @@ def bench_control(stack: Stack, say, changes: int = 100) -> dict:
 
         def answer() -> int:
             when = time.time() - 30
-            body = {"namespace": name, "events": [{"timeSeriesId": "bench", "eventTime": iso(int(when * 1e6)), "eventItems": []}]}
+            body = {
+                "namespace": name,
+                "events": [{"timeSeriesId": "bench", "eventTime": iso(int(when * 1e6)), "eventItems": []}],
+            }
             return session.post(f"{gw}/v1/timeseries/WriteEventRecords", json=body, timeout=10).status_code
+
         for i in range(changes + 1):
             wide = i % 2 == 1
             config["accept_limit"] = "60s" if wide else "5s"
@@ -535,9 +789,15 @@ def bench_control(stack: Stack, say, changes: int = 100) -> dict:
         t.join(2)
         consumer.close()
         requests.delete(f"{gw}/v1/namespaces/{name}", timeout=10)
-    result = {"changes": changes, "admin_put": percentiles(put_ms), "in_kafka": percentiles(kafka_ms),
-              "applied_by_gateway": percentiles(applied_ms)}
-    result["ratio_applied_over_in_kafka_p50"] = round(result["applied_by_gateway"]["p50_ms"] / result["in_kafka"]["p50_ms"], 2)
+    result = {
+        "changes": changes,
+        "admin_put": percentiles(put_ms),
+        "in_kafka": percentiles(kafka_ms),
+        "applied_by_gateway": percentiles(applied_ms),
+    }
+    result["ratio_applied_over_in_kafka_p50"] = round(
+        result["applied_by_gateway"]["p50_ms"] / result["in_kafka"]["p50_ms"], 2
+    )
     say(json.dumps(result, indent=2))
     return result
 
@@ -546,8 +806,14 @@ def process_start_ticks(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
 
 
-BENCHMARKS = {"gateway": bench_gateway, "registry": bench_registry, "timeseries": bench_timeseries,
-              "counters": bench_counters, "runq": bench_runq, "control": bench_control}
+BENCHMARKS = {
+    "gateway": bench_gateway,
+    "registry": bench_registry,
+    "timeseries": bench_timeseries,
+    "counters": bench_counters,
+    "runq": bench_runq,
+    "control": bench_control,
+}
 
 
 def run(name: str, stack: Stack, say) -> Path:

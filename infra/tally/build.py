@@ -1,4 +1,5 @@
 """Building the Java modules, skipped when no source or POM changed since the last build."""
+
 from __future__ import annotations
 
 import hashlib
@@ -18,7 +19,12 @@ def source_digest() -> str:
     h = hashlib.sha256()
     for pattern in SOURCE_GLOBS:
         for p in sorted(REPO.glob(pattern)):
-            if p.is_file() and "target" not in p.parts and ".tally" not in p.parts and "infra" not in p.parts[len(REPO.parts):len(REPO.parts) + 1]:
+            if (
+                p.is_file()
+                and "target" not in p.parts
+                and ".tally" not in p.parts
+                and "infra" not in p.parts[len(REPO.parts) : len(REPO.parts) + 1]
+            ):
                 h.update(str(p.relative_to(REPO)).encode())
                 h.update(p.read_bytes())
     return h.hexdigest()

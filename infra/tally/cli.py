@@ -1,4 +1,5 @@
 """./tally: the local stack's command line (up, down, status, logs, test, build)."""
+
 from __future__ import annotations
 
 import argparse
@@ -6,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from . import build, packages
 from .jobs import JOBS, Jobs
@@ -96,6 +98,7 @@ def cmd_jobs(args, settings: Settings) -> int:
 def cmd_counters(args, settings: Settings) -> int:
     """recount: the gateway's Recount endpoint (CounterReader) on a counter's event log."""
     import requests
+
     body = {"namespace": args.namespace, "counter_name": args.counter, "repair": args.repair}
     if args.start:
         body["from"] = args.start
@@ -108,8 +111,10 @@ def cmd_counters(args, settings: Settings) -> int:
         say(f"recount failed ({r.status_code}): {err.get('code', '')} {err.get('message', r.text[:300])}")
         return 2
     o = r.json()
-    say(f"{args.namespace}/{o['counter_name']}: {o['events']} events from {o['from']} to {o['to']}: "
-        f"recounted {o['recounted']}, rollup {o['rollup_count']} at {o['last_rollup_ts']}")
+    say(
+        f"{args.namespace}/{o['counter_name']}: {o['events']} events from {o['from']} to {o['to']}: "
+        f"recounted {o['recounted']}, rollup {o['rollup_count']} at {o['last_rollup_ts']}"
+    )
     if not o["compared"]:
         say("  (to is not the rollup time, so there is nothing to compare with)")
         return 0
@@ -117,7 +122,9 @@ def cmd_counters(args, settings: Settings) -> int:
         say("  the rollup agrees with the event log")
         return 0
     if o["repaired"]:
-        say(f"  difference {o['difference']}: repaired (the rollup at {o['last_rollup_ts']} now holds {o['recounted']})")
+        say(
+            f"  difference {o['difference']}: repaired (the rollup at {o['last_rollup_ts']} now holds {o['recounted']})"
+        )
         return 0
     say(f"  difference {o['difference']}: run again with --repair to write the recounted value")
     return 1
@@ -129,25 +136,40 @@ def cmd_build(args, settings: Settings) -> int:
 
 
 def cmd_test(args, settings: Settings) -> int:
+    """Format and lint checks, unit tests (Maven, pytest, go), then the stack (started if needed),
+    then integration tests."""
     from .components import runq_exporter
-    """Unit tests (Maven, pytest), then the stack (started if needed), then integration tests."""
+
     t0 = time.monotonic()
     results: list[tuple[str, int]] = []
     py = sys.executable
     env = dict(os.environ, PYTHONPATH=str(REPO / "infra"))
     if not args.integration_only:
+        results += format_checks(py, runq_exporter)
         results.append(("maven unit tests", run(build.mvn_cmd("-B", "test"))))
-        results.append(("python unit tests", run([py, "-m", "pytest", "-q", str(REPO / "infra" / "tests" / "unit")], env)))
+        results.append(
+            ("python unit tests", run([py, "-m", "pytest", "-q", str(REPO / "infra" / "tests" / "unit")], env))
+        )
         packages.ensure_packages(say)
         runq_exporter.build(settings.home, say)  # bpf2go output is generated, not committed
-        results.append(("go unit tests", run([runq_exporter.go_binary(), "test", "-C", str(runq_exporter.SRC), "./..."])))
+        results.append(("go vet", run([runq_exporter.go_binary(), "vet", "-C", str(runq_exporter.SRC), "./..."])))
+        results.append(
+            ("go unit tests", run([runq_exporter.go_binary(), "test", "-C", str(runq_exporter.SRC), "./..."]))
+        )
     if not args.unit_only:
         packages.ensure_packages(say)
         build.build_java(say)
         Stack(settings, say).up()
         Jobs(settings, say).ensure_deployed()
-        results.append(("python integration tests",
-                        run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(REPO / "infra" / "tests" / "integration")], env)))
+        results.append(
+            (
+                "python integration tests",
+                run(
+                    [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(REPO / "infra" / "tests" / "integration")],
+                    env,
+                ),
+            )
+        )
     failed = [name for name, rc in results if rc != 0]
     say(f"\n./tally test took {time.monotonic() - t0:.0f}s")
     for name, rc in results:
@@ -155,8 +177,27 @@ def cmd_test(args, settings: Settings) -> int:
     return 1 if failed else 0
 
 
+def format_checks(py: str, runq_exporter) -> list[tuple[str, int]]:
+    """The tree's formats and lints: Java (Spotless, palantir-java-format), Python (ruff), Go (gofmt, go vet).
+    Fix with: mvn spotless:apply; ruff format infra && ruff check --fix infra; gofmt -w connectors/runq-exporter."""
+    ruff = [py, "-m", "ruff"]
+    go_src = str(runq_exporter.SRC)
+    gofmt_bin = str(Path(runq_exporter.go_binary()).with_name("gofmt"))
+    gofmt = subprocess.run([gofmt_bin, "-l", go_src], capture_output=True, text=True)
+    unformatted = gofmt.stdout.strip()
+    if unformatted:
+        say(f"gofmt: not formatted:\n{unformatted}")
+    return [
+        ("java format (spotless:check)", run(build.mvn_cmd("-B", "-q", "spotless:check"))),
+        ("python lint (ruff check)", run(ruff + ["check", str(REPO / "infra")])),
+        ("python format (ruff format --check)", run(ruff + ["format", "--check", str(REPO / "infra")])),
+        ("go format (gofmt -l)", 1 if gofmt.returncode != 0 or unformatted else 0),
+    ]
+
+
 def cmd_bench(args, settings: Settings) -> int:
     from . import bench
+
     stack = Stack(settings, say)
     stack.up()
     path = bench.run(args.name, stack, say)
@@ -193,7 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     jobs.set_defaults(fn=cmd_jobs)
     counters = sub.add_parser("counters", help="counter operations")
     csub = counters.add_subparsers(dest="action", required=True)
-    rc = csub.add_parser("recount", help="recompute a counter from its event log and compare with (or --repair) its rollup")
+    rc = csub.add_parser(
+        "recount", help="recompute a counter from its event log and compare with (or --repair) its rollup"
+    )
     rc.add_argument("namespace")
     rc.add_argument("counter")
     rc.add_argument("--from", dest="start", help="ISO-8601 start (default: the namespace's retention)")

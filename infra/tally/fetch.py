@@ -1,4 +1,5 @@
 """Fetching server jars through Maven (pinned versions in infra/dist/<name>/pom.xml)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -33,9 +34,16 @@ def fetch_dist(settings: Settings, name: str, log) -> Path:
     if lib.exists():
         shutil.rmtree(lib)
     result = subprocess.run(
-        mvn("-f", str(pom), f"{DEPENDENCY_PLUGIN}:copy-dependencies",
-            f"-DoutputDirectory={lib}", "-DincludeScope=runtime"),
-        capture_output=True, text=True)
+        mvn(
+            "-f",
+            str(pom),
+            f"{DEPENDENCY_PLUGIN}:copy-dependencies",
+            f"-DoutputDirectory={lib}",
+            "-DincludeScope=runtime",
+        ),
+        capture_output=True,
+        text=True,
+    )
     if result.returncode != 0:
         raise RuntimeError(f"fetching {name} failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}")
     stamp.write_text(digest)
@@ -45,7 +53,7 @@ def fetch_dist(settings: Settings, name: str, log) -> Path:
 def jar(lib: Path, prefix: str) -> Path:
     """The one jar in lib whose name is <prefix>-<version>.jar."""
     for p in sorted(lib.glob(f"{prefix}-*.jar")):
-        rest = p.name[len(prefix) + 1:]
+        rest = p.name[len(prefix) + 1 :]
         if rest[:1].isdigit():
             return p
     raise FileNotFoundError(f"no {prefix}-<version>.jar in {lib}")

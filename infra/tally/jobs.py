@@ -1,5 +1,6 @@
 """Tally's Flink jobs on the session cluster, through Flink's REST API: deploy (upload the
 shaded jar, run), list, stop with a savepoint, resume from it, cancel."""
+
 from __future__ import annotations
 
 import json
@@ -16,38 +17,60 @@ JOBS_JAR_DIR = REPO / "jobs" / "target"
 
 @dataclass(frozen=True)
 class JobSpec:
-    name: str            # the Flink job name (env.execute(name))
+    name: str  # the Flink job name (env.execute(name))
     entry_class: str
     stores: tuple[str, ...] = ()  # which of the stores' arguments the job takes (it refuses others)
-    extra: tuple[str, ...] = ()   # job-specific arguments
+    extra: tuple[str, ...] = ()  # job-specific arguments
 
     def args(self, s: Settings) -> list[str]:
         h = s.host
-        args = ["--kafka.bootstrap", f"{h}:{s.port('TALLY_KAFKA_PORT')}",
-                "--registry.url", f"http://{h}:{s.port('TALLY_REGISTRY_PORT')}",
-                "--checkpoint.interval.ms", "2000"]
+        args = [
+            "--kafka.bootstrap",
+            f"{h}:{s.port('TALLY_KAFKA_PORT')}",
+            "--registry.url",
+            f"http://{h}:{s.port('TALLY_REGISTRY_PORT')}",
+            "--checkpoint.interval.ms",
+            "2000",
+        ]
         if "cassandra" in self.stores:
             args += ["--cassandra.host", h, "--cassandra.port", str(s.port("TALLY_CASSANDRA_PORT"))]
         if "elasticsearch" in self.stores:
-            args += ["--elasticsearch.url", f"http://{h}:{s.port('TALLY_ELASTICSEARCH_PORT')}",
-                     "--lifecycle.interval.ms", s.get("TALLY_SLICE_LIFECYCLE_MS")]
+            args += [
+                "--elasticsearch.url",
+                f"http://{h}:{s.port('TALLY_ELASTICSEARCH_PORT')}",
+                "--lifecycle.interval.ms",
+                s.get("TALLY_SLICE_LIFECYCLE_MS"),
+            ]
         return args + list(self.extra)
 
 
-JOBS = [JobSpec("tally-timeseries-writer", "io.tally.jobs.timeseries.TimeSeriesWriterJob", ("cassandra", "elasticsearch")),
-        JobSpec("tally-counter-rollup", "io.tally.jobs.counter.CounterRollupJob", ("cassandra",)),
-        # short windows on the local stack, so a test sees an incident within seconds; the
-        # switch-out floor scales with the window (100 a minute by default, so ~20 in 10 s)
-        JobSpec("tally-noisy-neighbor", "io.tally.jobs.sched.NoisyNeighborJob", (),
-                ("--window.size.ms", "10000", "--window.slide.ms", "2000", "--rule.min.switch.outs", "20"))]
+JOBS = [
+    JobSpec("tally-timeseries-writer", "io.tally.jobs.timeseries.TimeSeriesWriterJob", ("cassandra", "elasticsearch")),
+    JobSpec("tally-counter-rollup", "io.tally.jobs.counter.CounterRollupJob", ("cassandra",)),
+    # short windows on the local stack, so a test sees an incident within seconds; the
+    # switch-out floor scales with the window (100 a minute by default, so ~20 in 10 s)
+    JobSpec(
+        "tally-noisy-neighbor",
+        "io.tally.jobs.sched.NoisyNeighborJob",
+        (),
+        ("--window.size.ms", "10000", "--window.slide.ms", "2000", "--rule.min.switch.outs", "20"),
+    ),
+]
 
 
 class FlinkRest:
     def __init__(self, settings: Settings):
         self.base = f"http://{settings.host}:{settings.port('TALLY_FLINK_PORT')}"
 
-    def call(self, method: str, path: str, body: dict | None = None, data: bytes | None = None,
-             content_type: str = "application/json", timeout: float = 60) -> dict:
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: dict | None = None,
+        data: bytes | None = None,
+        content_type: str = "application/json",
+        timeout: float = 60,
+    ) -> dict:
         payload = data if data is not None else (json.dumps(body).encode() if body is not None else None)
         req = urllib.request.Request(self.base + path, data=payload, method=method)
         if payload is not None:
@@ -61,8 +84,14 @@ class FlinkRest:
 
     def upload(self, jar: Path) -> str:
         boundary = uuid.uuid4().hex
-        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\"{jar.name}\"\r\n"
-                f"Content-Type: application/x-java-archive\r\n\r\n").encode() + jar.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
+        body = (
+            (
+                f'--{boundary}\r\nContent-Disposition: form-data; name="jarfile"; filename="{jar.name}"\r\n'
+                f"Content-Type: application/x-java-archive\r\n\r\n"
+            ).encode()
+            + jar.read_bytes()
+            + f"\r\n--{boundary}--\r\n".encode()
+        )
         r = self.call("POST", "/jars/upload", data=body, content_type=f"multipart/form-data; boundary={boundary}")
         return Path(r["filename"]).name
 
@@ -83,11 +112,19 @@ class Jobs:
         self.builds = settings.home / "job-builds.json"
 
     def running(self, name: str) -> dict | None:
-        return next((j for j in self.rest.jobs() if j["name"] == name and j["state"] in ("RUNNING", "CREATED", "RESTARTING", "INITIALIZING")), None)
+        return next(
+            (
+                j
+                for j in self.rest.jobs()
+                if j["name"] == name and j["state"] in ("RUNNING", "CREATED", "RESTARTING", "INITIALIZING")
+            ),
+            None,
+        )
 
     def build_of(self, spec: JobSpec) -> str:
         """What a deployment runs: the jobs jar's digest and the job's arguments."""
         import hashlib
+
         return hashlib.sha256(jobs_jar().read_bytes() + json.dumps(spec.args(self.s)).encode()).hexdigest()
 
     def deployed_builds(self) -> dict:
@@ -121,7 +158,9 @@ class Jobs:
                 started.append(spec.name)
             elif self.deployed_builds().get(spec.name) != self.build_of(spec):
                 # a running job of an older build: upgraded through a savepoint, so no state is lost
-                self.log(f"upgrading Flink job {spec.name}: its build changed (stop with a savepoint, resume on the new jar)")
+                self.log(
+                    f"upgrading Flink job {spec.name}: its build changed (stop with a savepoint, resume on the new jar)"
+                )
                 self.stop_with_savepoint(spec.name)
                 self.resume(spec.name)
                 started.append(spec.name)

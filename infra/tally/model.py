@@ -1,5 +1,6 @@
 """Tally's contracts as the launcher needs them, read from the model module's model/topics.json
 (written from io.tally.model.Topics and kept equal to it by TopicsTest): no second list here."""
+
 from __future__ import annotations
 
 import json

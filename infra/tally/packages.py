@@ -1,4 +1,5 @@
 """Debian packages the stack needs, installed with apt when missing (we run as root here)."""
+
 from __future__ import annotations
 
 import os
@@ -40,7 +41,11 @@ def ensure_packages(log) -> None:
     log(f"installing Debian packages: {' '.join(missing)}")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, stdout=subprocess.DEVNULL)
-    r = subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing],
-                       env=env, capture_output=True, text=True)
+    r = subprocess.run(
+        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if r.returncode != 0:
         raise RuntimeError(f"apt-get install failed:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")

@@ -1,4 +1,5 @@
 """Processes the launcher starts: spawn detached, identify by PID + start time, stop by PID."""
+
 from __future__ import annotations
 
 import os
@@ -6,15 +7,16 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 
 @dataclass(frozen=True)
 class ProcessRef:
     """A PID plus the kernel's start time of that PID, so a recycled PID is never mistaken
     for (and never killed as) the process we started."""
+
     pid: int
     start_ticks: int
 
@@ -22,7 +24,7 @@ class ProcessRef:
         return {"pid": self.pid, "start_ticks": self.start_ticks}
 
     @classmethod
-    def from_json(cls, d: dict | None) -> "ProcessRef | None":
+    def from_json(cls, d: dict | None) -> ProcessRef | None:
         if not d:
             return None
         return cls(int(d["pid"]), int(d["start_ticks"]))
@@ -34,7 +36,7 @@ def start_ticks(pid: int) -> int | None:
     except OSError:
         return None
     # The command name (field 2) may contain spaces; fields after the last ')' are fixed.
-    fields = stat[stat.rindex(")") + 2:].split()
+    fields = stat[stat.rindex(")") + 2 :].split()
     if fields[0] == "Z":  # a zombie is not running
         return None
     return int(fields[19])
@@ -63,8 +65,15 @@ def spawn(argv: list[str], log: Path, env: dict[str, str] | None = None, cwd: Pa
     with open(log, "ab") as out:
         out.write(f"\n==== {time.strftime('%Y-%m-%dT%H:%M:%S')} starting: {' '.join(argv)}\n".encode())
         out.flush()
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=env, cwd=cwd, start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
     ticks = None
     for _ in range(50):
         ticks = start_ticks(proc.pid)
@@ -118,8 +127,9 @@ class NotReady(Exception):
     pass
 
 
-def wait_until(what: str, probe: Callable[[], bool], timeout: float, still_running: Callable[[], bool],
-               interval: float = 0.5) -> None:
+def wait_until(
+    what: str, probe: Callable[[], bool], timeout: float, still_running: Callable[[], bool], interval: float = 0.5
+) -> None:
     """Polls probe until it is true. Fails early when the process died, or at timeout."""
     deadline = time.monotonic() + timeout
     last_error = ""

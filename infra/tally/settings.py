@@ -1,4 +1,5 @@
 """Stack settings: documented defaults in infra/tally.env, overridden by the environment."""
+
 from __future__ import annotations
 
 import os
@@ -29,7 +30,7 @@ class Settings:
     values: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, environ: dict[str, str] | None = None, defaults: Path = DEFAULTS_FILE) -> "Settings":
+    def load(cls, environ: dict[str, str] | None = None, defaults: Path = DEFAULTS_FILE) -> Settings:
         env = os.environ if environ is None else environ
         values = read_env_file(defaults)
         for key in list(values):

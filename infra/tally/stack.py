@@ -1,4 +1,5 @@
 """The local stack: every component in dependency order, started, checked and stopped."""
+
 from __future__ import annotations
 
 import shutil
@@ -11,11 +12,11 @@ from .components.cassandra import Cassandra
 from .components.connect import Connect
 from .components.elasticsearch import Elasticsearch
 from .components.flink import FlinkJobManager, FlinkTaskManager
+from .components.gateway import Gateway
 from .components.kafka import Kafka
 from .components.postgres import Postgres
-from .components.gateway import Gateway
-from .components.registry import Registry
 from .components.prometheus import ElasticsearchExporter, PostgresExporter, Prometheus
+from .components.registry import Registry
 from .components.runq_exporter import RunqExporter
 from .settings import Settings
 from .state import State
@@ -48,10 +49,18 @@ class Stack:
     def default_components(settings: Settings, log) -> list[Component]:
         """The servers of shared DESIGN.md, in start order; Prometheus last, scraping them all."""
         servers: list[Component] = [
-            Postgres(settings, log), Kafka(settings, log), Cassandra(settings, log), Elasticsearch(settings, log),
-            Registry(settings, log), Connect(settings, log), Gateway(settings, log),
-            FlinkJobManager(settings, log), FlinkTaskManager(settings, log),
-            ElasticsearchExporter(settings, log), PostgresExporter(settings, log), RunqExporter(settings, log),
+            Postgres(settings, log),
+            Kafka(settings, log),
+            Cassandra(settings, log),
+            Elasticsearch(settings, log),
+            Registry(settings, log),
+            Connect(settings, log),
+            Gateway(settings, log),
+            FlinkJobManager(settings, log),
+            FlinkTaskManager(settings, log),
+            ElasticsearchExporter(settings, log),
+            PostgresExporter(settings, log),
+            RunqExporter(settings, log),
         ]
         targets = {c.name: c.metrics_target() for c in servers if c.metrics_target()}
         prometheus = Prometheus(settings, log, targets)
@@ -108,8 +117,11 @@ class Stack:
         everything runs is a no-op."""
         conflicts = self.port_conflicts()
         if conflicts:
-            raise StackError("cannot start: " + "; ".join(conflicts) +
-                             ". Stop whatever holds the port or override it (see infra/tally.env).")
+            raise StackError(
+                "cannot start: "
+                + "; ".join(conflicts)
+                + ". Stop whatever holds the port or override it (see infra/tally.env)."
+            )
         todo = [c for c in self.components if not self.running(c)]
         for c in todo:
             c.fetch()
@@ -159,8 +171,16 @@ class Stack:
         c.configure()
         argv, env = c.command()
         ref = process.spawn(argv, c.log_file, env=env)
-        self.state.record(c.name, process=ref.to_json(), status="starting", version=c.version,
-                          ports=c.ports(), url=c.url(), started_at=time.time(), error=None)
+        self.state.record(
+            c.name,
+            process=ref.to_json(),
+            status="starting",
+            version=c.version,
+            ports=c.ports(),
+            url=c.url(),
+            started_at=time.time(),
+            error=None,
+        )
         process.wait_until(c.name, c.ready, c.ready_timeout, lambda: process.alive(ref))
         c.after_ready()
         self.state.record(c.name, status="running")
@@ -203,9 +223,17 @@ class Stack:
             else:
                 health = "stopped"
             rss = process.rss_bytes(ref)
-            rows.append(Row(c.name, str(ref.pid) if ref and self.running(c) else "-",
-                            ",".join(str(p) for p in c.ports().values()), health, c.version, c.url(),
-                            f"{rss / 2**20:.0f}" if rss else "-"))
+            rows.append(
+                Row(
+                    c.name,
+                    str(ref.pid) if ref and self.running(c) else "-",
+                    ",".join(str(p) for p in c.ports().values()),
+                    health,
+                    c.version,
+                    c.url(),
+                    f"{rss / 2**20:.0f}" if rss else "-",
+                )
+            )
         return rows
 
 

@@ -3,6 +3,7 @@
 Several launchers may run at once (a test runs ./tally up while another holds a Stack), so
 every change is a read-modify-write of the file under an exclusive lock: a writer never
 overwrites an entry it did not change with a stale copy."""
+
 from __future__ import annotations
 
 import contextlib

@@ -1,10 +1,10 @@
 """One component of the local stack: fetch, configure, start, wait until ready, stop."""
-from __future__ import annotations
 
-import signal
+from __future__ import annotations
 
 import os
 import shutil
+import signal
 from pathlib import Path
 
 from ..fetch import fetch_dist, jar
@@ -18,7 +18,7 @@ class Component:
     name = ""
     version = ""
     depends: tuple[str, ...] = ()
-    dists: tuple[str, ...] = ()        # infra/dist/<name>/pom.xml fetched with Maven; the first is its own
+    dists: tuple[str, ...] = ()  # infra/dist/<name>/pom.xml fetched with Maven; the first is its own
     ready_timeout = 120.0
     stop_timeout = 60.0
 
@@ -93,9 +93,11 @@ class Component:
         """A log4j2 config that logs to stdout (the launcher appends it to the component's log)."""
         loggers = "".join(f"      - name: {n}\n        level: {lvl}\n" for n, lvl in (quiet_loggers or {}).items())
         path = self.conf_dir / "log4j2.yaml"
-        path.write_text("Configuration:\n  Appenders:\n    Console:\n      name: STDOUT\n      PatternLayout:\n"
-                        "        pattern: \"[%d] %p %m (%c)%n\"\n  Loggers:\n    Root:\n      level: INFO\n"
-                        "      AppenderRef:\n        - ref: STDOUT\n" + (f"    Logger:\n{loggers}" if loggers else ""))
+        path.write_text(
+            "Configuration:\n  Appenders:\n    Console:\n      name: STDOUT\n      PatternLayout:\n"
+            '        pattern: "[%d] %p %m (%c)%n"\n  Loggers:\n    Root:\n      level: INFO\n'
+            "      AppenderRef:\n        - ref: STDOUT\n" + (f"    Logger:\n{loggers}" if loggers else "")
+        )
         return path
 
     def jmx_agent(self, port: int, rules: str = "- pattern: '.*'\n") -> str:

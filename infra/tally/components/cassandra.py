@@ -1,4 +1,5 @@
 """Cassandra 5 single node, started from the cassandra-all jar (no tarball on Maven)."""
+
 from __future__ import annotations
 
 from ..fetch import jar
@@ -53,9 +54,11 @@ class Cassandra(Component):
     stop_timeout = 30.0
 
     def ports(self):
-        return {"cql": self.s.port("TALLY_CASSANDRA_PORT"),
-                "storage": self.s.port("TALLY_CASSANDRA_STORAGE_PORT"),
-                "metrics": self.s.port("TALLY_CASSANDRA_METRICS_PORT")}
+        return {
+            "cql": self.s.port("TALLY_CASSANDRA_PORT"),
+            "storage": self.s.port("TALLY_CASSANDRA_STORAGE_PORT"),
+            "metrics": self.s.port("TALLY_CASSANDRA_METRICS_PORT"),
+        }
 
     def url(self):
         return f"cql://{self.host}:{self.ports()['cql']}"
@@ -69,27 +72,29 @@ class Cassandra(Component):
         for sub in ("data", "commitlog", "saved_caches", "hints", "cdc_raw"):
             (d / sub).mkdir(parents=True, exist_ok=True)
         self.conf_dir.mkdir(parents=True, exist_ok=True)
-        (self.conf_dir / "cassandra.yaml").write_text(f"""# Written by ./tally up; edit infra/tally/components/cassandra.py instead.
+        (
+            self.conf_dir / "cassandra.yaml"
+        ).write_text(f"""# Written by ./tally up; edit infra/tally/components/cassandra.py instead.
 cluster_name: tally-local
 num_tokens: 16
 allocate_tokens_for_local_replication_factor: 1
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
-data_file_directories: [{d / 'data'}]
-commitlog_directory: {d / 'commitlog'}
-saved_caches_directory: {d / 'saved_caches'}
-hints_directory: {d / 'hints'}
-cdc_raw_directory: {d / 'cdc_raw'}
+data_file_directories: [{d / "data"}]
+commitlog_directory: {d / "commitlog"}
+saved_caches_directory: {d / "saved_caches"}
+hints_directory: {d / "hints"}
+cdc_raw_directory: {d / "cdc_raw"}
 commitlog_sync: periodic
 commitlog_sync_period: 10000ms
 commitlog_segment_size: 32MiB
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
     parameters:
-      - seeds: "{self.host}:{p['storage']}"
+      - seeds: "{self.host}:{p["storage"]}"
 listen_address: {self.host}
 rpc_address: {self.host}
-storage_port: {p['storage']}
-native_transport_port: {p['cql']}
+storage_port: {p["storage"]}
+native_transport_port: {p["cql"]}
 start_native_transport: true
 endpoint_snitch: SimpleSnitch
 authenticator: AllowAllAuthenticator
@@ -119,26 +124,38 @@ dynamic_snitch: false
     def command(self):
         heap = self.s.get("TALLY_CASSANDRA_HEAP")
         jamm = jar(self.lib, "jamm")
-        argv = [JAVA, f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=300",
-                "-Xss256k",
-                *JVM17_OPTIONS.split(),
-                f"-javaagent:{jamm}",
-                self.jmx_agent(self.ports()["metrics"],
-                               "- pattern: 'org.apache.cassandra.metrics<type=(\\\\w+), name=(\\\\w+)><>(Count|Value)'\n"
-                               "  name: cassandra_$1_$2\n"),
-                f"-Dcassandra.config=file://{self.conf_dir}/cassandra.yaml",
-                f"-Dlogback.configurationFile={self.conf_dir}/logback.xml",
-                f"-Dcassandra.logdir={self.data_dir}/logs",
-                f"-Dcassandra.storagedir={self.data_dir}",
-                "-Dcassandra-foreground=yes",
-                # A single node: skip the ring settling delays made for real clusters.
-                "-Dcassandra.ring_delay_ms=1000", "-Dcassandra.skip_wait_for_gossip_to_settle=0",
-                "-Dcassandra.superuser_setup_delay_ms=0",
-                "-cp", f"{self.lib}/*", "org.apache.cassandra.service.CassandraDaemon"]
+        argv = [
+            JAVA,
+            f"-Xms{heap}",
+            f"-Xmx{heap}",
+            "-XX:+UseG1GC",
+            "-XX:MaxGCPauseMillis=300",
+            "-Xss256k",
+            *JVM17_OPTIONS.split(),
+            f"-javaagent:{jamm}",
+            self.jmx_agent(
+                self.ports()["metrics"],
+                "- pattern: 'org.apache.cassandra.metrics<type=(\\\\w+), name=(\\\\w+)><>(Count|Value)'\n"
+                "  name: cassandra_$1_$2\n",
+            ),
+            f"-Dcassandra.config=file://{self.conf_dir}/cassandra.yaml",
+            f"-Dlogback.configurationFile={self.conf_dir}/logback.xml",
+            f"-Dcassandra.logdir={self.data_dir}/logs",
+            f"-Dcassandra.storagedir={self.data_dir}",
+            "-Dcassandra-foreground=yes",
+            # A single node: skip the ring settling delays made for real clusters.
+            "-Dcassandra.ring_delay_ms=1000",
+            "-Dcassandra.skip_wait_for_gossip_to_settle=0",
+            "-Dcassandra.superuser_setup_delay_ms=0",
+            "-cp",
+            f"{self.lib}/*",
+            "org.apache.cassandra.service.CassandraDaemon",
+        ]
         return argv, self.env()
 
     def session(self):
         from cassandra.cluster import Cluster
+
         cluster = Cluster([self.host], port=self.ports()["cql"], connect_timeout=3)
         return cluster, cluster.connect()
 

@@ -2,6 +2,7 @@
 
 Debezium's Kafka libraries are excluded in infra/dist/connect, so one Kafka version is
 on the classpath. Offsets live in a file (standalone mode), so a restart resumes."""
+
 from __future__ import annotations
 
 import json
@@ -37,15 +38,17 @@ class Connect(Component):
         self.conf_dir.mkdir(parents=True, exist_ok=True)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         kafka = f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}"
-        (self.conf_dir / "worker.properties").write_text(f"""# Written by ./tally up; edit infra/tally/components/connect.py instead.
+        (
+            self.conf_dir / "worker.properties"
+        ).write_text(f"""# Written by ./tally up; edit infra/tally/components/connect.py instead.
 bootstrap.servers={kafka}
-listeners=http://{self.host}:{self.ports()['rest']}
+listeners=http://{self.host}:{self.ports()["rest"]}
 rest.advertised.host.name={self.host}
 key.converter=org.apache.kafka.connect.json.JsonConverter
 key.converter.schemas.enable=false
 value.converter=org.apache.kafka.connect.json.JsonConverter
 value.converter.schemas.enable=false
-offset.storage.file.filename={self.data_dir / 'connect.offsets'}
+offset.storage.file.filename={self.data_dir / "connect.offsets"}
 offset.flush.interval.ms=1000
 plugin.discovery=only_scan
 # The connector config (infra/connect/tally-control-plane.json, shared with docker-compose)
@@ -57,14 +60,25 @@ config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigP
 
     def command(self):
         heap = self.s.get("TALLY_CONNECT_HEAP")
-        argv = [JAVA, f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC",
-                f"-Dlog4j2.configurationFile={self.conf_dir}/log4j2.yaml",
-                self.jmx_agent(self.ports()["metrics"]),
-                "-cp", f"{self.lib}/*", "org.apache.kafka.connect.cli.ConnectStandalone",
-                str(self.conf_dir / "worker.properties"), str(CONNECTOR_CONFIG)]
-        return argv, self.env(TALLY_PG_HOST=self.host, TALLY_PG_PORT=str(self.s.port("TALLY_POSTGRES_PORT")),
-                              TALLY_CDC_USER=self.s.get("TALLY_CDC_USER"),
-                              TALLY_CDC_PASSWORD=self.s.get("TALLY_CDC_PASSWORD"))
+        argv = [
+            JAVA,
+            f"-Xms{heap}",
+            f"-Xmx{heap}",
+            "-XX:+UseG1GC",
+            f"-Dlog4j2.configurationFile={self.conf_dir}/log4j2.yaml",
+            self.jmx_agent(self.ports()["metrics"]),
+            "-cp",
+            f"{self.lib}/*",
+            "org.apache.kafka.connect.cli.ConnectStandalone",
+            str(self.conf_dir / "worker.properties"),
+            str(CONNECTOR_CONFIG),
+        ]
+        return argv, self.env(
+            TALLY_PG_HOST=self.host,
+            TALLY_PG_PORT=str(self.s.port("TALLY_POSTGRES_PORT")),
+            TALLY_CDC_USER=self.s.get("TALLY_CDC_USER"),
+            TALLY_CDC_PASSWORD=self.s.get("TALLY_CDC_PASSWORD"),
+        )
 
     def status(self) -> dict:
         with urllib.request.urlopen(f"{self.url()}/connectors/{CONNECTOR}/status", timeout=3) as r:
@@ -74,17 +88,28 @@ config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigP
         """The connector snapshots the namespaces table when it first runs; the gateway and the
         jobs replay the control topic at start, so up waits for the snapshot to be in Kafka."""
         import time
+
         from confluent_kafka import Consumer, TopicPartition
+
         from .postgres import Postgres
+
         if Postgres(self.s).psql("SELECT count(*) FROM namespaces", db="tally_control") == "0":
             return
-        c = Consumer({"bootstrap.servers": f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}", "group.id": "tally-up",
-                      "enable.auto.commit": False, "log_level": 0})
+        c = Consumer(
+            {
+                "bootstrap.servers": f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}",
+                "group.id": "tally-up",
+                "enable.auto.commit": False,
+                "log_level": 0,
+            }
+        )
         try:
             deadline = time.monotonic() + 60
             while c.get_watermark_offsets(TopicPartition(CONTROL_TOPIC, 0), timeout=5)[1] <= 0:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"the control-plane snapshot did not reach {CONTROL_TOPIC} within 60 s; see ./tally logs connect")
+                    raise RuntimeError(
+                        f"the control-plane snapshot did not reach {CONTROL_TOPIC} within 60 s; see ./tally logs connect"
+                    )
                 time.sleep(0.5)
         finally:
             c.close()

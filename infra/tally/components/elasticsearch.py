@@ -2,10 +2,10 @@
 
 Elasticsearch refuses to run as root, so it runs as 'nobody' (setpriv), and its data,
 config and log directories belong to that user."""
+
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import urllib.request
@@ -45,8 +45,10 @@ class Elasticsearch(Component):
     stop_timeout = 60.0
 
     def ports(self):
-        return {"http": self.s.port("TALLY_ELASTICSEARCH_PORT"),
-                "transport": self.s.port("TALLY_ELASTICSEARCH_TRANSPORT_PORT")}
+        return {
+            "http": self.s.port("TALLY_ELASTICSEARCH_PORT"),
+            "transport": self.s.port("TALLY_ELASTICSEARCH_TRANSPORT_PORT"),
+        }
 
     def url(self):
         return f"http://{self.host}:{self.ports()['http']}"
@@ -81,15 +83,17 @@ class Elasticsearch(Component):
         p = self.ports()
         for d in (self.data_dir / "data", self.data_dir / "logs", self.data_dir / "tmp", self.conf_dir):
             d.mkdir(parents=True, exist_ok=True)
-        (self.conf_dir / "elasticsearch.yml").write_text(f"""# Written by ./tally up; edit infra/tally/components/elasticsearch.py instead.
+        (
+            self.conf_dir / "elasticsearch.yml"
+        ).write_text(f"""# Written by ./tally up; edit infra/tally/components/elasticsearch.py instead.
 cluster.name: tally-local
 node.name: tally-es-1
 network.host: {self.host}
-http.port: {p['http']}
-transport.port: {p['transport']}
+http.port: {p["http"]}
+transport.port: {p["transport"]}
 discovery.type: single-node
-path.data: {self.data_dir / 'data'}
-path.logs: {self.data_dir / 'logs'}
+path.data: {self.data_dir / "data"}
+path.logs: {self.data_dir / "logs"}
 action.auto_create_index: "+tally-*,-*"
 """)
         (self.conf_dir / "log4j2.properties").write_text("""status = error
@@ -105,19 +109,40 @@ rootLogger.appenderRef.console.ref = console
     def command(self):
         heap = self.s.get("TALLY_ELASTICSEARCH_HEAP")
         tmp = self.data_dir / "tmp"
-        argv = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                JAVA, f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC",
-                "-Des.networkaddress.cache.ttl=60", "-Des.networkaddress.cache.negative.ttl=10",
-                "-Xss1m",
-                "-Djava.awt.headless=true", "-Dfile.encoding=UTF-8", "-Djna.nosys=true",
-                "-XX:-OmitStackTraceInFastThrow", "-Dio.netty.noUnsafe=true",
-                "-Dio.netty.noKeySetOptimization=true", "-Dio.netty.recycler.maxCapacityPerThread=0",
-                "-Dio.netty.allocator.numDirectArenas=0", "-Dlog4j.shutdownHookEnabled=false",
-                "-Dlog4j2.disable.jmx=true", "-Dlog4j2.formatMsgNoLookups=true",
-                "-Djava.locale.providers=SPI,COMPAT", f"-Djava.io.tmpdir={tmp}",
-                f"-Des.path.home={self.es_home}", f"-Des.path.conf={self.conf_dir}",
-                "-Des.distribution.flavor=default", "-Des.distribution.type=tar", "-Des.bundled_jdk=false",
-                "-cp", f"{self.es_home}/lib/*", "org.elasticsearch.bootstrap.Elasticsearch"]
+        argv = [
+            "setpriv",
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            JAVA,
+            f"-Xms{heap}",
+            f"-Xmx{heap}",
+            "-XX:+UseG1GC",
+            "-Des.networkaddress.cache.ttl=60",
+            "-Des.networkaddress.cache.negative.ttl=10",
+            "-Xss1m",
+            "-Djava.awt.headless=true",
+            "-Dfile.encoding=UTF-8",
+            "-Djna.nosys=true",
+            "-XX:-OmitStackTraceInFastThrow",
+            "-Dio.netty.noUnsafe=true",
+            "-Dio.netty.noKeySetOptimization=true",
+            "-Dio.netty.recycler.maxCapacityPerThread=0",
+            "-Dio.netty.allocator.numDirectArenas=0",
+            "-Dlog4j.shutdownHookEnabled=false",
+            "-Dlog4j2.disable.jmx=true",
+            "-Dlog4j2.formatMsgNoLookups=true",
+            "-Djava.locale.providers=SPI,COMPAT",
+            f"-Djava.io.tmpdir={tmp}",
+            f"-Des.path.home={self.es_home}",
+            f"-Des.path.conf={self.conf_dir}",
+            "-Des.distribution.flavor=default",
+            "-Des.distribution.type=tar",
+            "-Des.bundled_jdk=false",
+            "-cp",
+            f"{self.es_home}/lib/*",
+            "org.elasticsearch.bootstrap.Elasticsearch",
+        ]
         return argv, self.env(LIBFFI_TMPDIR=str(tmp), ES_TMPDIR=str(tmp))
 
     def ready(self):

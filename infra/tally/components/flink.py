@@ -2,6 +2,7 @@
 
 flink-dist is not on Maven, so the cluster classpath is the module jars of
 infra/dist/flink; the Prometheus reporter goes to plugins/ as Flink expects."""
+
 from __future__ import annotations
 
 import json
@@ -23,7 +24,8 @@ JAVA17_OPTS = (
     "--add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED "
     "--add-opens=java.base/java.text=ALL-UNNAMED --add-opens=java.base/java.time=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED "
     "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED "
-    "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED")
+    "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED"
+)
 
 REPORTER_JAR_PREFIX = "flink-metrics-prometheus-"
 
@@ -121,13 +123,24 @@ logger.kafka.level = INFO
 
     def _resource_params(self) -> tuple[list[str], list[str]]:
         """JVM memory flags and derived -D options, computed by Flink as its scripts do."""
-        r = subprocess.run([JAVA, "-cp", f"{self.flink_home}/lib/*",
-                            "org.apache.flink.runtime.util.bash.BashJavaUtils", self.resource_query,
-                            "--configDir", str(self.flink_conf)],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            [
+                JAVA,
+                "-cp",
+                f"{self.flink_home}/lib/*",
+                "org.apache.flink.runtime.util.bash.BashJavaUtils",
+                self.resource_query,
+                "--configDir",
+                str(self.flink_conf),
+            ],
+            capture_output=True,
+            text=True,
+        )
         lines = [l.split(":", 1)[1] for l in r.stdout.splitlines() if l.startswith("BASH_JAVA_UTILS_EXEC_RESULT:")]
         if r.returncode != 0 or len(lines) < 2:
-            raise RuntimeError(f"Flink BashJavaUtils {self.resource_query} failed: {r.stdout[-2000:]}{r.stderr[-2000:]}")
+            raise RuntimeError(
+                f"Flink BashJavaUtils {self.resource_query} failed: {r.stdout[-2000:]}{r.stderr[-2000:]}"
+            )
         return lines[0].split(), lines[1].split()
 
     def extra_dynamic(self) -> list[str]:
@@ -135,13 +148,25 @@ logger.kafka.level = INFO
 
     def command(self):
         jvm, dynamic = self._resource_params()
-        argv = [JAVA, *jvm, *JAVA17_OPTS.split(),
-                f"-Dlog.file={self.log_file}",
-                f"-Dlog4j.configurationFile=file:{self.flink_conf}/log4j.properties",
-                "-cp", f"{self.flink_home}/lib/*", self.entrypoint,
-                "--configDir", str(self.flink_conf), *dynamic, *self.extra_dynamic()]
-        env = self.env(FLINK_CONF_DIR=str(self.flink_conf), FLINK_LIB_DIR=str(self.flink_home / "lib"),
-                       FLINK_PLUGINS_DIR=str(self.flink_home / "plugins"))
+        argv = [
+            JAVA,
+            *jvm,
+            *JAVA17_OPTS.split(),
+            f"-Dlog.file={self.log_file}",
+            f"-Dlog4j.configurationFile=file:{self.flink_conf}/log4j.properties",
+            "-cp",
+            f"{self.flink_home}/lib/*",
+            self.entrypoint,
+            "--configDir",
+            str(self.flink_conf),
+            *dynamic,
+            *self.extra_dynamic(),
+        ]
+        env = self.env(
+            FLINK_CONF_DIR=str(self.flink_conf),
+            FLINK_LIB_DIR=str(self.flink_home / "lib"),
+            FLINK_PLUGINS_DIR=str(self.flink_home / "plugins"),
+        )
         return argv, env
 
     def overview(self) -> dict:
@@ -156,8 +181,11 @@ class FlinkJobManager(_FlinkProcess):
     ready_timeout = 120.0
 
     def ports(self):
-        return {"rest": self.s.port("TALLY_FLINK_PORT"), "rpc": self.s.port("TALLY_FLINK_RPC_PORT"),
-                "metrics": self.s.port("TALLY_FLINK_JM_METRICS_PORT")}
+        return {
+            "rest": self.s.port("TALLY_FLINK_PORT"),
+            "rpc": self.s.port("TALLY_FLINK_RPC_PORT"),
+            "metrics": self.s.port("TALLY_FLINK_JM_METRICS_PORT"),
+        }
 
     def url(self):
         return self.rest

@@ -1,4 +1,5 @@
 """Tally's ingestion gateway (gateway/): HTTP/JSON in, idempotent Avro events to Kafka."""
+
 from __future__ import annotations
 
 from .java_service import JavaService, shaded_jar
@@ -17,13 +18,16 @@ class Gateway(JavaService):
     stop_timeout = 20.0
 
     def service_env(self):
-        return {"TALLY_GATEWAY_HOST": self.host, "TALLY_GATEWAY_PORT": str(self.ports()["http"]),
-                "TALLY_KAFKA_BOOTSTRAP": f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}",
-                "TALLY_REGISTRY_URL": f"http://{self.host}:{self.s.port('TALLY_REGISTRY_PORT')}",
-                "TALLY_CONTROL_POSTGRES_URL": f"jdbc:postgresql://{self.host}:{self.s.port('TALLY_POSTGRES_PORT')}/tally_control",
-                "TALLY_CONTROL_POSTGRES_USER": self.s.get("TALLY_CONTROL_ADMIN_USER"),
-                "TALLY_CONTROL_POSTGRES_PASSWORD": self.s.get("TALLY_CONTROL_ADMIN_PASSWORD"),
-                "TALLY_CONNECT_URL": f"http://{self.host}:{self.s.port('TALLY_CONNECT_PORT')}",
-                "TALLY_GATEWAY_ADMIN_TOKEN": self.s.get("TALLY_GATEWAY_ADMIN_TOKEN"),
-                "TALLY_CASSANDRA_CONTACT": f"{self.host}:{self.s.port('TALLY_CASSANDRA_PORT')}",
-                "TALLY_ELASTICSEARCH_URL": f"http://{self.host}:{self.s.port('TALLY_ELASTICSEARCH_PORT')}"}
+        return {
+            "TALLY_GATEWAY_HOST": self.host,
+            "TALLY_GATEWAY_PORT": str(self.ports()["http"]),
+            "TALLY_KAFKA_BOOTSTRAP": f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}",
+            "TALLY_REGISTRY_URL": f"http://{self.host}:{self.s.port('TALLY_REGISTRY_PORT')}",
+            "TALLY_CONTROL_POSTGRES_URL": f"jdbc:postgresql://{self.host}:{self.s.port('TALLY_POSTGRES_PORT')}/tally_control",
+            "TALLY_CONTROL_POSTGRES_USER": self.s.get("TALLY_CONTROL_ADMIN_USER"),
+            "TALLY_CONTROL_POSTGRES_PASSWORD": self.s.get("TALLY_CONTROL_ADMIN_PASSWORD"),
+            "TALLY_CONNECT_URL": f"http://{self.host}:{self.s.port('TALLY_CONNECT_PORT')}",
+            "TALLY_GATEWAY_ADMIN_TOKEN": self.s.get("TALLY_GATEWAY_ADMIN_TOKEN"),
+            "TALLY_CASSANDRA_CONTACT": f"{self.host}:{self.s.port('TALLY_CASSANDRA_PORT')}",
+            "TALLY_ELASTICSEARCH_URL": f"http://{self.host}:{self.s.port('TALLY_ELASTICSEARCH_PORT')}",
+        }

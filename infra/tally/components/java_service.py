@@ -1,4 +1,5 @@
 """A Tally service of this repo that runs as a shaded jar (registry, gateway, ...)."""
+
 from __future__ import annotations
 
 import json
@@ -21,6 +22,7 @@ def shaded_jar(module: str, artifact: str) -> Path:
 
 class JavaService(Component):
     """Runs `java -jar <module>/target/<artifact>-*.jar`, healthy when /healthz says UP."""
+
     version = "tally 0.1.0"
     module = ""
     artifact = ""

@@ -1,12 +1,14 @@
 """Kafka 4 broker in KRaft combined mode (one node is both broker and controller)."""
+
 from __future__ import annotations
 
 import subprocess
 import uuid
 
-from ..process import tcp_open
 from ..model import tally_topics
+from ..process import tcp_open
 from .base import JAVA, Component
+
 
 class Kafka(Component):
     name = "kafka"
@@ -15,9 +17,11 @@ class Kafka(Component):
     ready_timeout = 90.0
 
     def ports(self):
-        return {"broker": self.s.port("TALLY_KAFKA_PORT"),
-                "controller": self.s.port("TALLY_KAFKA_CONTROLLER_PORT"),
-                "metrics": self.s.port("TALLY_KAFKA_METRICS_PORT")}
+        return {
+            "broker": self.s.port("TALLY_KAFKA_PORT"),
+            "controller": self.s.port("TALLY_KAFKA_CONTROLLER_PORT"),
+            "metrics": self.s.port("TALLY_KAFKA_METRICS_PORT"),
+        }
 
     @property
     def bootstrap(self) -> str:
@@ -37,14 +41,14 @@ class Kafka(Component):
         props.write_text(f"""# Written by ./tally up; edit infra/tally/components/kafka.py instead.
 process.roles=broker,controller
 node.id=1
-controller.quorum.bootstrap.servers={self.host}:{p['controller']}
-listeners=PLAINTEXT://{self.host}:{p['broker']},CONTROLLER://{self.host}:{p['controller']}
-advertised.listeners=PLAINTEXT://{self.host}:{p['broker']}
+controller.quorum.bootstrap.servers={self.host}:{p["controller"]}
+listeners=PLAINTEXT://{self.host}:{p["broker"]},CONTROLLER://{self.host}:{p["controller"]}
+advertised.listeners=PLAINTEXT://{self.host}:{p["broker"]}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
 log.dirs={self.data_dir}
-num.partitions={self.s.int('TALLY_TOPIC_PARTITIONS')}
+num.partitions={self.s.int("TALLY_TOPIC_PARTITIONS")}
 offsets.topic.replication.factor=1
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
@@ -58,25 +62,51 @@ log.retention.hours=168
         if not (self.data_dir / "meta.properties").exists():
             self.log("formatting Kafka storage (KRaft)")
             cluster_id = _kafka_uuid()
-            r = subprocess.run([JAVA, "-cp", f"{self.lib}/*", f"-Dlog4j2.configurationFile={self.conf_dir}/log4j2.yaml",
-                                "kafka.tools.StorageTool", "format", "--standalone", "-t", cluster_id,
-                                "-c", str(props)], capture_output=True, text=True)
+            r = subprocess.run(
+                [
+                    JAVA,
+                    "-cp",
+                    f"{self.lib}/*",
+                    f"-Dlog4j2.configurationFile={self.conf_dir}/log4j2.yaml",
+                    "kafka.tools.StorageTool",
+                    "format",
+                    "--standalone",
+                    "-t",
+                    cluster_id,
+                    "-c",
+                    str(props),
+                ],
+                capture_output=True,
+                text=True,
+            )
             if r.returncode != 0:
                 raise RuntimeError(f"Kafka storage format failed: {r.stdout}{r.stderr}")
 
     def command(self):
         heap = self.s.get("TALLY_KAFKA_HEAP")
-        argv = [JAVA, f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true",
-                f"-Dlog4j2.configurationFile={self.conf_dir}/log4j2.yaml",
-                self.jmx_agent(self.ports()["metrics"],
-                               "- pattern: 'kafka.server<type=(.+), name=(.+)PerSec\\\\w*><>Count'\n"
-                               "  name: kafka_server_$1_$2_total\n"
-                               "- pattern: '.*'\n"),
-                "-cp", f"{self.lib}/*", "kafka.Kafka", str(self.conf_dir / "server.properties")]
+        argv = [
+            JAVA,
+            f"-Xms{heap}",
+            f"-Xmx{heap}",
+            "-XX:+UseG1GC",
+            "-Djava.awt.headless=true",
+            f"-Dlog4j2.configurationFile={self.conf_dir}/log4j2.yaml",
+            self.jmx_agent(
+                self.ports()["metrics"],
+                "- pattern: 'kafka.server<type=(.+), name=(.+)PerSec\\\\w*><>Count'\n"
+                "  name: kafka_server_$1_$2_total\n"
+                "- pattern: '.*'\n",
+            ),
+            "-cp",
+            f"{self.lib}/*",
+            "kafka.Kafka",
+            str(self.conf_dir / "server.properties"),
+        ]
         return argv, self.env()
 
     def ready(self):
         from confluent_kafka.admin import AdminClient
+
         if not tcp_open(self.host, self.ports()["broker"]):
             return False
         admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
@@ -90,17 +120,26 @@ log.retention.hours=168
 def _kafka_uuid() -> str:
     """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding."""
     import base64
+
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
 def align_configs(admin, configs: dict[str, dict[str, str]]) -> None:
     """Sets the declared configs on topics that exist already (a stack made by an older version)."""
     from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+
     if not configs:
         return
-    resources = [ConfigResource("topic", t, incremental_configs=[
-        ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in cfg.items()])
-        for t, cfg in configs.items()]
+    resources = [
+        ConfigResource(
+            "topic",
+            t,
+            incremental_configs=[
+                ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in cfg.items()
+            ],
+        )
+        for t, cfg in configs.items()
+    ]
     for fut in admin.incremental_alter_configs(resources).values():
         fut.result()
 
@@ -108,14 +147,18 @@ def align_configs(admin, configs: dict[str, dict[str, str]]) -> None:
 def create_topics(bootstrap: str, topics: dict[str, tuple[int, dict[str, str]]]) -> list[str]:
     """Creates the topics that do not exist yet; returns their names."""
     from confluent_kafka.admin import AdminClient, NewTopic
+
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
     existing = set(admin.list_topics(timeout=10).topics)
-    new = [NewTopic(t, num_partitions=n, replication_factor=1, config=cfg)
-           for t, (n, cfg) in topics.items() if t not in existing]
+    new = [
+        NewTopic(t, num_partitions=n, replication_factor=1, config=cfg)
+        for t, (n, cfg) in topics.items()
+        if t not in existing
+    ]
     align_configs(admin, {t: cfg for t, (_, cfg) in topics.items() if t in existing and cfg})
     if not new:
         return []
-    for topic, fut in admin.create_topics(new, request_timeout=30).items():
+    for _topic, fut in admin.create_topics(new, request_timeout=30).items():
         try:
             fut.result()
         except Exception as e:

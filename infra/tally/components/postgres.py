@@ -1,17 +1,18 @@
 """A private PostgreSQL 15 cluster for the control plane (own data dir and port,
 wal_level=logical for Debezium). initdb and postgres refuse root, so they run as the
 distribution's 'postgres' user."""
+
 from __future__ import annotations
 
 import json
 import os
-import signal
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
-from .base import Component
 from ..settings import REPO
+from .base import Component
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 MIGRATIONS = REPO / "infra" / "postgres" / "migrations"
@@ -55,10 +56,25 @@ class Postgres(Component):
             shutil.chown(pwfile, "postgres", "postgres")
             os.chmod(pwfile, 0o600)
             try:
-                subprocess.run([*AS_POSTGRES, str(PG_BIN / "initdb"), "-D", str(self.pgdata), "-U", "postgres",
-                                "--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={pwfile}",
-                                "-E", "UTF8", "--locale=C.UTF-8"],
-                               check=True, capture_output=True, text=True)
+                subprocess.run(
+                    [
+                        *AS_POSTGRES,
+                        str(PG_BIN / "initdb"),
+                        "-D",
+                        str(self.pgdata),
+                        "-U",
+                        "postgres",
+                        "--auth-local=trust",
+                        "--auth-host=scram-sha-256",
+                        f"--pwfile={pwfile}",
+                        "-E",
+                        "UTF8",
+                        "--locale=C.UTF-8",
+                    ],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
             except subprocess.CalledProcessError as e:
                 raise RuntimeError(f"initdb failed: {e.stdout}{e.stderr}") from None
             finally:
@@ -67,7 +83,7 @@ class Postgres(Component):
         conf = self.pgdata / "postgresql.auto.conf"
         conf.write_text(f"""# Written by ./tally up; edit infra/tally/components/postgres.py instead.
 listen_addresses = '{self.host}'
-port = {self.ports()['sql']}
+port = {self.ports()["sql"]}
 unix_socket_directories = '{run_dir}'
 wal_level = logical
 max_replication_slots = 10
@@ -80,12 +96,34 @@ shared_buffers = '64MB'
     def command(self):
         return [*AS_POSTGRES, str(PG_BIN / "postgres"), "-D", str(self.pgdata)], self.env()
 
-    def psql(self, sql: str, db: str = "postgres", user: str = "postgres", password: str | None = None,
-             check: bool = True) -> str:
+    def psql(
+        self, sql: str, db: str = "postgres", user: str = "postgres", password: str | None = None, check: bool = True
+    ) -> str:
         env = self.env(PGPASSWORD=password or self.s.get("TALLY_POSTGRES_PASSWORD"), PGCONNECT_TIMEOUT="3")
-        r = subprocess.run(["psql", "-h", self.host, "-p", str(self.ports()["sql"]), "-U", user, "-d", db,
-                            "-v", "ON_ERROR_STOP=1", "-X", "-q", "-t", "-A", "-c", sql],
-                           capture_output=True, text=True, env=env)
+        r = subprocess.run(
+            [
+                "psql",
+                "-h",
+                self.host,
+                "-p",
+                str(self.ports()["sql"]),
+                "-U",
+                user,
+                "-d",
+                db,
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-X",
+                "-q",
+                "-t",
+                "-A",
+                "-c",
+                sql,
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         if check and r.returncode != 0:
             raise RuntimeError(f"psql failed: {r.stderr.strip()}")
         return r.stdout.strip()
@@ -94,8 +132,23 @@ shared_buffers = '64MB'
         """Runs a script with psql variables (:'name' in the script is the quoted literal), so
         values are never spliced into SQL text by us."""
         env = self.env(PGPASSWORD=self.s.get("TALLY_POSTGRES_PASSWORD"), PGCONNECT_TIMEOUT="3")
-        argv = ["psql", "-h", self.host, "-p", str(self.ports()["sql"]), "-U", "postgres", "-d", db,
-                "-v", "ON_ERROR_STOP=1", "-X", "-q", "-t", "-A"]
+        argv = [
+            "psql",
+            "-h",
+            self.host,
+            "-p",
+            str(self.ports()["sql"]),
+            "-U",
+            "postgres",
+            "-d",
+            db,
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-X",
+            "-q",
+            "-t",
+            "-A",
+        ]
         for k, v in variables.items():
             argv += ["-v", f"{k}={v}"]
         r = subprocess.run(argv, input=script, capture_output=True, text=True, env=env)
@@ -104,8 +157,9 @@ shared_buffers = '64MB'
         return r.stdout.strip()
 
     def ready(self):
-        r = subprocess.run([str(PG_BIN / "pg_isready"), "-h", self.host, "-p", str(self.ports()["sql"])],
-                           capture_output=True)
+        r = subprocess.run(
+            [str(PG_BIN / "pg_isready"), "-h", self.host, "-p", str(self.ports()["sql"])], capture_output=True
+        )
         return r.returncode == 0
 
     def after_ready(self):
@@ -116,10 +170,13 @@ shared_buffers = '64MB'
             self.psql(f"CREATE ROLE {cdc_user} WITH LOGIN REPLICATION PASSWORD '{cdc_pw}'")
         apply_migrations(self)
         self.psql(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {cdc_user}", db="tally_control")
-        self.psql_script("""SELECT format('CREATE ROLE %I WITH LOGIN PASSWORD %L', :'user', :'pw')
+        self.psql_script(
+            """SELECT format('CREATE ROLE %I WITH LOGIN PASSWORD %L', :'user', :'pw')
                             WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'user') \\gexec
                             SELECT format('GRANT SELECT, INSERT, UPDATE, DELETE ON namespaces TO %I', :'user') \\gexec""",
-                         user=self.s.get("TALLY_CONTROL_ADMIN_USER"), pw=self.s.get("TALLY_CONTROL_ADMIN_PASSWORD"))
+            user=self.s.get("TALLY_CONTROL_ADMIN_USER"),
+            pw=self.s.get("TALLY_CONTROL_ADMIN_PASSWORD"),
+        )
         seeded = seed_namespaces(self)
         if seeded:
             self.log(f"seeded namespaces: {', '.join(seeded)}")
@@ -129,8 +186,11 @@ shared_buffers = '64MB'
 def apply_migrations(pg: Postgres) -> list[str]:
     """Applies infra/postgres/migrations/V<n>__<name>.sql in order, once each, recording
     them in schema_migrations (each file runs in one transaction)."""
-    pg.psql("CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, name text NOT NULL, "
-            "applied_at timestamptz NOT NULL DEFAULT now())", db="tally_control")
+    pg.psql(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, name text NOT NULL, "
+        "applied_at timestamptz NOT NULL DEFAULT now())",
+        db="tally_control",
+    )
     done = set(pg.psql("SELECT version FROM schema_migrations", db="tally_control").split())
     applied = []
     for f in sorted(MIGRATIONS.glob("V*__*.sql"), key=lambda p: int(p.name[1:].split("__")[0])):
@@ -139,8 +199,10 @@ def apply_migrations(pg: Postgres) -> list[str]:
             continue
         sql = f.read_text()
         name = f.stem.split("__", 1)[1]
-        pg.psql(f"BEGIN;\n{sql}\nINSERT INTO schema_migrations (version, name) VALUES ({int(version)}, '{name}');\nCOMMIT;",
-                db="tally_control")
+        pg.psql(
+            f"BEGIN;\n{sql}\nINSERT INTO schema_migrations (version, name) VALUES ({int(version)}, '{name}');\nCOMMIT;",
+            db="tally_control",
+        )
         applied.append(f.name)
     return applied
 
@@ -156,10 +218,15 @@ def seed_namespaces(pg: Postgres) -> list[str]:
         if name in done:
             continue
         config = json.loads(f.read_text())
-        pg.psql_script("""BEGIN;
+        pg.psql_script(
+            """BEGIN;
 INSERT INTO namespaces (name, kind, config) VALUES (:'name', :'kind', :'config'::jsonb) ON CONFLICT (name) DO NOTHING;
 INSERT INTO seeded_namespaces (name) VALUES (:'name');
-COMMIT;""", name=name, kind=config["kind"], config=json.dumps(config))
+COMMIT;""",
+            name=name,
+            kind=config["kind"],
+            config=json.dumps(config),
+        )
         seeded.append(name)
     return seeded
 
@@ -168,8 +235,11 @@ def ensure_slot(pg: Postgres) -> None:
     """Creates Debezium's logical replication slot before the connector first runs, so changes
     made while Connect is down (or not yet started) are kept for it. down --wipe removes it
     with the data directory."""
-    pg.psql_script("""SELECT pg_create_logical_replication_slot(:'slot', 'pgoutput')
-                      WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = :'slot');""", slot=SLOT)
+    pg.psql_script(
+        """SELECT pg_create_logical_replication_slot(:'slot', 'pgoutput')
+                      WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = :'slot');""",
+        slot=SLOT,
+    )
 
 
 def stale_pid_file(pid_file: Path) -> None:

@@ -1,5 +1,6 @@
 """Prometheus (Debian package) scraping every component, and the two Debian exporters
 for the servers that have no Prometheus endpoint of their own and no JVM agent."""
+
 from __future__ import annotations
 
 import json
@@ -11,6 +12,7 @@ from .base import Component
 
 class DebianExporter(Component):
     """A Prometheus exporter from Debian's packages, scraping one server."""
+
     binary = ""
     port_setting = ""
     ready_timeout = 30.0
@@ -29,8 +31,9 @@ class DebianExporter(Component):
             raise RuntimeError(f"{self.binary} is not installed (apt-get install {self.binary})")
 
     def command(self):
-        return [shutil.which(self.binary), f"--web.listen-address={self.metrics_target()}", *self.args()], \
-            self.env(**self.extra_env())
+        return [shutil.which(self.binary), f"--web.listen-address={self.metrics_target()}", *self.args()], self.env(
+            **self.extra_env()
+        )
 
     def args(self) -> list[str]:
         return []
@@ -58,8 +61,10 @@ class PostgresExporter(DebianExporter):
     port_setting = "TALLY_POSTGRES_EXPORTER_PORT"
 
     def extra_env(self):
-        return {"DATA_SOURCE_NAME": f"postgresql://postgres:{self.s.get('TALLY_POSTGRES_PASSWORD')}@{self.host}:"
-                                    f"{self.s.port('TALLY_POSTGRES_PORT')}/tally_control?sslmode=disable"}
+        return {
+            "DATA_SOURCE_NAME": f"postgresql://postgres:{self.s.get('TALLY_POSTGRES_PASSWORD')}@{self.host}:"
+            f"{self.s.port('TALLY_POSTGRES_PORT')}/tally_control?sslmode=disable"
+        }
 
 
 class Prometheus(Component):
@@ -91,9 +96,14 @@ class Prometheus(Component):
         (self.conf_dir / "prometheus.yml").write_text(render_config(self.targets))
 
     def command(self):
-        return [shutil.which(self.binary), f"--config.file={self.conf_dir / 'prometheus.yml'}",
-                f"--storage.tsdb.path={self.data_dir}", "--storage.tsdb.retention.time=2d",
-                f"--web.listen-address={self.metrics_target()}", "--web.enable-lifecycle"], self.env()
+        return [
+            shutil.which(self.binary),
+            f"--config.file={self.conf_dir / 'prometheus.yml'}",
+            f"--storage.tsdb.path={self.data_dir}",
+            "--storage.tsdb.retention.time=2d",
+            f"--web.listen-address={self.metrics_target()}",
+            "--web.enable-lifecycle",
+        ], self.env()
 
     def ready(self):
         with urllib.request.urlopen(f"{self.url()}/-/ready", timeout=3) as r:
@@ -106,14 +116,20 @@ class Prometheus(Component):
 
     def query(self, promql: str) -> list[dict]:
         from urllib.parse import urlencode
+
         with urllib.request.urlopen(f"{self.url()}/api/v1/query?{urlencode({'query': promql})}", timeout=5) as r:
             return json.load(r)["data"]["result"]
 
 
 def render_config(targets: dict[str, str]) -> str:
     """One scrape job per component, named after it (the 'job' label)."""
-    lines = ["# Written by ./tally up from the components' metrics targets.",
-             "global:", "  scrape_interval: 5s", "  evaluation_interval: 5s", "scrape_configs:"]
+    lines = [
+        "# Written by ./tally up from the components' metrics targets.",
+        "global:",
+        "  scrape_interval: 5s",
+        "  evaluation_interval: 5s",
+        "scrape_configs:",
+    ]
     for job, target in sorted(targets.items()):
         lines += [f"  - job_name: {job}", "    static_configs:", f"      - targets: ['{target}']"]
     return "\n".join(lines) + "\n"

@@ -1,5 +1,6 @@
 """Tally's schema registry (schemas/registry), a Confluent-compatible API on port 8085
 whose only store is the compacted _schemas topic."""
+
 from __future__ import annotations
 
 import subprocess
@@ -20,12 +21,18 @@ class Registry(JavaService):
     stop_timeout = 15.0
 
     def service_env(self):
-        return {"TALLY_REGISTRY_HOST": self.host, "TALLY_REGISTRY_PORT": str(self.ports()["http"]),
-                "TALLY_KAFKA_BOOTSTRAP": f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}"}
+        return {
+            "TALLY_REGISTRY_HOST": self.host,
+            "TALLY_REGISTRY_PORT": str(self.ports()["http"]),
+            "TALLY_KAFKA_BOOTSTRAP": f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}",
+        }
 
     def after_ready(self):
         """Registers the value schema of each of Tally's topics (idempotent)."""
-        r = subprocess.run([JAVA, "-cp", str(self.jar()), "io.tally.registry.TallySchemaBootstrap", self.url()],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            [JAVA, "-cp", str(self.jar()), "io.tally.registry.TallySchemaBootstrap", self.url()],
+            capture_output=True,
+            text=True,
+        )
         if r.returncode != 0:
             raise RuntimeError(f"registering Tally's schemas failed: {r.stdout[-2000:]}{r.stderr[-2000:]}")

@@ -1,5 +1,6 @@
 """The eBPF run-queue latency exporter (connectors/runq-exporter), built here with Go, clang
 and bpftool, run as root (loading BPF needs it), scraped by Prometheus."""
+
 from __future__ import annotations
 
 import hashlib
@@ -26,8 +27,12 @@ def go_binary() -> str:
 def source_digest() -> str:
     h = hashlib.sha256()
     for p in sorted(SRC.rglob("*")):
-        if p.is_file() and p.suffix in (".go", ".c", ".mod", ".sum", ".sh") and "build" not in p.relative_to(SRC).parts \
-                and not p.name.startswith("runq_bpfe"):
+        if (
+            p.is_file()
+            and p.suffix in (".go", ".c", ".mod", ".sum", ".sh")
+            and "build" not in p.relative_to(SRC).parts
+            and not p.name.startswith("runq_bpfe")
+        ):
             h.update(str(p.relative_to(SRC)).encode())
             h.update(p.read_bytes())
     return h.hexdigest()
@@ -42,8 +47,13 @@ def build(home: Path, log) -> Path:
         return binary
     log("building the runq exporter (connectors/runq-exporter/build.sh: bpftool, bpf2go, go build)")
     binary.parent.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run(["bash", str(SRC / "build.sh"), str(binary)], cwd=SRC,
-                       env=dict(os.environ, GO=go_binary()), capture_output=True, text=True)
+    r = subprocess.run(
+        ["bash", str(SRC / "build.sh"), str(binary)],
+        cwd=SRC,
+        env=dict(os.environ, GO=go_binary()),
+        capture_output=True,
+        text=True,
+    )
     if r.returncode != 0:
         raise RuntimeError(f"building the runq exporter failed:\n{r.stdout[-2000:]}{r.stderr[-3000:]}")
     stamp.write_text(digest)
@@ -75,11 +85,21 @@ class RunqExporter(Component):
 
     def command(self):
         binary = build(self.s.home, self.log)
-        return [str(binary), "--source", self.s.get("TALLY_RUNQ_SOURCE"),
-                "--kafka", f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}",
-                "--registry", f"http://{self.host}:{self.s.port('TALLY_REGISTRY_PORT')}",
-                "--metrics-addr", self.metrics_target(), "--host", socket.gethostname(),
-                "--container-root", self.s.get("TALLY_RUNQ_CONTAINER_ROOT")], self.env()
+        return [
+            str(binary),
+            "--source",
+            self.s.get("TALLY_RUNQ_SOURCE"),
+            "--kafka",
+            f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}",
+            "--registry",
+            f"http://{self.host}:{self.s.port('TALLY_REGISTRY_PORT')}",
+            "--metrics-addr",
+            self.metrics_target(),
+            "--host",
+            socket.gethostname(),
+            "--container-root",
+            self.s.get("TALLY_RUNQ_CONTAINER_ROOT"),
+        ], self.env()
 
     def ready(self):
         try:

@@ -1,6 +1,6 @@
 """Integration tests run against the stack that ./tally up started (./tally test starts it)."""
-import pytest
 
+import pytest
 from tally.settings import Settings
 from tally.stack import Stack
 
@@ -37,6 +37,7 @@ def pytest_collection_modifyitems(session, config, items):
 def wait_healthy(stack):
     def wait(timeout=120):
         import time
+
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             bad = [c.name for c in stack.components if not stack.healthy(c)]
@@ -44,4 +45,5 @@ def wait_healthy(stack):
                 return
             time.sleep(1)
         pytest.fail(f"the stack did not recover: {bad}")
+
     return wait

@@ -1,4 +1,5 @@
 """Reading what a test's requests put into Kafka, and proving when they put nothing."""
+
 import time
 import uuid
 
@@ -11,7 +12,9 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 class KafkaTail:
     """Remembers the end of each partition of some topics; later returns what came after."""
 
-    def __init__(self, bootstrap: str, registry_url: str, topics: list[str], ignore_keys: tuple[str, ...] = ("sched.",)):
+    def __init__(
+        self, bootstrap: str, registry_url: str, topics: list[str], ignore_keys: tuple[str, ...] = ("sched.",)
+    ):
         """ignore_keys: key prefixes of background producers (the runq exporter writes
         sched.* events into the same topics all the time)."""
         self.bootstrap, self.topics, self.ignore_keys = bootstrap, topics, ignore_keys
@@ -20,8 +23,14 @@ class KafkaTail:
         self.reset()
 
     def _consumer(self) -> Consumer:
-        return Consumer({"bootstrap.servers": self.bootstrap, "group.id": f"tail-{uuid.uuid4()}",
-                         "enable.auto.commit": False, "log_level": 0})
+        return Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": f"tail-{uuid.uuid4()}",
+                "enable.auto.commit": False,
+                "log_level": 0,
+            }
+        )
 
     def _reconnect(self) -> None:
         """A new client at the same positions: after a broker restart librdkafka can keep
@@ -41,6 +50,7 @@ class KafkaTail:
     def ends(self) -> dict[tuple[str, int], int]:
         """The end offsets; retried for a while, since a test may have just restarted the broker."""
         from confluent_kafka import KafkaException
+
         deadline = time.monotonic() + 60
         failures = 0
         while True:

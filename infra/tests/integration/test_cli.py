@@ -1,9 +1,9 @@
 """The ./tally command itself, against the running stack."""
+
 import os
 import signal
 import socket
 import subprocess
-import time
 
 from tally import process
 from tally.settings import REPO
@@ -11,8 +11,9 @@ from tally.state import State
 
 
 def tally(*args, env=None, timeout=600):
-    return subprocess.run([str(REPO / "tally"), *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [str(REPO / "tally"), *args], capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+    )
 
 
 def test_second_up_is_a_no_op(stack, settings):

@@ -2,17 +2,17 @@
 admin API, streamed by Debezium (Kafka Connect) to tally.control.namespaces, applied live by
 the gateway, the Flink jobs (broadcast state) and the provisioner (keyspace, slices, index).
 Faults: Kafka Connect killed and restarted, Postgres stopped and started."""
+
 import base64
 import os
 import signal
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import requests
 from cassandra.cluster import Cluster
-
 from tally import process
 from tally.jobs import Jobs
 
@@ -32,7 +32,7 @@ def cql(stack, settings):
 
 
 def iso(offset_s: float = 0) -> str:
-    t = datetime.now(timezone.utc) + timedelta(seconds=offset_s)
+    t = datetime.now(UTC) + timedelta(seconds=offset_s)
     return t.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
@@ -57,27 +57,53 @@ def put(gw, name, config, version=None):
 
 def write(gw, ns, offset_s=0.0, items=None, event_id=None):
     items = items or {}
-    body = {"namespace": ns, "events": [{"timeSeriesId": "cp-1", "eventTime": iso(offset_s), "eventId": event_id or uuid.uuid4().hex,
-                                         "eventItems": [{"eventItemKey": k, "eventItemValue": base64.b64encode(str(v).encode()).decode()}
-                                                        for k, v in items.items()]}]}
+    body = {
+        "namespace": ns,
+        "events": [
+            {
+                "timeSeriesId": "cp-1",
+                "eventTime": iso(offset_s),
+                "eventId": event_id or uuid.uuid4().hex,
+                "eventItems": [
+                    {"eventItemKey": k, "eventItemValue": base64.b64encode(str(v).encode()).decode()}
+                    for k, v in items.items()
+                ],
+            }
+        ],
+    }
     return requests.post(f"{gw}/v1/timeseries/WriteEventRecordsSync", json=body, timeout=10)
 
 
 def search_equals(gw, ns, key, value):
-    return requests.post(f"{gw}/v1/timeseries/SearchEventRecords", json={
-        "namespace": ns, "pageSize": 10, "timeInterval": {"start": iso(-3600), "end": iso(60)}, "searchQuery": {
-        "equals": {"eventItemKey": key, "eventItemValue": base64.b64encode(str(value).encode()).decode()}}}, timeout=10)
+    return requests.post(
+        f"{gw}/v1/timeseries/SearchEventRecords",
+        json={
+            "namespace": ns,
+            "pageSize": 10,
+            "timeInterval": {"start": iso(-3600), "end": iso(60)},
+            "searchQuery": {
+                "equals": {"eventItemKey": key, "eventItemValue": base64.b64encode(str(value).encode()).decode()}
+            },
+        },
+        timeout=10,
+    )
 
 
 def timeseries(accept="5s", fields=None):
-    return {"kind": "timeseries", "accept_limit": accept,
-            "time_partition": {"seconds_per_slice": 86400, "seconds_per_bucket": 3600, "buckets_per_id": 2},
-            "retention": {"close_after": "86400s", "delete_after": "172800s"},
-            "index": {"enabled": True, "field_mapping": fields or {"deviceType": "KEYWORD"}, "refresh_interval": "1s"}}
+    return {
+        "kind": "timeseries",
+        "accept_limit": accept,
+        "time_partition": {"seconds_per_slice": 86400, "seconds_per_bucket": 3600, "buckets_per_id": 2},
+        "retention": {"close_after": "86400s", "delete_after": "172800s"},
+        "index": {"enabled": True, "field_mapping": fields or {"deviceType": "KEYWORD"}, "refresh_interval": "1s"},
+    }
 
 
 def tables(cql, keyspace):
-    return {r.table_name for r in cql.execute("SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", (keyspace,))}
+    return {
+        r.table_name
+        for r in cql.execute("SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", (keyspace,))
+    }
 
 
 def es(settings, path):
@@ -95,7 +121,11 @@ def test_create_change_and_delete_apply_live(gw, cql, settings):
     keyspace = f"ns_{name}"
     # the provisioner works through changes in order; on a fresh stack the seeds' Cassandra DDL comes first
     until("its slice tables", lambda: any(t.startswith("events_") for t in tables(cql, keyspace)), PROVISIONED_S)
-    until("its current slice index behind its alias", lambda: es(settings, f"/tally-{name}").status_code == 200, PROVISIONED_S)
+    until(
+        "its current slice index behind its alias",
+        lambda: es(settings, f"/tally-{name}").status_code == 200,
+        PROVISIONED_S,
+    )
 
     # accept_limit: an event 20 s old is outside 5 s, inside 60 s; the gateway applies it at once
     late = write(gw, name, offset_s=-20)
@@ -111,26 +141,50 @@ def test_create_change_and_delete_apply_live(gw, cql, settings):
     # query, the job indexes the field, the provisioner added it to the existing index's mapping
     before = search_equals(gw, name, "region", "eu")
     assert before.status_code == 400, before.text
-    assert put(gw, name, timeseries(accept="60s", fields={"deviceType": "KEYWORD", "region": "KEYWORD"}), version=2).status_code == 200
+    assert (
+        put(
+            gw, name, timeseries(accept="60s", fields={"deviceType": "KEYWORD", "region": "KEYWORD"}), version=2
+        ).status_code
+        == 200
+    )
     until("the gateway knows the new field", lambda: search_equals(gw, name, "region", "eu").status_code == 200, 5)
     tagged = uuid.uuid4().hex
     assert write(gw, name, items={"region": "eu", "deviceType": "tv"}, event_id=tagged).status_code == 200
-    found = until("the event found by the new field",
-                  lambda: [e["eventId"] for e in search_equals(gw, name, "region", "eu").json()["events"]], 30, 0.5)
+    found = until(
+        "the event found by the new field",
+        lambda: [e["eventId"] for e in search_equals(gw, name, "region", "eu").json()["events"]],
+        30,
+        0.5,
+    )
     assert found == [tagged]
     assert "region" in es(settings, f"/tally-{name}/_mapping").text, "the existing slice index got the new field"
 
     # time_partition: applies to future slices only; today's data keeps its layout and reads back
     hourly = {"seconds_per_slice": 3600, "seconds_per_bucket": 600, "buckets_per_id": 2}
-    relaid = put(gw, name, {**timeseries(accept="60s", fields={"deviceType": "KEYWORD", "region": "KEYWORD"}), "time_partition": hourly}, version=3)
+    relaid = put(
+        gw,
+        name,
+        {**timeseries(accept="60s", fields={"deviceType": "KEYWORD", "region": "KEYWORD"}), "time_partition": hourly},
+        version=3,
+    )
     assert relaid.status_code == 200, relaid.text
     history = relaid.json()["config"]["time_partition_history"]
     assert len(history) == 1 and history[0]["seconds_per_slice"] == 86400
     assert history[0]["until"] > iso(86400), "not before the current and the next daily slice"
+
     def read_back():
-        r = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json={"namespace": name, "timeSeriesId": "cp-1", "pageSize": 100,
-                          "timeInterval": {"start": iso(-3600), "end": iso(60)}}, timeout=10)
+        r = requests.post(
+            f"{gw}/v1/timeseries/ReadEventRecords",
+            json={
+                "namespace": name,
+                "timeSeriesId": "cp-1",
+                "pageSize": 100,
+                "timeInterval": {"start": iso(-3600), "end": iso(60)},
+            },
+            timeout=10,
+        )
         return r.status_code == 200 and tagged in [e["eventId"] for e in r.json()["events"]]
+
     until("the stored event read back after the change", read_back, 30, 0.5)
 
     deleted = requests.delete(f"{gw}/v1/namespaces/{name}", timeout=10)
@@ -145,14 +199,20 @@ BAD = [
     ({"kind": "timeseries", "acept_limit": "5s"}, "acept_limit"),
     ({"kind": "gauge"}, "kind"),
     ({"kind": "timeseries", "accept_limit": "soon"}, "accept_limit"),
-    ({"kind": "timeseries", "time_partition": {"seconds_per_slice": 86400, "seconds_per_bucket": 7000}}, "time_partition.seconds_per_bucket"),
+    (
+        {"kind": "timeseries", "time_partition": {"seconds_per_slice": 86400, "seconds_per_bucket": 7000}},
+        "time_partition.seconds_per_bucket",
+    ),
     ({"kind": "timeseries", "index": {"field_mapping": {"bad-field": "KEYWORD"}}}, "index.field_mapping.bad-field"),
     ({"kind": "timeseries", "index": {"field_mapping": {"ok": "BLOB"}}}, "index.field_mapping.ok"),
     ({"kind": "counter", "counter_type": "EVENTUAL", "accept_limit": "2h"}, "accept_limit"),
     ({"kind": "counter"}, "counter_type"),
     ({"kind": "timeseries", "retention": {"close_after": "10s", "delete_after": "5s"}}, "retention.delete_after"),
     ([1, 2], "config"),
-    ({"kind": "timeseries", "time_partition": {"seconds_per_slice": 5000, "seconds_per_bucket": 1000}}, "time_partition.seconds_per_slice"),
+    (
+        {"kind": "timeseries", "time_partition": {"seconds_per_slice": 5000, "seconds_per_bucket": 1000}},
+        "time_partition.seconds_per_slice",
+    ),
 ]
 
 
@@ -161,12 +221,17 @@ def test_bad_configs_are_rejected_naming_the_field_and_change_nothing(gw):
     for config, field in BAD:
         r = put(gw, name, config)
         assert r.status_code == 400, (config, r.text)
-        assert r.json()["error"]["code"] == "INVALID_NAMESPACE_CONFIG" and r.json()["error"]["field"] == field, (config, r.text)
+        assert r.json()["error"]["code"] == "INVALID_NAMESPACE_CONFIG" and r.json()["error"]["field"] == field, (
+            config,
+            r.text,
+        )
     assert requests.get(f"{gw}/v1/namespaces/{name}", timeout=10).status_code == 404, "nothing was created"
 
     bad_name = put(gw, "Bad-Name", timeseries())
     assert bad_name.status_code == 400 and bad_name.json()["error"]["code"] == "INVALID_NAMESPACE_NAME"
-    malformed = requests.put(f"{gw}/v1/namespaces/{name}", data="{not json", headers={"Content-Type": "application/json"}, timeout=10)
+    malformed = requests.put(
+        f"{gw}/v1/namespaces/{name}", data="{not json", headers={"Content-Type": "application/json"}, timeout=10
+    )
     assert malformed.status_code == 400 and malformed.json()["error"]["code"] == "MALFORMED_JSON"
 
     assert put(gw, name, timeseries()).status_code == 201
@@ -175,12 +240,16 @@ def test_bad_configs_are_rejected_naming_the_field_and_change_nothing(gw):
             r = put(gw, name, config)
             assert r.status_code == 400 and r.json()["error"]["field"] == field, r.text
         assert put(gw, name, timeseries(), version=7).status_code == 409
-        bad_version = requests.put(f"{gw}/v1/namespaces/{name}", json=timeseries(), headers={"If-Match": "soon"}, timeout=10)
+        bad_version = requests.put(
+            f"{gw}/v1/namespaces/{name}", json=timeseries(), headers={"If-Match": "soon"}, timeout=10
+        )
         assert bad_version.status_code == 400 and bad_version.json()["error"]["code"] == "INVALID_VERSION"
         got = requests.get(f"{gw}/v1/namespaces/{name}", timeout=10).json()
         assert got["version"] == 1 and got["config"] == timeseries(), "the rejected changes left it alone"
         unchanged = put(gw, name, timeseries())
-        assert unchanged.status_code == 200 and unchanged.json()["changed"] is False and unchanged.json()["version"] == 1
+        assert (
+            unchanged.status_code == 200 and unchanged.json()["changed"] is False and unchanged.json()["version"] == 1
+        )
     finally:
         requests.delete(f"{gw}/v1/namespaces/{name}", timeout=10)
 
@@ -192,14 +261,17 @@ def control_plane(gw):
 def test_no_change_is_missed_while_kafka_connect_is_down(stack, gw, wait_healthy):
     """Connect is killed (SIGKILL, no clean shutdown); changes made meanwhile wait in the
     replication slot and arrive after its restart, from its stored offsets."""
-    connect = stack.component("connect")
     names = [f"it_cpc_{uuid.uuid4().hex[:6]}_{i}" for i in range(3)]
     try:
         ref = stack.state.ref("connect")
         os.kill(ref.pid, signal.SIGKILL)
         process.wait_until("connect killed", lambda: not process.alive(ref), 10, lambda: True)
         stack.state.forget_process("connect")
-        until("health shows the control plane degraded", lambda: control_plane(gw)["control_plane"]["status"] == "DEGRADED", 10)
+        until(
+            "health shows the control plane degraded",
+            lambda: control_plane(gw)["control_plane"]["status"] == "DEGRADED",
+            10,
+        )
         assert control_plane(gw)["status"] == "DEGRADED", "the data plane still serves"
         assert write(gw, "playback").status_code == 200
         for n in names:
@@ -211,7 +283,9 @@ def test_no_change_is_missed_while_kafka_connect_is_down(stack, gw, wait_healthy
         stack.up()
         wait_healthy()
         until("the changes made meanwhile", lambda: write(gw, names[1]).status_code == 200, 30)
-        until("the accept_limit change made meanwhile", lambda: write(gw, names[0], offset_s=-20).status_code == 200, 10)
+        until(
+            "the accept_limit change made meanwhile", lambda: write(gw, names[0], offset_s=-20).status_code == 200, 10
+        )
         assert write(gw, names[2]).status_code == 404, "the create and the delete both arrived, in order"
         until("the control plane healthy again", lambda: control_plane(gw)["control_plane"]["status"] == "UP", 15)
     finally:
@@ -223,20 +297,32 @@ def test_the_data_plane_keeps_serving_while_postgres_is_down(stack, gw, wait_hea
     name = f"it_cpp_{uuid.uuid4().hex[:6]}"
     try:
         stack.stop(stack.component("postgres"))
-        until("health shows the control plane degraded", lambda: control_plane(gw)["control_plane"]["status"] == "DEGRADED", 10)
+        until(
+            "health shows the control plane degraded",
+            lambda: control_plane(gw)["control_plane"]["status"] == "DEGRADED",
+            10,
+        )
         health = requests.get(f"{gw}/healthz", timeout=5)
         assert health.status_code == 200 and health.json()["control_plane"]["postgres"].startswith("DOWN")
         assert write(gw, "playback").status_code == 200, "writes go on with the last known configs"
-        assert requests.post(f"{gw}/v1/counter/AddCount", json={"namespace": "page_hits", "counter_name": "cp", "delta": 1},
-                             timeout=10).status_code == 202
+        assert (
+            requests.post(
+                f"{gw}/v1/counter/AddCount",
+                json={"namespace": "page_hits", "counter_name": "cp", "delta": 1},
+                timeout=10,
+            ).status_code
+            == 202
+        )
         refused = put(gw, name, timeseries())
         assert refused.status_code == 503 and refused.json()["error"]["code"] == "CONTROL_PLANE_UNAVAILABLE"
         stack.up()
         wait_healthy()
+
         # Debezium reconnects (or Connect restarts its task); then changes flow again
         def created():
             r = put(gw, name, timeseries())
             return r.status_code in (200, 201)
+
         until("the admin API back", created, 30, 1)
         until("a change made after Postgres returned", lambda: write(gw, name).status_code == 200, 60, 0.5)
     finally:
@@ -247,6 +333,7 @@ def test_the_admin_api_can_require_a_token(stack, settings, gw, tmp_path):
     """Off on the local stack; a gateway started with TALLY_GATEWAY_ADMIN_TOKEN wants it on every
     admin call, and the data plane does not."""
     from test_gateway import second_gateway
+
     ref, url = second_gateway(settings, stack, tmp_path, TALLY_GATEWAY_ADMIN_TOKEN="s3cret-admin")
     try:
         for auth in (None, "Bearer wrong", "s3cret-admin"):

@@ -2,14 +2,14 @@
 Flink CounterRollupJob -> Cassandra counter_rollups + event log -> GetCount; exact under
 retries, reused tokens, late events and faults (TaskManager killed, broker and gateway
 restarted, stop-with-savepoint and resume)."""
+
 import os
 import signal
 import subprocess
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,6 @@ from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
-
 from kafka_tail import KafkaTail
 from tally.jobs import Jobs
 
@@ -44,7 +43,7 @@ def iso(t: datetime) -> str:
 
 
 def now_iso(offset_s: float = 0) -> str:
-    return iso(datetime.now(timezone.utc) + timedelta(seconds=offset_s))
+    return iso(datetime.now(UTC) + timedelta(seconds=offset_s))
 
 
 def call(gw, endpoint, body, timeout=30):
@@ -72,12 +71,15 @@ def wait_rollup(cql, ns, counter, expected, after_us, timeout=90.0):
     keyspace = "ns_" + ns.replace(".", "_")
     deadline, row = time.monotonic() + timeout, None
     while time.monotonic() < deadline:
-        row = cql.execute(f"SELECT last_rollup_count, last_rollup_ts FROM {keyspace}.counter_rollups WHERE counter = %s",
-                          (counter,)).one()
+        row = cql.execute(
+            f"SELECT last_rollup_count, last_rollup_ts FROM {keyspace}.counter_rollups WHERE counter = %s", (counter,)
+        ).one()
         if row is not None and row.last_rollup_ts is not None:
-            t_us = int(row.last_rollup_ts.replace(tzinfo=timezone.utc).timestamp() * 1e6)
+            t_us = int(row.last_rollup_ts.replace(tzinfo=UTC).timestamp() * 1e6)
             if t_us > after_us:
-                assert row.last_rollup_count == expected, f"{ns}/{counter}: rollup {row.last_rollup_count}, expected {expected}"
+                assert row.last_rollup_count == expected, (
+                    f"{ns}/{counter}: rollup {row.last_rollup_count}, expected {expected}"
+                )
                 return row
         time.sleep(0.5)
     raise AssertionError(f"{ns}/{counter}: no rollup past the last event after {timeout}s (last: {row})")
@@ -99,9 +101,13 @@ class Generator:
         self.run = uuid.uuid4().hex[:8]
 
     def send(self, counter: str, i: int, delta: int) -> None:
-        gen_time = datetime.now(timezone.utc)
-        body = {"namespace": self.ns, "counter_name": counter, "delta": delta,
-                "idempotency_token": {"token": f"{self.run}-{counter}-{i}", "generation_time": iso(gen_time)}}
+        gen_time = datetime.now(UTC)
+        body = {
+            "namespace": self.ns,
+            "counter_name": counter,
+            "delta": delta,
+            "idempotency_token": {"token": f"{self.run}-{counter}-{i}", "generation_time": iso(gen_time)},
+        }
         copies = 2 if i % 10 == 3 else 1
         answered = None
         for _ in range(copies):
@@ -159,9 +165,17 @@ def avro_producer(stack, settings):
     producer = Producer({"bootstrap.servers": bootstrap, "log_level": 0})
 
     def send(ns, counter, delta, event_us, event_id, op="ADD"):
-        value = {"namespace": ns, "counter": counter, "op": op, "delta": delta, "event_time": event_us,
-                 "event_id": event_id, "source": "python"}
+        value = {
+            "namespace": ns,
+            "counter": counter,
+            "op": op,
+            "delta": delta,
+            "event_time": event_us,
+            "event_id": event_id,
+            "source": "python",
+        }
         producer.produce("tally.counter.events", key=f"{ns}/{counter}", value=ser(value, ctx))
+
     return producer, send
 
 
@@ -176,11 +190,27 @@ def test_generator_counts_are_exact_and_every_rejection_is_accounted_for(stack, 
         results[ns] = gen
     # at the gateway: a reused token with another delta (409), outside the window (400), no token (400)
     gen = results["ad_clicks"]
-    reuse = call(gw, "AddCount", {"namespace": "ad_clicks", "counter_name": counters[0], "delta": 99,
-                                  "idempotency_token": {"token": f"{gen.run}-{counters[0]}-0", "generation_time": now_iso()}})
+    reuse = call(
+        gw,
+        "AddCount",
+        {
+            "namespace": "ad_clicks",
+            "counter_name": counters[0],
+            "delta": 99,
+            "idempotency_token": {"token": f"{gen.run}-{counters[0]}-0", "generation_time": now_iso()},
+        },
+    )
     assert reuse.status_code == 409 and reuse.json()["error"]["code"] == "IDEMPOTENCY_KEY_REUSE"
-    old = call(gw, "AddCount", {"namespace": "ad_clicks", "counter_name": counters[0], "delta": 1,
-                                "idempotency_token": {"token": "late", "generation_time": now_iso(-60)}})
+    old = call(
+        gw,
+        "AddCount",
+        {
+            "namespace": "ad_clicks",
+            "counter_name": counters[0],
+            "delta": 1,
+            "idempotency_token": {"token": "late", "generation_time": now_iso(-60)},
+        },
+    )
     assert old.status_code == 400 and old.json()["error"]["code"] == "OUTSIDE_ACCEPT_WINDOW"
     bare = call(gw, "AddCount", {"namespace": "ad_clicks", "counter_name": counters[0], "delta": 1})
     assert bare.status_code == 400 and bare.json()["error"]["field"] == "idempotency_token"
@@ -188,10 +218,10 @@ def test_generator_counts_are_exact_and_every_rejection_is_accounted_for(stack, 
     producer, send = avro_producer(stack, settings)
     now_us = int(time.time() * 1e6)
     first = next(c for c in counters if gen.truth[c] > 0)
-    send("ad_clicks", first, 1000, now_us, f"{gen.run}-{first}-1")       # token of round 1, other payload
-    send("ad_clicks", first, 1000, now_us - 120_000_000, "too-old")       # two minutes behind the window
+    send("ad_clicks", first, 1000, now_us, f"{gen.run}-{first}-1")  # token of round 1, other payload
+    send("ad_clicks", first, 1000, now_us - 120_000_000, "too-old")  # two minutes behind the window
     send("ghost_ns", first, 1000, now_us, "ghost")
-    send("ad_clicks", counters[1], 5, now_us, f"direct-{gen.run}")         # a good one
+    send("ad_clicks", counters[1], 5, now_us, f"direct-{gen.run}")  # a good one
     assert producer.flush(30) == 0
     results["ad_clicks"].truth[counters[1]] += 5
     for ns, g in results.items():
@@ -201,7 +231,11 @@ def test_generator_counts_are_exact_and_every_rejection_is_accounted_for(stack, 
     mine = [v for _, key, v in tail.records(3, timeout=60) if key.endswith(f"/{first}")]
     tail.close()
     # dead letters are at least once: a job restart (e.g. a slow schema change) may repeat one
-    assert sorted(set(v["reason"] for v in mine)) == ["IDEMPOTENCY_KEY_REUSE", "OUTSIDE_ACCEPT_WINDOW", "UNKNOWN_NAMESPACE"]
+    assert sorted(set(v["reason"] for v in mine)) == [
+        "IDEMPOTENCY_KEY_REUSE",
+        "OUTSIDE_ACCEPT_WINDOW",
+        "UNKNOWN_NAMESPACE",
+    ]
     assert all(v["stage"] == "counter-rollup" and v["topic"] == "tally.counter.events" for v in mine)
     # the rollups themselves (EVENTUAL's answer) are exact once the window has passed; a
     # counter's rollup time moves only while it has events (counters[2:] got none directly)
@@ -213,18 +247,34 @@ def test_generator_counts_are_exact_and_every_rejection_is_accounted_for(stack, 
 def test_clear_count_mid_stream_drops_what_came_before_in_event_time(gw, cql, jobs):
     for ns in ("ad_clicks", "video_views"):
         c = f"clr-{uuid.uuid4().hex[:8]}"
-        base = datetime.now(timezone.utc) - timedelta(seconds=2)
+        base = datetime.now(UTC) - timedelta(seconds=2)
 
         def add(n, at, delta=1):
-            r = call(gw, "AddCount", {"namespace": ns, "counter_name": c, "delta": delta,
-                                      "idempotency_token": {"token": f"t{n}", "generation_time": iso(at)}})
+            r = call(
+                gw,
+                "AddCount",
+                {
+                    "namespace": ns,
+                    "counter_name": c,
+                    "delta": delta,
+                    "idempotency_token": {"token": f"t{n}", "generation_time": iso(at)},
+                },
+            )
             assert r.status_code == 200, r.text
+
         for n in range(5):
             add(n, base + timedelta(milliseconds=10 * n))
-        r = call(gw, "ClearCount", {"namespace": ns, "counter_name": c,
-                                    "idempotency_token": {"token": "clear", "generation_time": iso(base + timedelta(milliseconds=500))}})
+        r = call(
+            gw,
+            "ClearCount",
+            {
+                "namespace": ns,
+                "counter_name": c,
+                "idempotency_token": {"token": "clear", "generation_time": iso(base + timedelta(milliseconds=500))},
+            },
+        )
         assert r.status_code == 200, r.text
-        add(10, base + timedelta(milliseconds=100), delta=50)   # arrives after the clear, but is older: cleared
+        add(10, base + timedelta(milliseconds=100), delta=50)  # arrives after the clear, but is older: cleared
         for n in range(20, 23):
             add(n, base + timedelta(milliseconds=600 + n))
         got = wait_count(gw, ns, c, 3, timeout=30)
@@ -260,19 +310,36 @@ def test_recount_finds_an_injected_discrepancy_and_repairs_it(stack, gw, cql, jo
     c = f"rc-{uuid.uuid4().hex[:8]}"
     gen = Generator(gw, "ad_clicks", [c], rounds=12).start(workers=1).join()
     row = wait_rollup(cql, "ad_clicks", c, gen.truth[c], gen.last_event_us[c])
-    t_us = int(row.last_rollup_ts.replace(tzinfo=timezone.utc).timestamp() * 1e6)
-    wt = cql.execute("SELECT WRITETIME(last_rollup_count) AS wt FROM ns_ad_clicks.counter_rollups WHERE counter = %s", (c,)).one().wt
-    cql.execute("UPDATE ns_ad_clicks.counter_rollups USING TIMESTAMP %s SET last_rollup_count = %s WHERE counter = %s",
-                (wt + 1, gen.truth[c] + 17, c))
+    t_us = int(row.last_rollup_ts.replace(tzinfo=UTC).timestamp() * 1e6)
+    wt = (
+        cql.execute(
+            "SELECT WRITETIME(last_rollup_count) AS wt FROM ns_ad_clicks.counter_rollups WHERE counter = %s", (c,)
+        )
+        .one()
+        .wt
+    )
+    cql.execute(
+        "UPDATE ns_ad_clicks.counter_rollups USING TIMESTAMP %s SET last_rollup_count = %s WHERE counter = %s",
+        (wt + 1, gen.truth[c] + 17, c),
+    )
     assert get_count(gw, "ad_clicks", c)["count"] == gen.truth[c] + 17
-    out = subprocess.run([str(REPO / "tally"), "counters", "recount", "ad_clicks", c], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [str(REPO / "tally"), "counters", "recount", "ad_clicks", c], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 1, out.stdout + out.stderr  # a difference was found
     assert "difference -17" in out.stdout and f"recounted {gen.truth[c]}" in out.stdout
-    out = subprocess.run([str(REPO / "tally"), "counters", "recount", "ad_clicks", c, "--repair"], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [str(REPO / "tally"), "counters", "recount", "ad_clicks", c, "--repair"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0 and "repaired" in out.stdout, out.stdout + out.stderr
     assert get_count(gw, "ad_clicks", c)["count"] == gen.truth[c]
     again = call(gw, "Recount", {"namespace": "ad_clicks", "counter_name": c}).json()
-    assert again["difference"] == 0 and again["last_rollup_ts"].startswith(row.last_rollup_ts.strftime("%Y-%m-%dT%H:%M:%S"))
+    assert again["difference"] == 0 and again["last_rollup_ts"].startswith(
+        row.last_rollup_ts.strftime("%Y-%m-%dT%H:%M:%S")
+    )
     assert t_us > gen.last_event_us[c]
     bad = call(gw, "Recount", {"namespace": "page_hits", "counter_name": c})
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "NO_EVENT_LOG"
@@ -305,6 +372,7 @@ def test_counts_stay_exact_when_the_taskmanager_is_killed(stack, gw, cql, jobs, 
         time.sleep(2)
         stack.up()
         wait_healthy()
+
     fault_run(gw, cql, kill_tm)
 
 
@@ -315,6 +383,7 @@ def test_counts_stay_exact_across_a_broker_restart(stack, gw, cql, jobs, wait_he
         time.sleep(3)
         stack.up()
         wait_healthy()
+
     gen = fault_run(gw, cql, restart_broker)
     print(f"client retries through the broker restart: {gen.retries}")
 
@@ -327,6 +396,7 @@ def test_counts_stay_exact_across_a_gateway_restart(stack, gw, cql, jobs, wait_h
         time.sleep(1)
         stack.up()
         wait_healthy()
+
     fault_run(gw, cql, restart_gateway)
 
 
@@ -336,4 +406,5 @@ def test_counts_stay_exact_across_stop_with_savepoint_and_resume(gw, cql, jobs):
         assert jobs.stop_with_savepoint(ROLLUP).startswith("file:")
         time.sleep(2)
         jobs.resume(ROLLUP)
+
     fault_run(gw, cql, savepoint_and_resume)

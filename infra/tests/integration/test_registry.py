@@ -1,10 +1,10 @@
 """Tally's schema registry against real Confluent clients: Python confluent-kafka's
 SchemaRegistryClient / AvroSerializer / AvroDeserializer, and Tally's Java serde."""
+
 import json
 import os
 import socket
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -16,15 +16,21 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
-
 from tally import process
 from tally.components.base import JAVA
 from tally.components.registry import registry_jar
 
 CT = {"Content-Type": "application/vnd.schemaregistry.v1+json"}
-V1 = {"type": "record", "name": "Reading", "namespace": "it.v1",
-      "fields": [{"name": "sensor", "type": "string"}, {"name": "value", "type": "long"},
-                 {"name": "raw", "type": "bytes"}]}
+V1 = {
+    "type": "record",
+    "name": "Reading",
+    "namespace": "it.v1",
+    "fields": [
+        {"name": "sensor", "type": "string"},
+        {"name": "value", "type": "long"},
+        {"name": "raw", "type": "bytes"},
+    ],
+}
 V2 = {**V1, "fields": V1["fields"] + [{"name": "unit", "type": "string", "default": "C"}]}
 V2_BREAKING = {**V1, "fields": V1["fields"] + [{"name": "unit", "type": "string"}]}
 
@@ -57,14 +63,24 @@ def schemas_end_offset(bootstrap):
 
 
 def avro_console(*args, stdin=None, settings=None, bootstrap=None, url=None):
-    cmd = [JAVA, "-cp", str(registry_jar()), "io.tally.registry.AvroConsole", *args,
-           "--bootstrap", bootstrap, "--registry", url]
+    cmd = [
+        JAVA,
+        "-cp",
+        str(registry_jar()),
+        "io.tally.registry.AvroConsole",
+        *args,
+        "--bootstrap",
+        bootstrap,
+        "--registry",
+        url,
+    ]
     r = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-3000:]
     return r.stdout
 
 
 # ---- the client's own calls ---------------------------------------------------------------
+
 
 def test_python_client_register_get_latest_compatibility_config_delete(client):
     s = subject()
@@ -81,7 +97,9 @@ def test_python_client_register_get_latest_compatibility_config_delete(client):
     assert sid2 != sid
     assert client.get_versions(s) == [1, 2]
     assert client.lookup_schema(s, Schema(json.dumps(V1), "AVRO")).version == 1
-    assert json.loads(client.get_schema(sid).schema_str) == json.loads(client.lookup_schema(s, Schema(json.dumps(V1), "AVRO")).schema.schema_str)
+    assert json.loads(client.get_schema(sid).schema_str) == json.loads(
+        client.lookup_schema(s, Schema(json.dumps(V1), "AVRO")).schema.schema_str
+    )
     assert s in client.get_subjects()
     assert client.delete_subject(s) == [1, 2]
     assert s not in client.get_subjects()
@@ -92,6 +110,7 @@ def test_python_client_register_get_latest_compatibility_config_delete(client):
 
 
 # ---- interop: Python serializer <-> Tally's Java serde -------------------------------------
+
 
 def test_python_avro_serializer_to_java_serde_and_back(client, bootstrap, url, tmp_path, settings):
     topic = f"it.serde.{uuid.uuid4().hex[:8]}"
@@ -109,14 +128,23 @@ def test_python_avro_serializer_to_java_serde_and_back(client, bootstrap, url, t
     # and the reverse: Tally's Java serde writes with the evolved schema (V2), Python reads
     schema_file = tmp_path / "v2.avsc"
     schema_file.write_text(json.dumps(V2))
-    lines = "\n".join(json.dumps({"sensor": f"j{i}", "value": -i, "raw": "\u0001\u0002", "unit": "K"}) for i in range(3))
+    lines = "\n".join(
+        json.dumps({"sensor": f"j{i}", "value": -i, "raw": "\u0001\u0002", "unit": "K"}) for i in range(3)
+    )
     back = f"{topic}.back"
-    avro_console("produce", "--topic", back, "--schema-file", str(schema_file), stdin=lines,
-                 bootstrap=bootstrap, url=url)
+    avro_console(
+        "produce", "--topic", back, "--schema-file", str(schema_file), stdin=lines, bootstrap=bootstrap, url=url
+    )
     deser_v2 = AvroDeserializer(client)
     deser_as_v1 = AvroDeserializer(client, json.dumps(V1))  # an old reader
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"it-{uuid.uuid4()}",
-                         "auto.offset.reset": "earliest", "log_level": 0})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"it-{uuid.uuid4()}",
+            "auto.offset.reset": "earliest",
+            "log_level": 0,
+        }
+    )
     consumer.subscribe([back])
     got, deadline = [], time.monotonic() + 60
     while len(got) < 3 and time.monotonic() < deadline:
@@ -138,6 +166,7 @@ def test_tally_topic_schemas_are_registered(client):
 
 
 # ---- bad input: a clear code, and nothing stored ----------------------------------------
+
 
 def test_bad_requests_get_confluent_codes_and_store_nothing(url, bootstrap):
     s = subject()
@@ -178,15 +207,29 @@ def test_bad_requests_get_confluent_codes_and_store_nothing(url, bootstrap):
 def test_compatibility_endpoint_is_verbose_on_request(url):
     s = subject()
     requests.post(f"{url}/subjects/{s}/versions", json={"schema": json.dumps(V1)}, headers=CT)
-    r = requests.post(f"{url}/compatibility/subjects/{s}/versions/latest?verbose=true",
-                      json={"schema": json.dumps(V2_BREAKING)}, headers=CT).json()
+    r = requests.post(
+        f"{url}/compatibility/subjects/{s}/versions/latest?verbose=true",
+        json={"schema": json.dumps(V2_BREAKING)},
+        headers=CT,
+    ).json()
     assert r["is_compatible"] is False and any("unit" in m for m in r["messages"])
-    for level in ("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE"):
-        assert requests.put(f"{url}/config/{s}", json={"compatibility": level}, headers=CT).json() == {"compatibility": level}
+    for level in (
+        "NONE",
+        "BACKWARD",
+        "BACKWARD_TRANSITIVE",
+        "FORWARD",
+        "FORWARD_TRANSITIVE",
+        "FULL",
+        "FULL_TRANSITIVE",
+    ):
+        assert requests.put(f"{url}/config/{s}", json={"compatibility": level}, headers=CT).json() == {
+            "compatibility": level
+        }
     assert requests.get(f"{url}/schemas/types").json() == ["AVRO"]
 
 
 # ---- durability: restarts and two instances -------------------------------------------------
+
 
 def test_ids_survive_a_registry_restart(stack, client):
     s = subject()
@@ -208,22 +251,35 @@ def free_port():
 
 def test_two_instances_register_concurrently_without_conflicts(stack, settings, tmp_path, url):
     port = free_port()
-    env = {**os.environ, "TALLY_REGISTRY_PORT": str(port), "TALLY_REGISTRY_HOST": settings.host,
-           "TALLY_KAFKA_BOOTSTRAP": f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}"}
+    env = {
+        **os.environ,
+        "TALLY_REGISTRY_PORT": str(port),
+        "TALLY_REGISTRY_HOST": settings.host,
+        "TALLY_KAFKA_BOOTSTRAP": f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}",
+    }
     ref = process.spawn([JAVA, "-Xmx256m", "-jar", str(registry_jar())], tmp_path / "registry2.log", env=env)
     second = f"http://{settings.host}:{port}"
     try:
-        process.wait_until("second registry", lambda: requests.get(f"{second}/healthz", timeout=2).ok, 60,
-                           lambda: process.alive(ref))
+        process.wait_until(
+            "second registry", lambda: requests.get(f"{second}/healthz", timeout=2).ok, 60, lambda: process.alive(ref)
+        )
         prefix = uuid.uuid4().hex[:8]
         results, errors = {}, []
 
         def register(i, base):
-            schema = {"type": "record", "name": f"R{i}", "namespace": f"race.n{prefix}",
-                      "fields": [{"name": "f", "type": "int"}]}
+            schema = {
+                "type": "record",
+                "name": f"R{i}",
+                "namespace": f"race.n{prefix}",
+                "fields": [{"name": "f", "type": "int"}],
+            }
             try:
-                r = requests.post(f"{base}/subjects/race-{prefix}-{i % 4}/versions",
-                                  json={"schema": json.dumps(schema)}, headers=CT, timeout=60)
+                r = requests.post(
+                    f"{base}/subjects/race-{prefix}-{i % 4}/versions",
+                    json={"schema": json.dumps(schema)},
+                    headers=CT,
+                    timeout=60,
+                )
                 if r.status_code == 409:
                     return  # different record names in one subject: an honest incompatibility
                 r.raise_for_status()
@@ -249,8 +305,10 @@ def test_two_instances_register_concurrently_without_conflicts(stack, settings, 
                 assert json.loads(got)["name"] == json.loads(schema)["name"], (base, sid)
         for k in range(4):
             s = f"race-{prefix}-{k}"
-            assert requests.get(f"{url}/subjects/{s}/versions").json() == \
-                requests.get(f"{second}/subjects/{s}/versions").json()
+            assert (
+                requests.get(f"{url}/subjects/{s}/versions").json()
+                == requests.get(f"{second}/subjects/{s}/versions").json()
+            )
     finally:
         process.stop(ref, timeout=10)
 

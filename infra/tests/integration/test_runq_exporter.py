@@ -2,18 +2,18 @@
 tally.containers) compete for the CPUs; the victim's run-queue latency and its switch-outs by
 the other container reach Prometheus metrics, Kafka (the same topics as every producer) and
 Tally's own stores (ReadEventRecords on sched.runq, GetCount on sched.switchout)."""
+
 import os
 import socket
 import subprocess
 import sys
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 import requests
-
 from kafka_tail import KafkaTail
 
 HOST = socket.gethostname()
@@ -75,12 +75,20 @@ def until(what, fn, timeout=30.0):
 def test_a_noisy_neighbor_shows_up_in_metrics_kafka_and_tally(stack, settings, containers):
     exporter = stack.component("runq-exporter").url()
     bootstrap = f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}"
-    tail = KafkaTail(bootstrap, stack.component("registry").url(), ["tally.timeseries.events", "tally.counter.events"],
-                     ignore_keys=())
+    tail = KafkaTail(
+        bootstrap,
+        stack.component("registry").url(),
+        ["tally.timeseries.events", "tally.counter.events"],
+        ignore_keys=(),
+    )
     victim = containers["victim"]
-    until("victim run-queue samples", lambda: metric(exporter, "tally_runq_latency_seconds_count", container=victim) > 0)
-    until("victim switch-outs by the other container",
-          lambda: metric(exporter, "tally_sched_switch_out_total", container=victim, cause="other_container") > 0)
+    until(
+        "victim run-queue samples", lambda: metric(exporter, "tally_runq_latency_seconds_count", container=victim) > 0
+    )
+    until(
+        "victim switch-outs by the other container",
+        lambda: metric(exporter, "tally_sched_switch_out_total", container=victim, cause="other_container") > 0,
+    )
     assert metric(exporter, "tally_runq_exporter_events_total") > 0
     records = tail.records(1, timeout=30)
     tail.close()
@@ -92,29 +100,65 @@ def test_a_noisy_neighbor_shows_up_in_metrics_kafka_and_tally(stack, settings, c
     assert switch and all(v["op"] == "ADD" and v["delta"] > 0 for v in switch)
     # and through Tally: stored by the TimeSeries writer, counted by the rollup job
     gw = stack.component("gateway").url()
-    now = datetime.now(timezone.utc)
-    body = {"namespace": "sched.runq", "timeSeriesId": f"{HOST}/{victim}", "pageSize": 10,
-            "timeInterval": {"start": (now - timedelta(minutes=5)).isoformat().replace("+00:00", "Z"),
-                             "end": (now + timedelta(minutes=1)).isoformat().replace("+00:00", "Z")}}
-    until("victim samples readable through ReadEventRecords",
-          lambda: requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30).json().get("events"), 60)
-    until("victim switch-outs counted by GetCount", lambda: requests.post(f"{gw}/v1/counter/GetCount", json={
-        "namespace": "sched.switchout", "counter_name": f"{HOST}/{victim}/other_container"}, timeout=30).json()["count"] > 0, 60)
+    now = datetime.now(UTC)
+    body = {
+        "namespace": "sched.runq",
+        "timeSeriesId": f"{HOST}/{victim}",
+        "pageSize": 10,
+        "timeInterval": {
+            "start": (now - timedelta(minutes=5)).isoformat().replace("+00:00", "Z"),
+            "end": (now + timedelta(minutes=1)).isoformat().replace("+00:00", "Z"),
+        },
+    }
+    until(
+        "victim samples readable through ReadEventRecords",
+        lambda: requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30).json().get("events"),
+        60,
+    )
+    until(
+        "victim switch-outs counted by GetCount",
+        lambda: (
+            requests.post(
+                f"{gw}/v1/counter/GetCount",
+                json={"namespace": "sched.switchout", "counter_name": f"{HOST}/{victim}/other_container"},
+                timeout=30,
+            ).json()["count"]
+            > 0
+        ),
+        60,
+    )
 
 
 def test_the_procfs_fallback_sees_the_containers_without_bpf(stack, settings, containers):
     from tally.components.runq_exporter import build
+
     binary = build(settings.home, lambda *_: None)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    p = subprocess.Popen([str(binary), "--source", "procfs", "--metrics-addr", f"127.0.0.1:{port}",
-                          "--kafka", f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}",
-                          "--registry", stack.component("registry").url(), "--interval", "500ms",
-                          "--container-root", settings.get("TALLY_RUNQ_CONTAINER_ROOT")],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    p = subprocess.Popen(
+        [
+            str(binary),
+            "--source",
+            "procfs",
+            "--metrics-addr",
+            f"127.0.0.1:{port}",
+            "--kafka",
+            f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}",
+            "--registry",
+            stack.component("registry").url(),
+            "--interval",
+            "500ms",
+            "--container-root",
+            settings.get("TALLY_RUNQ_CONTAINER_ROOT"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         url = f"http://127.0.0.1:{port}/metrics"
+
         def up():
             if p.poll() is not None:
                 pytest.fail(p.stdout.read())
@@ -122,8 +166,12 @@ def test_the_procfs_fallback_sees_the_containers_without_bpf(stack, settings, co
                 return requests.get(url, timeout=2).ok
             except requests.ConnectionError:
                 return False
+
         until("procfs exporter up", up, 20)
-        until("procfs samples of the victim", lambda: metric(url, "tally_runq_latency_seconds_count", container=containers["victim"]) > 0)
+        until(
+            "procfs samples of the victim",
+            lambda: metric(url, "tally_runq_latency_seconds_count", container=containers["victim"]) > 0,
+        )
         assert metric(url, "tally_sched_switch_out_total") == 0, "procfs cannot tell who preempted whom"
     finally:
         p.terminate()
@@ -142,14 +190,16 @@ def test_the_noisy_neighbor_job_alerts_the_victim(stack, settings):
     stack, and the weight makes the victim's wait stand out of a busy host's own noise (four
     equal loops spread over both cores moved its p90 by less than the host's jitter once)."""
     from tally.jobs import Jobs
+
     Jobs(settings, log=lambda *_: None).ensure_deployed()
     root = cgroup_mount() / settings.get("TALLY_RUNQ_CONTAINER_ROOT")
     run = uuid.uuid4().hex[:6]
     victim, noisy = root / f"victim-{run}", root / f"noisy-{run}"
     bootstrap = f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}"
     tail = KafkaTail(bootstrap, stack.component("registry").url(), ["tally.alerts"], ignore_keys=())
-    windows = KafkaTail(bootstrap, stack.component("registry").url(), ["tally.timeseries.events"],
-                        ignore_keys=("sched.runq/",))
+    windows = KafkaTail(
+        bootstrap, stack.component("registry").url(), ["tally.timeseries.events"], ignore_keys=("sched.runq/",)
+    )
     procs = []
     core = max(os.sched_getaffinity(0))
 
@@ -162,8 +212,12 @@ def test_the_noisy_neighbor_job_alerts_the_victim(stack, settings):
         (cgroup / "cgroup.procs").write_text(str(p.pid))
 
     def summaries():
-        return [{i["key"]: i["value"].decode() for i in v["items"] if i["key"] != "container"}
-                for _, k, v in windows.records(1, timeout=5) if k == f"sched.summary/{key}"]
+        return [
+            {i["key"]: i["value"].decode() for i in v["items"] if i["key"] != "container"}
+            for _, k, v in windows.records(1, timeout=5)
+            if k == f"sched.summary/{key}"
+        ]
+
     try:
         root.mkdir(exist_ok=True)
         victim.mkdir()
@@ -174,28 +228,41 @@ def test_the_noisy_neighbor_job_alerts_the_victim(stack, settings):
 
         def alerts(state):
             return [v for _, k, v in tail.records(1, timeout=2) if k == key and v["state"] == state]
+
         time.sleep(32)  # quiet windows: the victim's baseline (five full windows after the partial ones)
         assert metric(exporter, "tally_runq_latency_seconds_count", container=victim.name) > 0
-        assert metric(exporter, "tally_sched_switch_out_total", container=victim.name, cause="other_container") == 0, \
+        assert metric(exporter, "tally_sched_switch_out_total", container=victim.name, cause="other_container") == 0, (
             "no other container runs yet"
+        )
         alone = alerts("FIRING")
-        assert alone == [], f"the victim alone is not alerted: {alone[0]['reason'] if alone else ''}; windows {summaries()}"
+        assert alone == [], (
+            f"the victim alone is not alerted: {alone[0]['reason'] if alone else ''}; windows {summaries()}"
+        )
         for _ in range(2):
             hog(noisy, nice=-10)
         try:
             alert = until("a FIRING alert for the victim", lambda: alerts("FIRING"), 90)[0]
         except AssertionError:
-            raise AssertionError(f"no FIRING alert for {key}; its windows: {summaries()}")
+            raise AssertionError(f"no FIRING alert for {key}; its windows: {summaries()}") from None
         assert metric(exporter, "tally_sched_switch_out_total", container=victim.name, cause="other_container") > 0
         assert alert["switch_outs_other_container"] + alert["switch_outs_system"] > alert["switch_outs_same_container"]
         assert alert["switch_outs_other_container"] > 0 and "other containers" in alert["reason"]
         gw = stack.component("gateway").url()
-        now = datetime.now(timezone.utc)
-        body = {"namespace": "sched.summary", "timeSeriesId": key, "pageSize": 5,
-                "timeInterval": {"start": (now - timedelta(minutes=5)).isoformat().replace("+00:00", "Z"),
-                                 "end": (now + timedelta(minutes=1)).isoformat().replace("+00:00", "Z")}}
-        stored = until("window summaries through ReadEventRecords", lambda: requests.post(
-            f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30).json().get("events"), 60)
+        now = datetime.now(UTC)
+        body = {
+            "namespace": "sched.summary",
+            "timeSeriesId": key,
+            "pageSize": 5,
+            "timeInterval": {
+                "start": (now - timedelta(minutes=5)).isoformat().replace("+00:00", "Z"),
+                "end": (now + timedelta(minutes=1)).isoformat().replace("+00:00", "Z"),
+            },
+        }
+        stored = until(
+            "window summaries through ReadEventRecords",
+            lambda: requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30).json().get("events"),
+            60,
+        )
         assert {"runq_p99_us", "switch_outs_other_container"} <= {i["eventItemKey"] for i in stored[0]["eventItems"]}
         for p in procs[1:]:  # the neighbor leaves
             p.kill()
@@ -218,6 +285,7 @@ def test_procfs_and_bpf_rank_containers_alike(stack, settings):
     """A container whose busy loop runs at nice 19 waits far longer for the CPU than one at
     nice 0: both sources must rank the two the same way (mean run-queue latency)."""
     from tally.components.runq_exporter import build
+
     root = cgroup_mount() / settings.get("TALLY_RUNQ_CONTAINER_ROOT")
     run = uuid.uuid4().hex[:6]
     low, high = root / f"low-{run}", root / f"high-{run}"
@@ -234,11 +302,24 @@ def test_procfs_and_bpf_rank_containers_alike(stack, settings):
                 p = subprocess.Popen(["nice", "-n", str(nice), "sh", "-c", "while :; do :; done"])
                 procs.append(p)
                 (d / "cgroup.procs").write_text(str(p.pid))
-        fallback = subprocess.Popen([str(build(settings.home, lambda *_: None)), "--source", "procfs", "--no-kafka",
-                                     "--metrics-addr", f"127.0.0.1:{port}", "--interval", "500ms",
-                                     "--registry", stack.component("registry").url(),
-                                     "--container-root", settings.get("TALLY_RUNQ_CONTAINER_ROOT")],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        fallback = subprocess.Popen(
+            [
+                str(build(settings.home, lambda *_: None)),
+                "--source",
+                "procfs",
+                "--no-kafka",
+                "--metrics-addr",
+                f"127.0.0.1:{port}",
+                "--interval",
+                "500ms",
+                "--registry",
+                stack.component("registry").url(),
+                "--container-root",
+                settings.get("TALLY_RUNQ_CONTAINER_ROOT"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         bpf, procfs = stack.component("runq-exporter").url(), f"http://127.0.0.1:{port}/metrics"
 
         def mean(url, name):
@@ -248,6 +329,7 @@ def test_procfs_and_bpf_rank_containers_alike(stack, settings):
         def ranked(url):
             lo, hi = mean(url, low.name), mean(url, high.name)
             return (lo, hi) if lo is not None and hi is not None else None
+
         time.sleep(8)
         for url in (bpf, procfs):
             lo, hi = until(f"samples of both containers from {url}", lambda: ranked(url), 30)

@@ -1,7 +1,7 @@
 """Proves every server of the local stack is the real thing: each test does real work
 through the server's own protocol and reads the result back."""
+
 import json
-import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -11,7 +11,6 @@ import requests
 from cassandra.cluster import Cluster
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource
-
 from tally.model import tally_topics
 from tally.settings import REPO
 
@@ -22,8 +21,14 @@ def kafka_conf(settings):
 
 def consume_until(settings, topic, match, timeout=60.0):
     """Reads topic from the beginning until match(msg) is true; returns that message."""
-    consumer = Consumer({**kafka_conf(settings), "group.id": f"smoke-{uuid.uuid4()}",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer = Consumer(
+        {
+            **kafka_conf(settings),
+            "group.id": f"smoke-{uuid.uuid4()}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
     consumer.subscribe([topic])
     try:
         deadline = time.monotonic() + timeout
@@ -65,17 +70,22 @@ def test_cql_row_is_written_and_read(stack, settings):
     cluster = Cluster([settings.host], port=settings.port("TALLY_CASSANDRA_PORT"))
     session = cluster.connect()
     try:
-        session.execute("CREATE KEYSPACE IF NOT EXISTS tally_smoke WITH replication = "
-                        "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+        session.execute(
+            "CREATE KEYSPACE IF NOT EXISTS tally_smoke WITH replication = "
+            "{'class': 'SimpleStrategy', 'replication_factor': 1}"
+        )
         session.execute("CREATE TABLE IF NOT EXISTS tally_smoke.probe (id uuid PRIMARY KEY, note text)")
         row_id, note = uuid.uuid4(), f"smoke {time.time()}"
         session.execute("INSERT INTO tally_smoke.probe (id, note) VALUES (%s, %s)", (row_id, note))
         row = session.execute("SELECT note FROM tally_smoke.probe WHERE id = %s", (row_id,)).one()
         assert row.note == note
         # the launcher's own keyspace
-        cols = session.execute("SELECT column_name FROM system_schema.columns "
-                               "WHERE keyspace_name = 'tally_meta' AND table_name = 'slices'")
-        assert {"namespace", "table_name", "start_time", "end_time", "status", "config"} <= {c.column_name for c in cols}
+        cols = session.execute(
+            "SELECT column_name FROM system_schema.columns WHERE keyspace_name = 'tally_meta' AND table_name = 'slices'"
+        )
+        assert {"namespace", "table_name", "start_time", "end_time", "status", "config"} <= {
+            c.column_name for c in cols
+        }
     finally:
         cluster.shutdown()
 
@@ -95,8 +105,15 @@ def test_elasticsearch_document_is_indexed_and_found(stack, settings):
 def test_production_jars_hold_no_benchmark_or_probe_classes():
     # ./tally bench and the probe job live in bench/ so the jars that run in production stay lean
     import zipfile
-    for module, artifact in (("gateway", "tally-gateway"), ("jobs", "tally-jobs"), ("schemas/registry", "tally-registry")):
-        jar = next(j for j in (REPO / module / "target").glob(f"{artifact}-*.jar") if not j.name.startswith("original-"))
+
+    for module, artifact in (
+        ("gateway", "tally-gateway"),
+        ("jobs", "tally-jobs"),
+        ("schemas/registry", "tally-registry"),
+    ):
+        jar = next(
+            j for j in (REPO / module / "target").glob(f"{artifact}-*.jar") if not j.name.startswith("original-")
+        )
         names = zipfile.ZipFile(jar).namelist()
         leaked = [n for n in names if n.startswith("io/tally/") and ("/bench/" in n or "/probe/" in n)]
         assert not leaked, f"{jar.name} ships {leaked[:5]}"
@@ -107,13 +124,17 @@ def test_flink_job_jar_runs_to_completion_on_the_session_cluster(stack, settings
     rest = f"http://{settings.host}:{settings.port('TALLY_FLINK_PORT')}"
     jar = next((REPO / "bench" / "target").glob("tally-bench-*.jar"))
     with open(jar, "rb") as f:
-        up = requests.post(f"{rest}/jars/upload", files={"jarfile": (jar.name, f, "application/x-java-archive")},
-                           timeout=60).json()
+        up = requests.post(
+            f"{rest}/jars/upload", files={"jarfile": (jar.name, f, "application/x-java-archive")}, timeout=60
+        ).json()
     jar_id = Path(up["filename"]).name
     try:
         n = 2000
-        run = requests.post(f"{rest}/jars/{jar_id}/run", json={
-            "entryClass": "io.tally.bench.probe.StackProbeJob", "programArgsList": ["--n", str(n)]}, timeout=120)
+        run = requests.post(
+            f"{rest}/jars/{jar_id}/run",
+            json={"entryClass": "io.tally.bench.probe.StackProbeJob", "programArgsList": ["--n", str(n)]},
+            timeout=120,
+        )
         assert run.status_code == 200, run.text
         job_id = run.json()["jobid"]
         deadline = time.monotonic() + 120
@@ -135,8 +156,9 @@ def test_postgres_insert_arrives_in_kafka_as_a_debezium_change_event(stack, sett
     pg = stack.component("postgres")
     note = f"smoke-{uuid.uuid4()}"
     pg.psql(f"INSERT INTO stack_probe (note) VALUES ('{note}')", db="tally_control")
-    msg = consume_until(settings, "tally.control.stack_probe",
-                        lambda m: m.value() is not None and note.encode() in m.value())
+    msg = consume_until(
+        settings, "tally.control.stack_probe", lambda m: m.value() is not None and note.encode() in m.value()
+    )
     event = json.loads(msg.value())
     assert event["op"] == "c"
     assert event["after"]["note"] == note

@@ -1,11 +1,11 @@
 """TimeSeries end to end on the real stack: gateway or a direct Avro producer -> Kafka ->
 Flink TimeSeriesWriterJob -> Cassandra slice tables; undecodable and unknown events ->
 tally.deadletter with a reason."""
+
 import base64
-import json
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import requests
@@ -14,7 +14,6 @@ from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
-
 from kafka_tail import KafkaTail
 from tally.jobs import Jobs
 
@@ -36,7 +35,7 @@ def writer_running(stack, settings):
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def micros(iso: str) -> int:
@@ -46,11 +45,16 @@ def micros(iso: str) -> int:
 
 def stored(cql, tsid: str, event_time_us: int) -> list:
     """Every row of tsid in the time bucket of event_time_us, over all event buckets."""
-    day = datetime.fromtimestamp(event_time_us // 1_000_000, timezone.utc).strftime("%Y%m%d")
+    day = datetime.fromtimestamp(event_time_us // 1_000_000, UTC).strftime("%Y%m%d")
     bucket = (event_time_us % DAY_US) // HOUR_US
     try:
-        return list(cql.execute(f"SELECT * FROM ns_playback.events_{day} WHERE time_series_id = %s AND time_bucket = %s "
-                                "AND event_bucket IN (0, 1, 2, 3)", (tsid, bucket)))
+        return list(
+            cql.execute(
+                f"SELECT * FROM ns_playback.events_{day} WHERE time_series_id = %s AND time_bucket = %s "
+                "AND event_bucket IN (0, 1, 2, 3)",
+                (tsid, bucket),
+            )
+        )
     except Exception as e:  # the keyspace or table does not exist until the job's first write
         if "does not exist" in str(e) or "unconfigured table" in str(e):
             return []
@@ -83,7 +87,9 @@ def wait_keys(cql, tsid, times_us, expected, timeout=120):
 
 
 def write_sync(gw, events):
-    r = requests.post(f"{gw}/v1/timeseries/WriteEventRecordsSync", json={"namespace": "playback", "events": events}, timeout=30)
+    r = requests.post(
+        f"{gw}/v1/timeseries/WriteEventRecordsSync", json={"namespace": "playback", "events": events}, timeout=30
+    )
     assert r.status_code == 200, r.text
     return r.json()
 
@@ -91,9 +97,18 @@ def write_sync(gw, events):
 def test_gateway_events_are_stored_once_per_idempotency_key(stack, cql, writer_running):
     gw = stack.component("gateway").url()
     tsid, t = f"ts-{uuid.uuid4().hex[:8]}", now_iso()
-    events = [{"timeSeriesId": tsid, "eventTime": t, "eventId": f"e{i}", "eventItems": [
-        {"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(f"dev{i}".encode()).decode()},
-        {"eventItemKey": "duration", "eventItemValue": base64.b64encode(str(i).encode()).decode()}]} for i in range(20)]
+    events = [
+        {
+            "timeSeriesId": tsid,
+            "eventTime": t,
+            "eventId": f"e{i}",
+            "eventItems": [
+                {"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(f"dev{i}".encode()).decode()},
+                {"eventItemKey": "duration", "eventItemValue": base64.b64encode(str(i).encode()).decode()},
+            ],
+        }
+        for i in range(20)
+    ]
     events.append({"timeSeriesId": tsid, "eventTime": t, "eventId": "bare", "eventItems": []})
     write_sync(gw, events)
     write_sync(gw, events)  # a retry of the whole batch: identical upserts
@@ -110,7 +125,9 @@ def test_gateway_events_are_stored_once_per_idempotency_key(stack, cql, writer_r
     deadline, hits = time.monotonic() + 60, []
     while time.monotonic() < deadline:
         requests.post(f"{es}/tally-playback/_refresh", timeout=10)
-        r = requests.post(f"{es}/tally-playback/_search", json={"size": 100, "query": {"term": {"time_series_id": tsid}}}, timeout=10)
+        r = requests.post(
+            f"{es}/tally-playback/_search", json={"size": 100, "query": {"term": {"time_series_id": tsid}}}, timeout=10
+        )
         hits = r.json().get("hits", {}).get("hits", []) if r.ok else []
         if len(hits) >= 21:
             break
@@ -120,11 +137,16 @@ def test_gateway_events_are_stored_once_per_idempotency_key(stack, cql, writer_r
     assert doc["_id"] == f"{tsid}/{micros(t)}/e7"
     assert doc["_source"]["deviceType"] == "dev7" and doc["_source"]["duration"] == 7
     assert doc["_index"].startswith("tally-playback-")
-    found = requests.post(f"{es}/tally-playback/_search", json={"query": {"bool": {"filter": [
-        {"term": {"time_series_id": tsid}}, {"range": {"duration": {"gte": 15}}}]}}}, timeout=10).json()
+    found = requests.post(
+        f"{es}/tally-playback/_search",
+        json={
+            "query": {"bool": {"filter": [{"term": {"time_series_id": tsid}}, {"range": {"duration": {"gte": 15}}}]}}
+        },
+        timeout=10,
+    ).json()
     assert sorted(h["_source"]["event_id"] for h in found["hits"]["hits"]) == [f"e{i}" for i in range(15, 20)]
     slices = list(cql.execute("SELECT table_name, status FROM tally_meta.slices WHERE namespace = 'playback'"))
-    day = datetime.fromtimestamp(micros(t) // 1_000_000, timezone.utc).strftime("%Y%m%d")
+    day = datetime.fromtimestamp(micros(t) // 1_000_000, UTC).strftime("%Y%m%d")
     assert (f"events_{day}", "OPEN") in [(s.table_name, s.status) for s in slices]
 
 
@@ -140,8 +162,15 @@ def test_a_direct_avro_producer_is_stored_and_bad_records_are_dead_lettered(stac
     ctx = SerializationContext("tally.timeseries.events", MessageField.VALUE)
 
     def event(ns, eid):
-        return {"namespace": ns, "time_series_id": tsid, "event_time": now_us, "event_id": eid,
-                "items": [{"key": "k", "value": b"\x00\x01"}], "source": "python"}
+        return {
+            "namespace": ns,
+            "time_series_id": tsid,
+            "event_time": now_us,
+            "event_id": eid,
+            "items": [{"key": "k", "value": b"\x00\x01"}],
+            "source": "python",
+        }
+
     producer.produce("tally.timeseries.events", key=f"playback/{tsid}", value=ser(event("playback", "py-1"), ctx))
     producer.produce("tally.timeseries.events", key=f"ghost/{tsid}", value=ser(event("ghost", "py-2"), ctx))
     producer.produce("tally.timeseries.events", key=f"playback/{tsid}", value=b"\x07not avro at all")
@@ -184,13 +213,17 @@ def test_stop_with_savepoint_and_resume_store_everything_once(stack, cql, writer
 def test_a_killed_taskmanager_loses_and_duplicates_nothing(stack, settings, cql, writer_running, wait_healthy):
     import os
     import signal
+
     from tally import process
+
     gw = stack.component("gateway").url()
     tsid = f"kill-{uuid.uuid4().hex[:8]}"
     batches = []
     for n in range(3):
         t = now_iso()
-        write_sync(gw, [{"timeSeriesId": tsid, "eventTime": t, "eventId": f"k{n}-{i}", "eventItems": []} for i in range(50)])
+        write_sync(
+            gw, [{"timeSeriesId": tsid, "eventTime": t, "eventId": f"k{n}-{i}", "eventItems": []} for i in range(50)]
+        )
         batches.append(t)
     tm = stack.component("flink-taskmanager")
     ref = stack.state.ref(tm.name)
@@ -198,7 +231,9 @@ def test_a_killed_taskmanager_loses_and_duplicates_nothing(stack, settings, cql,
     process.wait_until("taskmanager killed", lambda: not process.alive(ref), 10, lambda: True)
     for n in range(3, 6):  # the stream goes on while the TaskManager is dead
         t = now_iso()
-        write_sync(gw, [{"timeSeriesId": tsid, "eventTime": t, "eventId": f"k{n}-{i}", "eventItems": []} for i in range(50)])
+        write_sync(
+            gw, [{"timeSeriesId": tsid, "eventTime": t, "eventId": f"k{n}-{i}", "eventItems": []} for i in range(50)]
+        )
         batches.append(t)
     stack.up()  # restarts the crashed TaskManager; the job recovers from its last checkpoint
     wait_healthy()
@@ -224,14 +259,27 @@ def test_read_event_records_newest_first_across_buckets_and_slices_with_pages(st
         t = now_us - back * 1_000_000 - n  # distinct microseconds; the two at "1 s ago" differ by 1 us
         eid = f"r{n}"
         items = [{"key": "deviceType", "value": (b"ios" if n % 2 else b"tv")}, {"key": "n", "value": str(n).encode()}]
-        producer.produce("tally.timeseries.events", key=f"playback/{tsid}", timestamp=t // 1000, value=ser(
-            {"namespace": "playback", "time_series_id": tsid, "event_time": t, "event_id": eid, "items": items,
-             "source": "python"}, ctx))
+        producer.produce(
+            "tally.timeseries.events",
+            key=f"playback/{tsid}",
+            timestamp=t // 1000,
+            value=ser(
+                {
+                    "namespace": "playback",
+                    "time_series_id": tsid,
+                    "event_time": t,
+                    "event_id": eid,
+                    "items": items,
+                    "source": "python",
+                },
+                ctx,
+            ),
+        )
         written.append((t, eid))
     assert producer.flush(30) == 0
     expected = [eid for t, eid in sorted(written, key=lambda x: (-x[0], x[1]))]
-    start = datetime.fromtimestamp((now_us - 3 * DAY_US) / 1e6, timezone.utc).isoformat().replace("+00:00", "Z")
-    end = datetime.fromtimestamp((now_us + 60_000_000) / 1e6, timezone.utc).isoformat().replace("+00:00", "Z")
+    start = datetime.fromtimestamp((now_us - 3 * DAY_US) / 1e6, UTC).isoformat().replace("+00:00", "Z")
+    end = datetime.fromtimestamp((now_us + 60_000_000) / 1e6, UTC).isoformat().replace("+00:00", "Z")
     query = {"namespace": "playback", "timeSeriesId": tsid, "timeInterval": {"start": start, "end": end}, "pageSize": 3}
 
     def read(body):
@@ -254,19 +302,30 @@ def test_read_event_records_newest_first_across_buckets_and_slices_with_pages(st
     first = read({**query, "pageSize": 1})["events"][0]
     assert first["eventTime"].endswith("Z") and micros(first["eventTime"]) == max(t for t, _ in written)
     assert {i["eventItemKey"] for i in first["eventItems"]} == {"deviceType", "n"}
-    filtered = read({**query, "pageSize": 100, "eventFilters": [
-        {"matchEventItemKey": "deviceType", "matchEventItemValue": base64.b64encode(b"ios").decode()}]})
+    filtered = read(
+        {
+            **query,
+            "pageSize": 100,
+            "eventFilters": [
+                {"matchEventItemKey": "deviceType", "matchEventItemValue": base64.b64encode(b"ios").decode()}
+            ],
+        }
+    )
     assert [e["eventId"] for e in filtered["events"]] == [e for e in expected if int(e[1:]) % 2]
     limited = read({**query, "pageSize": 3, "totalRecordLimit": 4})
     second = read({**query, "pageSize": 3, "totalRecordLimit": 4, "pageToken": limited["nextPageToken"]})
-    assert [e["eventId"] for e in limited["events"] + second["events"]] == expected[:4] and "nextPageToken" not in second
+    assert [e["eventId"] for e in limited["events"] + second["events"]] == expected[
+        :4
+    ] and "nextPageToken" not in second
     tampered = limited["nextPageToken"][:-3] + ("AAA" if not limited["nextPageToken"].endswith("AAA") else "BBB")
     r = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json={**query, "pageToken": tampered}, timeout=30)
     assert r.status_code == 400 and r.json()["error"]["code"] == "INVALID_PAGE_TOKEN"
     other = {**query, "timeSeriesId": "someone-else", "pageToken": limited["nextPageToken"]}
     r = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=other, timeout=30)
     assert r.status_code == 400 and r.json()["error"]["code"] == "INVALID_PAGE_TOKEN"
-    r = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json={**query, "timeInterval": {"start": end, "end": start}}, timeout=30)
+    r = requests.post(
+        f"{gw}/v1/timeseries/ReadEventRecords", json={**query, "timeInterval": {"start": end, "end": start}}, timeout=30
+    )
     assert r.status_code == 400 and r.json()["error"]["field"] == "timeInterval"
 
 
@@ -274,37 +333,80 @@ def test_search_and_aggregate_agree_with_ground_truth(stack, writer_running):
     gw = stack.component("gateway").url()
     run = uuid.uuid4().hex[:6]
     kinds = [f"ios-{run}", f"tv-{run}", f"web-{run}"]
-    events = [{"timeSeriesId": f"s-{run}-{i % 4}", "eventTime": now_iso(), "eventId": f"q{i}", "eventItems": [
-        {"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(kinds[i % 3].encode()).decode()},
-        {"eventItemKey": "duration", "eventItemValue": base64.b64encode(str(i).encode()).decode()}]} for i in range(30)]
+    events = [
+        {
+            "timeSeriesId": f"s-{run}-{i % 4}",
+            "eventTime": now_iso(),
+            "eventId": f"q{i}",
+            "eventItems": [
+                {"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(kinds[i % 3].encode()).decode()},
+                {"eventItemKey": "duration", "eventItemValue": base64.b64encode(str(i).encode()).decode()},
+            ],
+        }
+        for i in range(30)
+    ]
     write_sync(gw, events)
     truth = {e["eventId"]: (kinds[i % 3], i) for i, e in enumerate(events)}
     b64 = lambda s: base64.b64encode(str(s).encode()).decode()
-    interval = {"start": (datetime.now(timezone.utc) - timedelta(minutes=5)).isoformat().replace("+00:00", "Z"),
-                "end": (datetime.now(timezone.utc) + timedelta(minutes=1)).isoformat().replace("+00:00", "Z")}
-    ours = {"booleanQuery": {"operator": "OR", "searchQuery": [{"equals": {"eventItemKey": "deviceType", "eventItemValue": b64(k)}} for k in kinds]}}
+    interval = {
+        "start": (datetime.now(UTC) - timedelta(minutes=5)).isoformat().replace("+00:00", "Z"),
+        "end": (datetime.now(UTC) + timedelta(minutes=1)).isoformat().replace("+00:00", "Z"),
+    }
+    ours = {
+        "booleanQuery": {
+            "operator": "OR",
+            "searchQuery": [{"equals": {"eventItemKey": "deviceType", "eventItemValue": b64(k)}} for k in kinds],
+        }
+    }
 
     def call(path, body, status=200):
-        r = requests.post(f"{gw}/v1/timeseries/{path}", json={"namespace": "playback", "timeInterval": interval, **body}, timeout=30)
+        r = requests.post(
+            f"{gw}/v1/timeseries/{path}", json={"namespace": "playback", "timeInterval": interval, **body}, timeout=30
+        )
         assert r.status_code == status, r.text
         return r.json()
 
     deadline = time.monotonic() + 60
-    while len(call("SearchEventRecords", {"searchQuery": ours, "pageSize": 100})["events"]) < 30 and time.monotonic() < deadline:
+    while (
+        len(call("SearchEventRecords", {"searchQuery": ours, "pageSize": 100})["events"]) < 30
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.5)
     # equals
-    got = call("SearchEventRecords", {"searchQuery": {"equals": {"eventItemKey": "deviceType", "eventItemValue": b64(kinds[1])}}, "pageSize": 100})
+    got = call(
+        "SearchEventRecords",
+        {"searchQuery": {"equals": {"eventItemKey": "deviceType", "eventItemValue": b64(kinds[1])}}, "pageSize": 100},
+    )
     assert sorted(e["eventId"] for e in got["events"]) == sorted(i for i, (k, _) in truth.items() if k == kinds[1])
     # range AND (ios OR web), paged by 4
-    query = {"booleanQuery": {"operator": "AND", "searchQuery": [
-        {"range": {"eventItemKey": "duration", "lowerBound": {"eventItemValue": b64(10), "inclusive": True},
-                   "upperBound": {"eventItemValue": b64(20)}}},
-        {"booleanQuery": {"operator": "OR", "searchQuery": [
-            {"equals": {"eventItemKey": "deviceType", "eventItemValue": b64(kinds[0])}},
-            {"equals": {"eventItemKey": "deviceType", "eventItemValue": b64(kinds[2])}}]}}]}}
+    query = {
+        "booleanQuery": {
+            "operator": "AND",
+            "searchQuery": [
+                {
+                    "range": {
+                        "eventItemKey": "duration",
+                        "lowerBound": {"eventItemValue": b64(10), "inclusive": True},
+                        "upperBound": {"eventItemValue": b64(20)},
+                    }
+                },
+                {
+                    "booleanQuery": {
+                        "operator": "OR",
+                        "searchQuery": [
+                            {"equals": {"eventItemKey": "deviceType", "eventItemValue": b64(kinds[0])}},
+                            {"equals": {"eventItemKey": "deviceType", "eventItemValue": b64(kinds[2])}},
+                        ],
+                    }
+                },
+            ],
+        }
+    }
     ids, token = [], None
     while True:
-        page = call("SearchEventRecords", {"searchQuery": query, "pageSize": 4, **({"pageToken": token} if token else {})})
+        page = call(
+            "SearchEventRecords", {"searchQuery": query, "pageSize": 4, **({"pageToken": token} if token else {})}
+        )
         ids += [e["eventId"] for e in page["events"]]
         token = page.get("nextPageToken")
         if not token:
@@ -314,14 +416,23 @@ def test_search_and_aggregate_agree_with_ground_truth(stack, writer_running):
     sample = call("SearchEventRecords", {"searchQuery": query, "pageSize": 1})["events"][0]
     assert {i["eventItemKey"] for i in sample["eventItems"]} == {"deviceType", "duration"}
     # distinct aggregation
-    agg = call("AggregateEventRecords", {"searchQuery": ours, "aggregationQuery": {"distinct": {"eventItemKey": "deviceType", "pageSize": 10}}})
+    agg = call(
+        "AggregateEventRecords",
+        {"searchQuery": ours, "aggregationQuery": {"distinct": {"eventItemKey": "deviceType", "pageSize": 10}}},
+    )
     counts = {base64.b64decode(v["eventItemValue"]).decode(): v["count"] for v in agg["distinct"]["values"]}
     assert counts == {k: sum(1 for kk, _ in truth.values() if kk == k) for k in kinds}
     assert agg["distinct"]["eventItemKey"] == "deviceType"
     # bad criteria: a clear error naming the field
-    bad = call("SearchEventRecords", {"searchQuery": {"equals": {"eventItemKey": "colour", "eventItemValue": b64("red")}}}, 400)
+    bad = call(
+        "SearchEventRecords", {"searchQuery": {"equals": {"eventItemKey": "colour", "eventItemValue": b64("red")}}}, 400
+    )
     assert bad["error"]["code"] == "UNMAPPED_FIELD" and bad["error"]["field"] == "searchQuery.equals.eventItemKey"
-    bad = call("SearchEventRecords", {"searchQuery": {"range": {"eventItemKey": "duration", "lowerBound": {"eventItemValue": b64("ten")}}}}, 400)
+    bad = call(
+        "SearchEventRecords",
+        {"searchQuery": {"range": {"eventItemKey": "duration", "lowerBound": {"eventItemValue": b64("ten")}}}},
+        400,
+    )
     assert bad["error"]["field"] == "searchQuery.range.lowerBound.eventItemValue"
 
 
@@ -339,18 +450,32 @@ def test_retention_closes_slices_and_drops_their_tables_and_indexes(stack, setti
     now_us = micros(now_iso())
 
     def event(t_us, eid):
-        return ser({"namespace": "it_retention", "time_series_id": "r", "event_time": t_us, "event_id": eid,
-                    "items": [{"key": "k", "value": b"v"}], "source": "python"}, ctx)
+        return ser(
+            {
+                "namespace": "it_retention",
+                "time_series_id": "r",
+                "event_time": t_us,
+                "event_id": eid,
+                "items": [{"key": "k", "value": b"v"}],
+                "source": "python",
+            },
+            ctx,
+        )
+
     producer.produce("tally.timeseries.events", key="it_retention/r", value=event(now_us, "current"))
     # a late event for a slice that ended more than close_after ago: refused
     producer.produce("tally.timeseries.events", key="it_retention/r", value=event(now_us - 120_000_000, "late"))
     assert producer.flush(30) == 0
-    table = "events_" + datetime.fromtimestamp(now_us // 60_000_000 * 60, timezone.utc).strftime("%Y%m%d_%H%M")
-    index = "tally-it_retention-" + table[len("events_"):]
+    table = "events_" + datetime.fromtimestamp(now_us // 60_000_000 * 60, UTC).strftime("%Y%m%d_%H%M")
+    index = "tally-it_retention-" + table[len("events_") :]
 
     def catalogue():
-        return {r.table_name: (r.status, r.start_time, r.end_time) for r in
-                cql.execute("SELECT table_name, status, start_time, end_time FROM tally_meta.slices WHERE namespace = 'it_retention'")}
+        return {
+            r.table_name: (r.status, r.start_time, r.end_time)
+            for r in cql.execute(
+                "SELECT table_name, status, start_time, end_time FROM tally_meta.slices WHERE namespace = 'it_retention'"
+            )
+        }
 
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not (requests.head(f"{es}/{index}", timeout=5).ok and catalogue().get(table)):
@@ -375,8 +500,12 @@ def test_retention_closes_slices_and_drops_their_tables_and_indexes(stack, setti
             break
         time.sleep(0.5)
     assert seen[-1] == "DELETED" and "CLOSED" in seen, seen
-    assert not list(cql.execute("SELECT table_name FROM system_schema.tables WHERE keyspace_name = 'ns_it_retention' "
-                                "AND table_name = %s", (table,))), "the dropped slice's table is gone"
+    assert not list(
+        cql.execute(
+            "SELECT table_name FROM system_schema.tables WHERE keyspace_name = 'ns_it_retention' AND table_name = %s",
+            (table,),
+        )
+    ), "the dropped slice's table is gone"
     assert requests.head(f"{es}/{index}", timeout=5).status_code == 404, "the dropped slice's index is gone"
     dead = [v for _, _, v in tail.records(1, timeout=30) if v["reason"] == "SLICE_CLOSED"]
     tail.close()
@@ -385,7 +514,9 @@ def test_retention_closes_slices_and_drops_their_tables_and_indexes(stack, setti
 
 @pytest.mark.disruptive
 @pytest.mark.parametrize("store", ["cassandra", "elasticsearch"])
-def test_a_store_down_for_20s_is_caught_up_with_nothing_lost_or_doubled(store, stack, settings, writer_running, wait_healthy):
+def test_a_store_down_for_20s_is_caught_up_with_nothing_lost_or_doubled(
+    store, stack, settings, writer_running, wait_healthy
+):
     gw = stack.component("gateway").url()
     es = stack.component("elasticsearch").url()
     tsid = f"down-{store}-{uuid.uuid4().hex[:6]}"
@@ -393,9 +524,20 @@ def test_a_store_down_for_20s_is_caught_up_with_nothing_lost_or_doubled(store, s
 
     def batch(n):
         t = now_iso()
-        write_sync(gw, [{"timeSeriesId": tsid, "eventTime": t, "eventId": f"{n}-{i}", "eventItems": [
-            {"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(b"ios").decode()}]} for i in range(40)])
+        write_sync(
+            gw,
+            [
+                {
+                    "timeSeriesId": tsid,
+                    "eventTime": t,
+                    "eventId": f"{n}-{i}",
+                    "eventItems": [{"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(b"ios").decode()}],
+                }
+                for i in range(40)
+            ],
+        )
         times.append(micros(t))
+
     batch(0)
     component = stack.component(store)
     stack.stop(component)

@@ -1,10 +1,10 @@
 """docker-compose.yml cannot run here (no Docker engine), so this keeps it honest: the same
 services, ports and config files as the local stack that ./tally up starts."""
+
 import re
 
 import pytest
 import yaml
-
 from tally.model import tally_topics
 from tally.settings import REPO, Settings
 from tally.stack import Stack
@@ -59,6 +59,7 @@ def test_mounted_files_exist_in_the_repo():
 def test_compose_and_local_stack_share_config_files():
     def mounts(service):
         return {v.split(":")[0] for v in SERVICES[service].get("volumes", [])}
+
     assert "./infra/postgres/migrations" in mounts("postgres")
     assert "./infra/cassandra/tally_meta.cql" in mounts("cassandra-init")
     assert "./infra/connect/tally-control-plane.json" in mounts("connect-init")
@@ -75,7 +76,7 @@ def test_compose_creates_the_same_topics_as_the_launcher():
     assert set(created) == set(expected)
     for topic, (partitions, cfg) in expected.items():
         parts, compose_cfg = created[topic]
-        parts = parts.strip("\"")
+        parts = parts.strip('"')
         assert parts == ("$partitions" if partitions == 3 else str(partitions)), topic
         assert set(compose_cfg) == set(cfg), topic
         if "cleanup.policy" in cfg:

@@ -1,4 +1,5 @@
 """The Postgres component's pure pieces: a stale postmaster.pid after a crash."""
+
 import os
 
 from tally.components.postgres import stale_pid_file

@@ -27,8 +27,13 @@ def test_a_recycled_pid_is_not_our_process(tmp_path):
 def test_stop_escalates_to_sigkill_when_term_is_ignored(tmp_path):
     code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('r', flush=True); time.sleep(60)"
     ref = process.spawn([sys.executable, "-c", code], tmp_path / "k.log")
-    process.wait_until("ignoring", lambda: "r" in (tmp_path / "k.log").read_text().splitlines()[-1],
-                       10, lambda: process.alive(ref), interval=0.05)
+    process.wait_until(
+        "ignoring",
+        lambda: "r" in (tmp_path / "k.log").read_text().splitlines()[-1],
+        10,
+        lambda: process.alive(ref),
+        interval=0.05,
+    )
     assert process.stop(ref, timeout=1)
     assert not process.alive(ref)
 
@@ -45,6 +50,7 @@ def test_port_free_sees_a_listener():
 
 def test_wait_until_fails_fast_when_the_process_died():
     import pytest
+
     with pytest.raises(process.NotReady, match="exited"):
         process.wait_until("x", lambda: False, 30, lambda: False)
     with pytest.raises(process.NotReady, match="not ready after"):

@@ -1,7 +1,4 @@
-from pathlib import Path
-
 import pytest
-
 from tally.settings import DEFAULTS_FILE, REPO, Settings, read_env_file
 
 

@@ -1,9 +1,9 @@
 """The launcher's lifecycle rules, with small real processes standing in for servers."""
+
 import socket
 import sys
 
 import pytest
-
 from tally import process
 from tally.components.base import Component
 from tally.settings import Settings
@@ -18,6 +18,7 @@ def free_port() -> int:
 
 class HttpServer(Component):
     """A real listener (python -m http.server) on its own port."""
+
     version = "test"
 
     def __init__(self, settings, name, port, depends=()):
@@ -34,7 +35,11 @@ class HttpServer(Component):
 
 class Broken(HttpServer):
     def command(self):
-        return [sys.executable, "-c", "import sys; print('cannot open data dir: permission denied'); sys.exit(3)"], self.env()
+        return [
+            sys.executable,
+            "-c",
+            "import sys; print('cannot open data dir: permission denied'); sys.exit(3)",
+        ], self.env()
 
 
 @pytest.fixture
@@ -50,6 +55,7 @@ def stacks(settings):
         st = Stack(settings, log=lambda *_: None, components=components)
         made.append(st)
         return st
+
     yield make
     for st in made:
         st.down()
@@ -114,6 +120,7 @@ def test_a_component_whose_build_changed_is_restarted_by_up_and_only_it(settings
 
         def stale(self):
             return self.changed
+
     a, b = Rebuilt(settings, "a", free_port()), HttpServer(settings, "b", free_port())
     st = stacks([a, b])
     st.up()
@@ -125,6 +132,7 @@ def test_a_component_whose_build_changed_is_restarted_by_up_and_only_it(settings
 
 def test_a_java_service_runs_a_private_copy_of_its_jar(settings, tmp_path, monkeypatch):
     from tally.components import java_service
+
     built = tmp_path / "svc.jar"
     built.write_bytes(b"v1")
     svc = java_service.JavaService(settings, log=lambda *_: None)
@@ -163,5 +171,12 @@ def test_default_stack_binds_every_port_to_the_configured_host_and_has_no_duplic
         for dep in c.depends:
             assert names.index(dep) < names.index(c.name), f"{c.name} starts before {dep}"
     assert names[-1] == "prometheus"
-    assert set(st.components[-1].targets) >= {"kafka", "cassandra", "flink-jobmanager", "flink-taskmanager",
-                                               "connect", "elasticsearch-exporter", "postgres-exporter"}
+    assert set(st.components[-1].targets) >= {
+        "kafka",
+        "cassandra",
+        "flink-jobmanager",
+        "flink-taskmanager",
+        "connect",
+        "elasticsearch-exporter",
+        "postgres-exporter",
+    }

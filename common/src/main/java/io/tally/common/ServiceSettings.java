@@ -38,7 +38,8 @@ public final class ServiceSettings {
     public static String usage(List<Field> fields) {
         StringBuilder sb = new StringBuilder("settings (flag / environment, default):\n");
         for (Field f : fields) {
-            sb.append(String.format("  --%-26s %-42s %-22s %s%n", f.name(), f.env(), f.defaultValue(), f.description()));
+            sb.append(
+                    String.format("  --%-26s %-42s %-22s %s%n", f.name(), f.env(), f.defaultValue(), f.description()));
         }
         return sb.toString();
     }

@@ -14,18 +14,26 @@ class ServiceSettingsTest {
 
     @Test
     void defaultsThenEnvironmentThenFlags() {
-        assertThat(ServiceSettings.from(FIELDS, Map.of(), new String[0]).intIn(PORT, 1, 65535)).isEqualTo(8080);
-        assertThat(ServiceSettings.from(FIELDS, Map.of("X_PORT", "9"), new String[0]).get(PORT)).isEqualTo("9");
-        assertThat(ServiceSettings.from(FIELDS, Map.of("X_PORT", "9"), new String[] {"--port=7"}).get(PORT)).isEqualTo("7");
+        assertThat(ServiceSettings.from(FIELDS, Map.of(), new String[0]).intIn(PORT, 1, 65535))
+                .isEqualTo(8080);
+        assertThat(ServiceSettings.from(FIELDS, Map.of("X_PORT", "9"), new String[0])
+                        .get(PORT))
+                .isEqualTo("9");
+        assertThat(ServiceSettings.from(FIELDS, Map.of("X_PORT", "9"), new String[] {"--port=7"})
+                        .get(PORT))
+                .isEqualTo("7");
     }
 
     @Test
     void errorsNameTheSetting() {
         assertThatThrownBy(() -> ServiceSettings.from(FIELDS, Map.of(), new String[] {"--nope=1"}))
-                .hasMessageContaining("--nope=1").hasMessageContaining("X_PORT");
-        assertThatThrownBy(() -> ServiceSettings.from(FIELDS, Map.of("X_PORT", "x"), new String[0]).intIn(PORT, 1, 9))
+                .hasMessageContaining("--nope=1")
+                .hasMessageContaining("X_PORT");
+        assertThatThrownBy(() -> ServiceSettings.from(FIELDS, Map.of("X_PORT", "x"), new String[0])
+                        .intIn(PORT, 1, 9))
                 .hasMessageContaining("port=x");
-        assertThatThrownBy(() -> ServiceSettings.from(FIELDS, Map.of("X_PORT", "99"), new String[0]).intIn(PORT, 1, 9))
+        assertThatThrownBy(() -> ServiceSettings.from(FIELDS, Map.of("X_PORT", "99"), new String[0])
+                        .intIn(PORT, 1, 9))
                 .hasMessageContaining("outside");
     }
 }

@@ -78,8 +78,11 @@ final class ControlPlaneFeed implements AutoCloseable {
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
                     apply(r);
                 }
-                if (caughtUp.getCount() > 0 && end.entrySet().stream().allMatch(e -> consumer.position(e.getKey()) >= e.getValue())) {
-                    LOG.info("control plane replayed: {} namespaces", catalog.all().size());
+                if (caughtUp.getCount() > 0
+                        && end.entrySet().stream().allMatch(e -> consumer.position(e.getKey()) >= e.getValue())) {
+                    LOG.info(
+                            "control plane replayed: {} namespaces",
+                            catalog.all().size());
                     caughtUp.countDown();
                 }
             }
@@ -99,7 +102,9 @@ final class ControlPlaneFeed implements AutoCloseable {
             try {
                 var infos = consumer.partitionsFor(topic, Duration.ofSeconds(5));
                 if (infos != null && !infos.isEmpty()) {
-                    return infos.stream().map(i -> new TopicPartition(i.topic(), i.partition())).toList();
+                    return infos.stream()
+                            .map(i -> new TopicPartition(i.topic(), i.partition()))
+                            .toList();
                 }
             } catch (org.apache.kafka.common.errors.TimeoutException e) {
                 LOG.warn("waiting for topic {}: {}", topic, e.getMessage());
@@ -113,7 +118,9 @@ final class ControlPlaneFeed implements AutoCloseable {
             NamespaceChange.fromDebezium(r.value()).ifPresent(change -> {
                 catalog.apply(change);
                 applied.incrementAndGet();
-                metrics.controlChanges.labelValues(change.deleted ? "delete" : "upsert").inc();
+                metrics.controlChanges
+                        .labelValues(change.deleted ? "delete" : "upsert")
+                        .inc();
                 LOG.info("control plane: {}", change);
             });
         } catch (InvalidConfigException | IllegalArgumentException e) {

@@ -23,7 +23,8 @@ final class ControlPlaneHealth implements AutoCloseable {
     private final NamespaceStore store;
     private final String connectorStatusUrl;
     private final ControlPlaneFeed feed;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final ScheduledExecutorService probe = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "control-plane-health");
         t.setDaemon(true);
@@ -47,8 +48,12 @@ final class ControlPlaneHealth implements AutoCloseable {
     }
 
     ObjectNode toJson() {
-        return JSON.createObjectNode().put("status", up() ? "UP" : "DEGRADED").put("postgres", postgres)
-                .put("connect", connect).put("replayed", feed.caughtUp()).put("changes_applied", feed.applied());
+        return JSON.createObjectNode()
+                .put("status", up() ? "UP" : "DEGRADED")
+                .put("postgres", postgres)
+                .put("connect", connect)
+                .put("replayed", feed.caughtUp())
+                .put("changes_applied", feed.applied());
     }
 
     private void check() {
@@ -58,8 +63,12 @@ final class ControlPlaneHealth implements AutoCloseable {
             postgres = "DOWN: " + firstLine(e.getMessage());
         }
         try {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(connectorStatusUrl)).timeout(Duration.ofSeconds(2))
-                    .GET().build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(URI.create(connectorStatusUrl))
+                            .timeout(Duration.ofSeconds(2))
+                            .GET()
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             if (r.statusCode() != 200) {
                 connect = "DOWN: HTTP " + r.statusCode();
             } else {

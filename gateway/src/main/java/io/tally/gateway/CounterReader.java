@@ -1,65 +1,27 @@
 package io.tally.gateway;
 
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
+import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
 import com.datastax.oss.driver.api.core.cql.Row;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tally.model.AcceptWindow;
 import io.tally.model.cassandra.CounterRollupsTable;
 import io.tally.namespace.CounterFold;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
 import io.tally.namespace.NamespaceConfig;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
 import io.tally.namespace.NamespaceConfig.CounterType;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
 import io.tally.namespace.NamespaceName;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
 import java.time.Instant;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
 import java.util.ArrayList;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
 import java.util.List;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
 import java.util.Map;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
 import java.util.concurrent.CompletableFuture;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
 import java.util.concurrent.CompletionStage;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
 import java.util.concurrent.ConcurrentHashMap;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
 import java.util.concurrent.ExecutorService;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
 import java.util.concurrent.Executors;
-import io.tally.model.AcceptWindow;
-import io.tally.model.cassandra.CounterRollupsTable;
-import com.datastax.oss.driver.api.core.CqlSession;
 
 /**
  * GetCount, the read half of AddAndGetCount, and Recount, over the counter_rollups table that
@@ -115,7 +77,10 @@ final class CounterReader {
         CompletionStage<Rollup> rollup;
         if (session == null || ps == null) {
             rollup = CompletableFuture.supplyAsync(() -> rollup(ns, counter), pool); // first use: connect and prepare
-        } else if (session.getMetadata().getKeyspace(keyspace).flatMap(k -> k.getTable(CounterRollupsTable.TABLE)).isEmpty()) {
+        } else if (session.getMetadata()
+                .getKeyspace(keyspace)
+                .flatMap(k -> k.getTable(CounterRollupsTable.TABLE))
+                .isEmpty()) {
             rollup = CompletableFuture.completedFuture(new Rollup(0, 0, 0, 0));
         } else {
             rollup = session.executeAsync(ps.bind(counter)).thenApply(rs -> toRollup(rs.one()));
@@ -126,7 +91,8 @@ final class CounterReader {
     }
 
     private static boolean needsScan(NamespaceConfig ns, Rollup r) {
-        return ns.counterType() == CounterType.ACCURATE && r.lastWriteMicros() + ns.rollup().coalesceMs() * 1000 > r.rollupMicros();
+        return ns.counterType() == CounterType.ACCURATE
+                && r.lastWriteMicros() + ns.rollup().coalesceMs() * 1000 > r.rollupMicros();
     }
 
     ObjectNode count(NamespaceConfig ns, String counter, JustWritten justWritten) {
@@ -153,16 +119,21 @@ final class CounterReader {
                 since.add(justWritten.mutation());
             }
             count = CounterFold.fold(count, since);
-        } else if (ns.counterType() == CounterType.ACCURATE && justWritten != null
+        } else if (ns.counterType() == CounterType.ACCURATE
+                && justWritten != null
                 && justWritten.mutation().eventTimeMicros() >= r.rollupMicros()) {
             count = CounterFold.fold(count, List.of(justWritten.mutation()));
         }
         if (r.rollupMicros() > 0) {
             metrics.rollupLagSeconds.labelValues(ns.counterType().name()).observe((now - r.rollupMicros()) / 1e6);
         }
-        ObjectNode reply = JSON.createObjectNode().put("count", count).put("counter_type", ns.counterType().name());
+        ObjectNode reply = JSON.createObjectNode()
+                .put("count", count)
+                .put("counter_type", ns.counterType().name());
         if (r.rollupMicros() > 0) {
-            reply.put("last_rollup_ts", Instant.EPOCH.plusNanos(r.rollupMicros() * 1000).toString());
+            reply.put(
+                    "last_rollup_ts",
+                    Instant.EPOCH.plusNanos(r.rollupMicros() * 1000).toString());
         } else {
             reply.putNull("last_rollup_ts");
         }
@@ -171,10 +142,15 @@ final class CounterReader {
 
     Rollup rollup(NamespaceConfig ns, String counter) {
         String keyspace = NamespaceName.keyspace(ns.name());
-        if (events.session().getMetadata().getKeyspace(keyspace).flatMap(k -> k.getTable(CounterRollupsTable.TABLE)).isEmpty()) {
+        if (events.session()
+                .getMetadata()
+                .getKeyspace(keyspace)
+                .flatMap(k -> k.getTable(CounterRollupsTable.TABLE))
+                .isEmpty()) {
             return new Rollup(0, 0, 0, 0);
         }
-        PreparedStatement ps = selects.computeIfAbsent(keyspace, k -> events.session().prepare(CounterRollupsTable.select(k)));
+        PreparedStatement ps =
+                selects.computeIfAbsent(keyspace, k -> events.session().prepare(CounterRollupsTable.select(k)));
         Row row;
         try {
             row = events.session().execute(ps.bind(counter)).one();
@@ -188,7 +164,10 @@ final class CounterReader {
         if (row == null) {
             return new Rollup(0, 0, 0, 0);
         }
-        return new Rollup(row.isNull(0) ? 0 : row.getLong(0), micros(row.getInstant(1)), micros(row.getInstant(2)),
+        return new Rollup(
+                row.isNull(0) ? 0 : row.getLong(0),
+                micros(row.getInstant(1)),
+                micros(row.getInstant(2)),
                 row.isNull(3) ? 0 : row.getLong(3));
     }
 
@@ -202,7 +181,8 @@ final class CounterReader {
         RequestJson.object(body, "body");
         NamespaceConfig ns = parser.namespace(body, NamespaceConfig.Kind.COUNTER);
         if (!ns.counterType().durable()) {
-            throw ApiError.badRequest("NO_EVENT_LOG", "BEST_EFFORT counters keep no event log to recount from", "namespace");
+            throw ApiError.badRequest(
+                    "NO_EVENT_LOG", "BEST_EFFORT counters keep no event log to recount from", "namespace");
         }
         String counter = RequestJson.text(body, "counter_name", "counter_name", maxIdLength);
         boolean repair = body.path("repair").asBoolean(false);
@@ -211,11 +191,15 @@ final class CounterReader {
             throw new ApiError(404, "NO_ROLLUP", "counter '" + counter + "' has no rollup yet", "counter_name");
         }
         long now = System.currentTimeMillis() * 1000;
-        long from = body.hasNonNull("from") ? RequestJson.instantMicros(body, "from", "from")
+        long from = body.hasNonNull("from")
+                ? RequestJson.instantMicros(body, "from", "from")
                 : now - ns.retention().deleteAfter().toNanos() / 1000;
         long to = body.hasNonNull("to") ? RequestJson.instantMicros(body, "to", "to") : r.rollupMicros();
         if (from >= to) {
-            throw ApiError.badRequest("INVALID_FIELD", "from must be before " + (body.hasNonNull("to") ? "to" : "the rollup time"), "from");
+            throw ApiError.badRequest(
+                    "INVALID_FIELD",
+                    "from must be before " + (body.hasNonNull("to") ? "to" : "the rollup time"),
+                    "from");
         }
         boolean comparable = to == r.rollupMicros(); // a rollup is a count at its own time only
         List<CounterFold.Mutation> log = new ArrayList<>();
@@ -230,24 +214,33 @@ final class CounterReader {
             }
         }
         long recounted = CounterFold.fold(0, log);
-        ObjectNode reply = JSON.createObjectNode().put("counter_name", counter)
+        ObjectNode reply = JSON.createObjectNode()
+                .put("counter_name", counter)
                 .put("from", Instant.EPOCH.plusNanos(from * 1000).toString())
                 .put("to", Instant.EPOCH.plusNanos(to * 1000).toString())
-                .put("last_rollup_ts", Instant.EPOCH.plusNanos(r.rollupMicros() * 1000).toString())
-                .put("events", eventCount).put("rollup_count", r.count()).put("recounted", recounted)
-                .put("compared", comparable).put("repaired", false);
+                .put(
+                        "last_rollup_ts",
+                        Instant.EPOCH.plusNanos(r.rollupMicros() * 1000).toString())
+                .put("events", eventCount)
+                .put("rollup_count", r.count())
+                .put("recounted", recounted)
+                .put("compared", comparable)
+                .put("repaired", false);
         if (comparable) {
             reply.put("difference", recounted - r.count());
         } else {
             reply.putNull("difference");
         }
         if (repair && !comparable) {
-            throw ApiError.badRequest("INVALID_FIELD", "repair compares with the rollup, so it needs to = last_rollup_ts", "to");
+            throw ApiError.badRequest(
+                    "INVALID_FIELD", "repair compares with the rollup, so it needs to = last_rollup_ts", "to");
         }
         if (repair && recounted != r.count()) {
             String keyspace = NamespaceName.keyspace(ns.name());
-            PreparedStatement ps = repairs.computeIfAbsent(keyspace, k -> events.session().prepare(CounterRollupsTable.insertRollup(k)));
-            BoundStatement write = ps.bind(counter, recounted, Instant.EPOCH.plusNanos(to * 1000), Math.max(r.writeTime(), to) + 1);
+            PreparedStatement ps = repairs.computeIfAbsent(
+                    keyspace, k -> events.session().prepare(CounterRollupsTable.insertRollup(k)));
+            BoundStatement write =
+                    ps.bind(counter, recounted, Instant.EPOCH.plusNanos(to * 1000), Math.max(r.writeTime(), to) + 1);
             events.session().execute(write);
             reply.put("repaired", true);
         }

@@ -1,8 +1,8 @@
 package io.tally.gateway;
 
 import io.tally.gateway.WriteBatch.Outgoing;
-import io.tally.serde.AvroSerde;
 import io.tally.namespace.NamespaceChange;
+import io.tally.serde.AvroSerde;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -63,7 +63,8 @@ final class EventProducer implements AutoCloseable {
         this.metrics = metrics;
         Metric available = null;
         for (Map.Entry<MetricName, ? extends Metric> e : producer.metrics().entrySet()) {
-            if (e.getKey().name().equals("buffer-available-bytes") && e.getKey().group().equals("producer-metrics")) {
+            if (e.getKey().name().equals("buffer-available-bytes")
+                    && e.getKey().group().equals("producer-metrics")) {
                 available = e.getValue();
             }
         }
@@ -103,11 +104,15 @@ final class EventProducer implements AutoCloseable {
             byte[] key = o.key().getBytes(StandardCharsets.UTF_8);
             bytes += value.length + key.length + 64;
             ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(o.topic(), key, value);
-            r.headers().add(NamespaceChange.VERSION_HEADER, Long.toString(o.namespaceVersion()).getBytes(StandardCharsets.US_ASCII));
+            r.headers()
+                    .add(
+                            NamespaceChange.VERSION_HEADER,
+                            Long.toString(o.namespaceVersion()).getBytes(StandardCharsets.US_ASCII));
             records.add(r);
         }
         if (bufferAvailable != null && ((Number) bufferAvailable.metricValue()).doubleValue() < bytes) {
-            throw new Backpressure("the producer buffer is full (Kafka is slower than the request rate); nothing was written");
+            throw new Backpressure(
+                    "the producer buffer is full (Kafka is slower than the request rate); nothing was written");
         }
         CompletableFuture<?>[] acks = new CompletableFuture<?>[records.size()];
         long t0 = System.nanoTime();

@@ -1,58 +1,32 @@
 package io.tally.gateway;
 
-import io.tally.model.cassandra.SliceTable;
 import com.datastax.oss.driver.api.core.CqlSession;
-import io.tally.model.cassandra.SliceTable;
 import com.datastax.oss.driver.api.core.DriverException;
-import io.tally.model.cassandra.SliceTable;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
-import io.tally.model.cassandra.SliceTable;
 import com.datastax.oss.driver.api.core.cql.Row;
-import io.tally.model.cassandra.SliceTable;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.tally.model.cassandra.SliceTable;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tally.model.cassandra.SliceTable;
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import io.tally.model.cassandra.SliceTable;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tally.model.cassandra.SliceTable;
 import io.tally.namespace.NamespaceConfig;
-import io.tally.model.cassandra.SliceTable;
 import io.tally.namespace.NamespaceName;
-import io.tally.model.cassandra.SliceTable;
 import io.tally.namespace.TimeSlicePlanner;
-import io.tally.model.cassandra.SliceTable;
 import io.tally.namespace.TimeSlicePlanner.Slice;
-import io.tally.model.cassandra.SliceTable;
 import java.net.InetSocketAddress;
-import io.tally.model.cassandra.SliceTable;
 import java.nio.ByteBuffer;
-import io.tally.model.cassandra.SliceTable;
 import java.time.Instant;
-import io.tally.model.cassandra.SliceTable;
 import java.util.ArrayList;
-import io.tally.model.cassandra.SliceTable;
 import java.util.Arrays;
-import io.tally.model.cassandra.SliceTable;
 import java.util.Base64;
-import io.tally.model.cassandra.SliceTable;
 import java.util.Collections;
-import io.tally.model.cassandra.SliceTable;
 import java.util.Comparator;
-import io.tally.model.cassandra.SliceTable;
 import java.util.List;
-import io.tally.model.cassandra.SliceTable;
 import java.util.Map;
-import io.tally.model.cassandra.SliceTable;
 import java.util.TreeMap;
-import io.tally.model.cassandra.SliceTable;
 import java.util.concurrent.CompletableFuture;
-import io.tally.model.cassandra.SliceTable;
 import java.util.concurrent.ConcurrentHashMap;
-import io.tally.model.cassandra.SliceTable;
 import java.util.concurrent.ExecutorService;
-import io.tally.model.cassandra.SliceTable;
 import java.util.concurrent.Executors;
 
 /**
@@ -87,6 +61,7 @@ final class EventReader {
         t.setDaemon(true);
         return t;
     });
+
     private volatile CqlSession session;
 
     EventReader(WriteRequestParser parser, PageTokens tokens, GatewayConfig config) {
@@ -110,10 +85,13 @@ final class EventReader {
             synchronized (this) {
                 if (session == null) {
                     try {
-                        session = CqlSession.builder().addContactPoint(new InetSocketAddress(contactHost, contactPort))
-                                .withLocalDatacenter("datacenter1").build();
+                        session = CqlSession.builder()
+                                .addContactPoint(new InetSocketAddress(contactHost, contactPort))
+                                .withLocalDatacenter("datacenter1")
+                                .build();
                     } catch (DriverException e) {
-                        throw new ApiError(503, "CASSANDRA_UNAVAILABLE", "Cassandra is unreachable: " + e.getMessage(), null);
+                        throw new ApiError(
+                                503, "CASSANDRA_UNAVAILABLE", "Cassandra is unreachable: " + e.getMessage(), null);
                     }
                 }
                 s = session;
@@ -126,18 +104,21 @@ final class EventReader {
         RequestJson.object(body, "body");
         NamespaceConfig ns = parser.namespace(body, NamespaceConfig.Kind.TIMESERIES);
         String tsid = RequestJson.text(body, "timeSeriesId", "timeSeriesId", maxIdLength);
-        JsonNode interval = RequestJson.object(RequestJson.required(body, "timeInterval", "timeInterval"), "timeInterval");
+        JsonNode interval =
+                RequestJson.object(RequestJson.required(body, "timeInterval", "timeInterval"), "timeInterval");
         long start = RequestJson.instantMicros(interval, "start", "timeInterval.start");
         long end = RequestJson.instantMicros(interval, "end", "timeInterval.end");
         if (end <= start || end - start > MAX_INTERVAL_MICROS) {
-            throw ApiError.badRequest("INVALID_FIELD", "timeInterval must have start < end and span at most 400 days", "timeInterval");
+            throw ApiError.badRequest(
+                    "INVALID_FIELD", "timeInterval must have start < end and span at most 400 days", "timeInterval");
         }
         List<Map.Entry<String, byte[]>> filters = filters(body);
         int pageSize = (int) RequestJson.boundedInteger(body, "pageSize", 100, 1, maxPage);
         long totalLimit = RequestJson.boundedInteger(body, "totalRecordLimit", 1000, 1, 1_000_000);
         long digest = queryDigest(ns.name(), tsid, start, end, filters);
         PageTokens.Cursor cursor = body.hasNonNull("pageToken")
-                ? tokens.decode(RequestJson.text(body, "pageToken", "pageToken", 4096), digest) : null;
+                ? tokens.decode(RequestJson.text(body, "pageToken", "pageToken", 4096), digest)
+                : null;
         long returnedBefore = cursor == null ? 0 : cursor.returned();
         int want = (int) Math.min(pageSize, totalLimit - returnedBefore);
 
@@ -159,8 +140,10 @@ final class EventReader {
                     continue;
                 }
                 for (Event e : bucket(ns, slice, tsid, buckets[i], lo, hi, slice.bucketsPerId())) {
-                    if (cursor != null && (e.timeMicros() > cursor.eventTimeMicros()
-                            || (e.timeMicros() == cursor.eventTimeMicros() && e.eventId().compareTo(cursor.eventId()) <= 0))) {
+                    if (cursor != null
+                            && (e.timeMicros() > cursor.eventTimeMicros()
+                                    || (e.timeMicros() == cursor.eventTimeMicros()
+                                            && e.eventId().compareTo(cursor.eventId()) <= 0))) {
                         continue; // at or before the cursor: served on an earlier page
                     }
                     if (!matches(e, filters)) {
@@ -177,30 +160,43 @@ final class EventReader {
         ObjectNode reply = JSON.createObjectNode();
         ArrayNode events = reply.putArray("events");
         for (Event e : page) {
-            ObjectNode ev = events.addObject().put("timeSeriesId", tsid)
-                    .put("eventTime", Instant.EPOCH.plusNanos(e.timeMicros() * 1000).toString()).put("eventId", e.eventId());
+            ObjectNode ev = events.addObject()
+                    .put("timeSeriesId", tsid)
+                    .put(
+                            "eventTime",
+                            Instant.EPOCH.plusNanos(e.timeMicros() * 1000).toString())
+                    .put("eventId", e.eventId());
             ArrayNode items = ev.putArray("eventItems");
             for (Map.Entry<String, byte[]> it : e.items()) {
-                items.addObject().put("eventItemKey", it.getKey()).put("eventItemValue", Base64.getEncoder().encodeToString(it.getValue()));
+                items.addObject()
+                        .put("eventItemKey", it.getKey())
+                        .put("eventItemValue", Base64.getEncoder().encodeToString(it.getValue()));
             }
         }
         long returned = returnedBefore + page.size();
         if (more && returned < totalLimit && !page.isEmpty()) {
             Event last = page.get(page.size() - 1);
-            reply.put("nextPageToken", tokens.encode(new PageTokens.Cursor(last.timeMicros(), last.eventId(), returned), digest));
+            reply.put(
+                    "nextPageToken",
+                    tokens.encode(new PageTokens.Cursor(last.timeMicros(), last.eventId(), returned), digest));
         }
         return reply;
     }
 
     /** The events of one time bucket, from all its event buckets in parallel, newest first. */
-    private List<Event> bucket(NamespaceConfig ns, Slice slice, String tsid, int timeBucket, long lo, long hi, int eventBuckets) {
+    private List<Event> bucket(
+            NamespaceConfig ns, Slice slice, String tsid, int timeBucket, long lo, long hi, int eventBuckets) {
         String keyspace = NamespaceName.keyspace(ns.name());
-        PreparedStatement ps = statements.computeIfAbsent(keyspace + "." + slice.tableName(),
-                t -> session().prepare(SliceTable.selectRange(keyspace, slice.tableName())));
+        PreparedStatement ps = statements.computeIfAbsent(keyspace + "." + slice.tableName(), t -> session()
+                .prepare(SliceTable.selectRange(keyspace, slice.tableName())));
         List<CompletableFuture<List<Row>>> reads = new ArrayList<>();
         for (int b = 0; b < eventBuckets; b++) {
             int eb = b;
-            reads.add(CompletableFuture.supplyAsync(() -> session().execute(ps.bind(tsid, timeBucket, eb, lo, hi)).all(), partitions));
+            reads.add(CompletableFuture.supplyAsync(
+                    () -> session()
+                            .execute(ps.bind(tsid, timeBucket, eb, lo, hi))
+                            .all(),
+                    partitions));
         }
         TreeMap<String, Event> byKey = new TreeMap<>();
         try {
@@ -208,7 +204,8 @@ final class EventReader {
                 for (Row r : f.join()) {
                     long t = r.getLong("event_time");
                     String id = r.getString("event_id");
-                    Event e = byKey.computeIfAbsent(String.format("%020d/%s", Long.MAX_VALUE - t, id),
+                    Event e = byKey.computeIfAbsent(
+                            String.format("%020d/%s", Long.MAX_VALUE - t, id),
                             k -> new Event(t, id, new ArrayList<>()));
                     String itemKey = r.getString("event_item_key");
                     if (!itemKey.isEmpty()) { // "" marks an event stored without items
@@ -222,7 +219,11 @@ final class EventReader {
                 }
             }
         } catch (java.util.concurrent.CompletionException e) {
-            throw new ApiError(503, "CASSANDRA_UNAVAILABLE", "a partition read failed: " + e.getCause().getMessage(), null);
+            throw new ApiError(
+                    503,
+                    "CASSANDRA_UNAVAILABLE",
+                    "a partition read failed: " + e.getCause().getMessage(),
+                    null);
         }
         List<Event> out = new ArrayList<>(byKey.values());
         out.forEach(e -> e.items().sort(Map.Entry.comparingByKey()));
@@ -243,26 +244,37 @@ final class EventReader {
             }
             for (int bucket : planner.timeBucketsOverlapping(slice, from, to)) {
                 long lo = Math.max(from, slice.startMicros() + bucket * slice.bucketMicros());
-                reads.add(CompletableFuture.supplyAsync(() -> bucket(ns, slice, tsid, bucket, lo, to - 1, slice.bucketsPerId()), buckets));
+                reads.add(CompletableFuture.supplyAsync(
+                        () -> bucket(ns, slice, tsid, bucket, lo, to - 1, slice.bucketsPerId()), buckets));
             }
         }
         List<Event> out = new ArrayList<>();
         try {
             reads.forEach(f -> out.addAll(f.join()));
         } catch (java.util.concurrent.CompletionException e) {
-            throw e.getCause() instanceof ApiError a ? a
-                    : new ApiError(503, "CASSANDRA_UNAVAILABLE", "a bucket read failed: " + e.getCause().getMessage(), null);
+            throw e.getCause() instanceof ApiError a
+                    ? a
+                    : new ApiError(
+                            503,
+                            "CASSANDRA_UNAVAILABLE",
+                            "a bucket read failed: " + e.getCause().getMessage(),
+                            null);
         }
         return out;
     }
 
     private boolean tableExists(String keyspace, String table) {
-        return session().getMetadata().getKeyspace(keyspace).flatMap(k -> k.getTable(table)).isPresent();
+        return session()
+                .getMetadata()
+                .getKeyspace(keyspace)
+                .flatMap(k -> k.getTable(table))
+                .isPresent();
     }
 
     private static boolean matches(Event e, List<Map.Entry<String, byte[]>> filters) {
         for (Map.Entry<String, byte[]> f : filters) {
-            boolean hit = e.items().stream().anyMatch(it -> it.getKey().equals(f.getKey()) && Arrays.equals(it.getValue(), f.getValue()));
+            boolean hit = e.items().stream()
+                    .anyMatch(it -> it.getKey().equals(f.getKey()) && Arrays.equals(it.getValue(), f.getValue()));
             if (!hit) {
                 return false;
             }
@@ -287,16 +299,27 @@ final class EventReader {
             try {
                 out.add(Map.entry(key, Base64.getDecoder().decode(value)));
             } catch (IllegalArgumentException e) {
-                throw ApiError.badRequest("INVALID_BASE64", p + ".matchEventItemValue is not valid base64", p + ".matchEventItemValue");
+                throw ApiError.badRequest(
+                        "INVALID_BASE64", p + ".matchEventItemValue is not valid base64", p + ".matchEventItemValue");
             }
         }
         return out;
     }
 
-    private static long queryDigest(String ns, String tsid, long start, long end, List<Map.Entry<String, byte[]>> filters) {
-        StringBuilder sb = new StringBuilder(ns).append('\u0000').append(tsid).append('\u0000').append(start).append('\u0000').append(end);
+    private static long queryDigest(
+            String ns, String tsid, long start, long end, List<Map.Entry<String, byte[]>> filters) {
+        StringBuilder sb = new StringBuilder(ns)
+                .append('\u0000')
+                .append(tsid)
+                .append('\u0000')
+                .append(start)
+                .append('\u0000')
+                .append(end);
         for (Map.Entry<String, byte[]> f : filters) {
-            sb.append('\u0000').append(f.getKey()).append('=').append(Base64.getEncoder().encodeToString(f.getValue()));
+            sb.append('\u0000')
+                    .append(f.getKey())
+                    .append('=')
+                    .append(Base64.getEncoder().encodeToString(f.getValue()));
         }
         return WriteRequestParser.digest(sb.toString());
     }

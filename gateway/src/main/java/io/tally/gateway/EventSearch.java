@@ -32,7 +32,8 @@ final class EventSearch {
     private final PageTokens tokens;
     private final String elasticsearch;
     private final int maxPage;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     EventSearch(WriteRequestParser parser, PageTokens tokens, GatewayConfig config) {
         this.parser = parser;
@@ -49,7 +50,8 @@ final class EventSearch {
         long totalLimit = RequestJson.boundedInteger(body, "totalRecordLimit", 1000, 1, 1_000_000);
         long digest = WriteRequestParser.digest(ns.name() + "\u0000" + query);
         PageTokens.Cursor cursor = body.hasNonNull("pageToken")
-                ? tokens.decode(RequestJson.text(body, "pageToken", "pageToken", 4096), digest) : null;
+                ? tokens.decode(RequestJson.text(body, "pageToken", "pageToken", 4096), digest)
+                : null;
         long before = cursor == null ? 0 : cursor.returned();
         int want = (int) Math.min(pageSize, totalLimit - before);
         ObjectNode req = JSON.createObjectNode().put("size", want + 1).put("track_total_hits", false);
@@ -66,21 +68,36 @@ final class EventSearch {
         int n = Math.min(hits.size(), want);
         for (int i = 0; i < n; i++) {
             JsonNode src = hits.get(i).path("_source");
-            ObjectNode ev = events.addObject().put("timeSeriesId", src.path("time_series_id").asText())
-                    .put("eventTime", Instant.EPOCH.plusNanos(src.path("event_time_us").asLong() * 1000).toString())
+            ObjectNode ev = events.addObject()
+                    .put("timeSeriesId", src.path("time_series_id").asText())
+                    .put(
+                            "eventTime",
+                            Instant.EPOCH
+                                    .plusNanos(src.path("event_time_us").asLong() * 1000)
+                                    .toString())
                     .put("eventId", src.path("event_id").asText());
             ArrayNode items = ev.putArray("eventItems");
             ns.index().fieldMapping().keySet().forEach(f -> {
                 if (src.has(f)) {
-                    items.addObject().put("eventItemKey", f).put("eventItemValue",
-                            Base64.getEncoder().encodeToString(src.get(f).asText().getBytes(StandardCharsets.UTF_8)));
+                    items.addObject()
+                            .put("eventItemKey", f)
+                            .put(
+                                    "eventItemValue",
+                                    Base64.getEncoder()
+                                            .encodeToString(src.get(f).asText().getBytes(StandardCharsets.UTF_8)));
                 }
             });
         }
         if (hits.size() > want && before + n < totalLimit && n > 0) {
             JsonNode last = hits.get(n - 1).path("_source");
-            reply.put("nextPageToken", tokens.encode(new PageTokens.Cursor(last.path("event_time_us").asLong(),
-                    last.path("event_id").asText(), before + n), digest));
+            reply.put(
+                    "nextPageToken",
+                    tokens.encode(
+                            new PageTokens.Cursor(
+                                    last.path("event_time_us").asLong(),
+                                    last.path("event_id").asText(),
+                                    before + n),
+                            digest));
         }
         return reply;
     }
@@ -88,22 +105,31 @@ final class EventSearch {
     ObjectNode aggregate(JsonNode body) {
         RequestJson.object(body, "body");
         NamespaceConfig ns = indexed(body);
-        JsonNode distinct = RequestJson.object(RequestJson.object(
-                RequestJson.required(body, "aggregationQuery", "aggregationQuery"), "aggregationQuery").get("distinct"),
+        JsonNode distinct = RequestJson.object(
+                RequestJson.object(
+                                RequestJson.required(body, "aggregationQuery", "aggregationQuery"), "aggregationQuery")
+                        .get("distinct"),
                 "aggregationQuery.distinct");
         String key = RequestJson.text(distinct, "eventItemKey", "aggregationQuery.distinct.eventItemKey", 64);
         field(ns, key, "aggregationQuery.distinct.eventItemKey");
         int size = (int) RequestJson.boundedInteger(distinct, "pageSize", 100, 1, maxPage);
         ObjectNode req = JSON.createObjectNode().put("size", 0);
         req.set("query", query(ns, body));
-        req.putObject("aggs").putObject("distinct").putObject("terms").put("field", key).put("size", size);
+        req.putObject("aggs")
+                .putObject("distinct")
+                .putObject("terms")
+                .put("field", key)
+                .put("size", size);
         JsonNode buckets = post(ns, req).path("aggregations").path("distinct").path("buckets");
         ObjectNode reply = JSON.createObjectNode();
         ObjectNode d = reply.putObject("distinct").put("eventItemKey", key);
         ArrayNode values = d.putArray("values");
         for (JsonNode b : buckets) {
-            String text = b.has("key_as_string") ? b.get("key_as_string").asText() : b.get("key").asText();
-            values.addObject().put("eventItemValue", Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8)))
+            String text = b.has("key_as_string")
+                    ? b.get("key_as_string").asText()
+                    : b.get("key").asText();
+            values.addObject()
+                    .put("eventItemValue", Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8)))
                     .put("count", b.get("doc_count").asLong());
         }
         return reply;
@@ -119,7 +145,8 @@ final class EventSearch {
 
     /** timeInterval (required) AND the searchQuery (optional). */
     private ObjectNode query(NamespaceConfig ns, JsonNode body) {
-        JsonNode interval = RequestJson.object(RequestJson.required(body, "timeInterval", "timeInterval"), "timeInterval");
+        JsonNode interval =
+                RequestJson.object(RequestJson.required(body, "timeInterval", "timeInterval"), "timeInterval");
         long start = RequestJson.instantMicros(interval, "start", "timeInterval.start");
         long end = RequestJson.instantMicros(interval, "end", "timeInterval.end");
         if (end <= start) {
@@ -127,7 +154,11 @@ final class EventSearch {
         }
         ObjectNode q = JSON.createObjectNode();
         ArrayNode filter = q.putObject("bool").putArray("filter");
-        filter.addObject().putObject("range").putObject("event_time_us").put("gte", start).put("lt", end);
+        filter.addObject()
+                .putObject("range")
+                .putObject("event_time_us")
+                .put("gte", start)
+                .put("lt", end);
         if (body.hasNonNull("searchQuery")) {
             filter.add(criterion(ns, body.get("searchQuery"), "searchQuery", 0));
         }
@@ -140,7 +171,8 @@ final class EventSearch {
             throw ApiError.badRequest("INVALID_FIELD", path + " nests deeper than " + MAX_DEPTH, path);
         }
         if (c.size() != 1) {
-            throw ApiError.badRequest("INVALID_FIELD", path + " must hold exactly one of equals, range, booleanQuery", path);
+            throw ApiError.badRequest(
+                    "INVALID_FIELD", path + " must hold exactly one of equals, range, booleanQuery", path);
         }
         ObjectNode out = JSON.createObjectNode();
         if (c.has("equals")) {
@@ -167,7 +199,8 @@ final class EventSearch {
             JsonNode parts = RequestJson.array(b, "searchQuery", path + ".booleanQuery.searchQuery");
             String operator = b.path("operator").asText("AND");
             if (!operator.equals("AND") && !operator.equals("OR")) {
-                throw ApiError.badRequest("INVALID_FIELD", "operator must be AND or OR", path + ".booleanQuery.operator");
+                throw ApiError.badRequest(
+                        "INVALID_FIELD", "operator must be AND or OR", path + ".booleanQuery.operator");
             }
             ObjectNode bool = out.putObject("bool");
             ArrayNode list = bool.putArray(operator.equals("AND") ? "filter" : "should");
@@ -186,8 +219,11 @@ final class EventSearch {
     private static FieldType field(NamespaceConfig ns, String key, String path) {
         FieldType type = ns.index().fieldMapping().get(key);
         if (type == null) {
-            throw ApiError.badRequest("UNMAPPED_FIELD", "'" + key + "' is not in the field_mapping of '" + ns.name()
-                    + "' (mapped: " + ns.index().fieldMapping().keySet() + ")", path);
+            throw ApiError.badRequest(
+                    "UNMAPPED_FIELD",
+                    "'" + key + "' is not in the field_mapping of '" + ns.name() + "' (mapped: "
+                            + ns.index().fieldMapping().keySet() + ")",
+                    path);
         }
         return type;
     }
@@ -209,19 +245,23 @@ final class EventSearch {
 
     private JsonNode post(NamespaceConfig ns, ObjectNode request) {
         HttpRequest req = HttpRequest.newBuilder(URI.create(elasticsearch + "/tally-" + ns.name() + "/_search"))
-                .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(request.toString())).build();
+                .timeout(Duration.ofSeconds(30))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(request.toString()))
+                .build();
         try {
             HttpResponse<String> r = http.send(req, HttpResponse.BodyHandlers.ofString());
             if (r.statusCode() == 404) {
                 return JSON.createObjectNode(); // nothing indexed yet: no alias
             }
             if (r.statusCode() / 100 != 2) {
-                throw new ApiError(503, "ELASTICSEARCH_UNAVAILABLE", "Elasticsearch answered HTTP " + r.statusCode(), null);
+                throw new ApiError(
+                        503, "ELASTICSEARCH_UNAVAILABLE", "Elasticsearch answered HTTP " + r.statusCode(), null);
             }
             return JSON.readTree(r.body());
         } catch (IOException e) {
-            throw new ApiError(503, "ELASTICSEARCH_UNAVAILABLE", "Elasticsearch is unreachable: " + e.getMessage(), null);
+            throw new ApiError(
+                    503, "ELASTICSEARCH_UNAVAILABLE", "Elasticsearch is unreachable: " + e.getMessage(), null);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ApiError(503, "ELASTICSEARCH_UNAVAILABLE", "interrupted", null);

@@ -1,8 +1,8 @@
 package io.tally.gateway;
 
-import io.tally.model.Topics;
 import io.tally.common.ServiceSettings;
 import io.tally.common.ServiceSettings.Field;
+import io.tally.model.Topics;
 import java.util.List;
 import java.util.Map;
 
@@ -11,38 +11,148 @@ import java.util.Map;
  * environment variable or {@code --name=value} flag, flags win; {@code --help} lists them).
  */
 public final class GatewayConfig {
-    public static final Field HOST = new Field("host", "TALLY_GATEWAY_HOST", "127.0.0.1", "Address the HTTP API binds to.");
+    public static final Field HOST =
+            new Field("host", "TALLY_GATEWAY_HOST", "127.0.0.1", "Address the HTTP API binds to.");
     public static final Field PORT = new Field("port", "TALLY_GATEWAY_PORT", "8080", "HTTP port.");
-    public static final Field BOOTSTRAP = new Field("kafka.bootstrap", "TALLY_KAFKA_BOOTSTRAP", "127.0.0.1:9092", "Kafka bootstrap servers.");
-    public static final Field REGISTRY = new Field("registry.url", "TALLY_REGISTRY_URL", "http://127.0.0.1:8085", "Schema registry URL.");
-    public static final Field CONTROL_TOPIC = new Field("control.topic", "TALLY_CONTROL_TOPIC", Topics.CONTROL_NAMESPACES, "The compacted topic Debezium streams namespace changes to.");
-    public static final Field CONTROL_REPLAY_MS = new Field("control.replay.timeout.ms", "TALLY_GATEWAY_CONTROL_REPLAY_TIMEOUT_MS", "60000", "How long start-up waits to replay the control topic before serving.");
-    public static final Field POSTGRES_URL = new Field("postgres.url", "TALLY_CONTROL_POSTGRES_URL", "jdbc:postgresql://127.0.0.1:55432/tally_control", "JDBC URL of the control plane's database (admin API).");
-    public static final Field POSTGRES_USER = new Field("postgres.user", "TALLY_CONTROL_POSTGRES_USER", "tally_admin", "Postgres role of the admin API (DML on namespaces only).");
-    public static final Field POSTGRES_PASSWORD = new Field("postgres.password", "TALLY_CONTROL_POSTGRES_PASSWORD", "tally_admin", "Its password.");
-    public static final Field CONNECT_URL = new Field("connect.url", "TALLY_CONNECT_URL", "http://127.0.0.1:8083", "Kafka Connect REST URL (control-plane health).");
-    public static final Field CONNECTOR = new Field("connect.connector", "TALLY_CONTROL_CONNECTOR", "tally-control-plane", "Name of the Debezium connector of the control plane.");
-    public static final Field ADMIN_TOKEN = new Field("admin.token", "TALLY_GATEWAY_ADMIN_TOKEN", "", "Bearer token the /v1/namespaces admin API requires; empty = no token (local stack).");
-    public static final Field MAX_BODY = new Field("max.body.bytes", "TALLY_GATEWAY_MAX_BODY_BYTES", "4194304", "Largest request body (413 above).");
-    public static final Field MAX_EVENTS = new Field("max.events", "TALLY_GATEWAY_MAX_EVENTS", "1000", "Most events in one write request (413 above).");
-    public static final Field MAX_ITEMS = new Field("max.items", "TALLY_GATEWAY_MAX_ITEMS", "64", "Most items in one event (413 above).");
-    public static final Field MAX_VALUE = new Field("max.value.bytes", "TALLY_GATEWAY_MAX_VALUE_BYTES", "65536", "Largest decoded eventItemValue (413 above).");
-    public static final Field MAX_ID = new Field("max.id.length", "TALLY_GATEWAY_MAX_ID_LENGTH", "256", "Longest timeSeriesId, counter_name, eventId, token or item key.");
-    public static final Field BUFFER_BYTES = new Field("producer.buffer.bytes", "TALLY_GATEWAY_PRODUCER_BUFFER_BYTES", "67108864", "Producer buffer; when full, writes get 429.");
-    public static final Field LINGER_MS = new Field("producer.linger.ms", "TALLY_GATEWAY_PRODUCER_LINGER_MS", "5", "How long the producer waits to fill a batch (latency vs. throughput).");
-    public static final Field SYNC_TIMEOUT_MS = new Field("sync.timeout.ms", "TALLY_GATEWAY_SYNC_TIMEOUT_MS", "5000", "How long a sync write waits for Kafka before 503.");
-    public static final Field DELIVERY_TIMEOUT_MS = new Field("delivery.timeout.ms", "TALLY_GATEWAY_DELIVERY_TIMEOUT_MS", "30000", "How long the producer retries a record.");
-    public static final Field TOKEN_CACHE = new Field("idempotency.cache.entries", "TALLY_GATEWAY_IDEMPOTENCY_CACHE_ENTRIES", "200000", "Recent idempotency keys kept to answer 409 on reuse.");
-    public static final Field CASSANDRA = new Field("cassandra.contact", "TALLY_CASSANDRA_CONTACT", "127.0.0.1:9042", "Cassandra contact point host:port (reads).");
-    public static final Field TOKEN_SECRET = new Field("page.token.secret", "TALLY_GATEWAY_PAGE_TOKEN_SECRET", "", "HMAC key of page tokens; empty = random per process (tokens then do not survive a restart).");
-    public static final Field MAX_PAGE = new Field("max.page.size", "TALLY_GATEWAY_MAX_PAGE_SIZE", "1000", "Largest pageSize of a read.");
-    public static final Field ELASTICSEARCH = new Field("elasticsearch.url", "TALLY_ELASTICSEARCH_URL", "http://127.0.0.1:9200", "Elasticsearch URL (search and aggregate).");
-    public static final Field[] ALL = {ELASTICSEARCH, CASSANDRA, TOKEN_SECRET, MAX_PAGE, HOST, PORT, BOOTSTRAP, REGISTRY, CONTROL_TOPIC, CONTROL_REPLAY_MS, POSTGRES_URL, POSTGRES_USER,
-        POSTGRES_PASSWORD, CONNECT_URL, CONNECTOR, ADMIN_TOKEN, MAX_BODY, MAX_EVENTS, MAX_ITEMS,
-        MAX_VALUE, MAX_ID, BUFFER_BYTES, LINGER_MS, SYNC_TIMEOUT_MS, DELIVERY_TIMEOUT_MS, TOKEN_CACHE};
+    public static final Field BOOTSTRAP =
+            new Field("kafka.bootstrap", "TALLY_KAFKA_BOOTSTRAP", "127.0.0.1:9092", "Kafka bootstrap servers.");
+    public static final Field REGISTRY =
+            new Field("registry.url", "TALLY_REGISTRY_URL", "http://127.0.0.1:8085", "Schema registry URL.");
+    public static final Field CONTROL_TOPIC = new Field(
+            "control.topic",
+            "TALLY_CONTROL_TOPIC",
+            Topics.CONTROL_NAMESPACES,
+            "The compacted topic Debezium streams namespace changes to.");
+    public static final Field CONTROL_REPLAY_MS = new Field(
+            "control.replay.timeout.ms",
+            "TALLY_GATEWAY_CONTROL_REPLAY_TIMEOUT_MS",
+            "60000",
+            "How long start-up waits to replay the control topic before serving.");
+    public static final Field POSTGRES_URL = new Field(
+            "postgres.url",
+            "TALLY_CONTROL_POSTGRES_URL",
+            "jdbc:postgresql://127.0.0.1:55432/tally_control",
+            "JDBC URL of the control plane's database (admin API).");
+    public static final Field POSTGRES_USER = new Field(
+            "postgres.user",
+            "TALLY_CONTROL_POSTGRES_USER",
+            "tally_admin",
+            "Postgres role of the admin API (DML on namespaces only).");
+    public static final Field POSTGRES_PASSWORD =
+            new Field("postgres.password", "TALLY_CONTROL_POSTGRES_PASSWORD", "tally_admin", "Its password.");
+    public static final Field CONNECT_URL = new Field(
+            "connect.url",
+            "TALLY_CONNECT_URL",
+            "http://127.0.0.1:8083",
+            "Kafka Connect REST URL (control-plane health).");
+    public static final Field CONNECTOR = new Field(
+            "connect.connector",
+            "TALLY_CONTROL_CONNECTOR",
+            "tally-control-plane",
+            "Name of the Debezium connector of the control plane.");
+    public static final Field ADMIN_TOKEN = new Field(
+            "admin.token",
+            "TALLY_GATEWAY_ADMIN_TOKEN",
+            "",
+            "Bearer token the /v1/namespaces admin API requires; empty = no token (local stack).");
+    public static final Field MAX_BODY =
+            new Field("max.body.bytes", "TALLY_GATEWAY_MAX_BODY_BYTES", "4194304", "Largest request body (413 above).");
+    public static final Field MAX_EVENTS = new Field(
+            "max.events", "TALLY_GATEWAY_MAX_EVENTS", "1000", "Most events in one write request (413 above).");
+    public static final Field MAX_ITEMS =
+            new Field("max.items", "TALLY_GATEWAY_MAX_ITEMS", "64", "Most items in one event (413 above).");
+    public static final Field MAX_VALUE = new Field(
+            "max.value.bytes", "TALLY_GATEWAY_MAX_VALUE_BYTES", "65536", "Largest decoded eventItemValue (413 above).");
+    public static final Field MAX_ID = new Field(
+            "max.id.length",
+            "TALLY_GATEWAY_MAX_ID_LENGTH",
+            "256",
+            "Longest timeSeriesId, counter_name, eventId, token or item key.");
+    public static final Field BUFFER_BYTES = new Field(
+            "producer.buffer.bytes",
+            "TALLY_GATEWAY_PRODUCER_BUFFER_BYTES",
+            "67108864",
+            "Producer buffer; when full, writes get 429.");
+    public static final Field LINGER_MS = new Field(
+            "producer.linger.ms",
+            "TALLY_GATEWAY_PRODUCER_LINGER_MS",
+            "5",
+            "How long the producer waits to fill a batch (latency vs. throughput).");
+    public static final Field SYNC_TIMEOUT_MS = new Field(
+            "sync.timeout.ms",
+            "TALLY_GATEWAY_SYNC_TIMEOUT_MS",
+            "5000",
+            "How long a sync write waits for Kafka before 503.");
+    public static final Field DELIVERY_TIMEOUT_MS = new Field(
+            "delivery.timeout.ms",
+            "TALLY_GATEWAY_DELIVERY_TIMEOUT_MS",
+            "30000",
+            "How long the producer retries a record.");
+    public static final Field TOKEN_CACHE = new Field(
+            "idempotency.cache.entries",
+            "TALLY_GATEWAY_IDEMPOTENCY_CACHE_ENTRIES",
+            "200000",
+            "Recent idempotency keys kept to answer 409 on reuse.");
+    public static final Field CASSANDRA = new Field(
+            "cassandra.contact",
+            "TALLY_CASSANDRA_CONTACT",
+            "127.0.0.1:9042",
+            "Cassandra contact point host:port (reads).");
+    public static final Field TOKEN_SECRET = new Field(
+            "page.token.secret",
+            "TALLY_GATEWAY_PAGE_TOKEN_SECRET",
+            "",
+            "HMAC key of page tokens; empty = random per process (tokens then do not survive a restart).");
+    public static final Field MAX_PAGE =
+            new Field("max.page.size", "TALLY_GATEWAY_MAX_PAGE_SIZE", "1000", "Largest pageSize of a read.");
+    public static final Field ELASTICSEARCH = new Field(
+            "elasticsearch.url",
+            "TALLY_ELASTICSEARCH_URL",
+            "http://127.0.0.1:9200",
+            "Elasticsearch URL (search and aggregate).");
+    public static final Field[] ALL = {
+        ELASTICSEARCH,
+        CASSANDRA,
+        TOKEN_SECRET,
+        MAX_PAGE,
+        HOST,
+        PORT,
+        BOOTSTRAP,
+        REGISTRY,
+        CONTROL_TOPIC,
+        CONTROL_REPLAY_MS,
+        POSTGRES_URL,
+        POSTGRES_USER,
+        POSTGRES_PASSWORD,
+        CONNECT_URL,
+        CONNECTOR,
+        ADMIN_TOKEN,
+        MAX_BODY,
+        MAX_EVENTS,
+        MAX_ITEMS,
+        MAX_VALUE,
+        MAX_ID,
+        BUFFER_BYTES,
+        LINGER_MS,
+        SYNC_TIMEOUT_MS,
+        DELIVERY_TIMEOUT_MS,
+        TOKEN_CACHE
+    };
 
-    private static final List<Field> TEXT = List.of(HOST, BOOTSTRAP, REGISTRY, CASSANDRA, TOKEN_SECRET, ELASTICSEARCH, CONTROL_TOPIC,
-            POSTGRES_URL, POSTGRES_USER, POSTGRES_PASSWORD, CONNECT_URL, CONNECTOR, ADMIN_TOKEN);
+    private static final List<Field> TEXT = List.of(
+            HOST,
+            BOOTSTRAP,
+            REGISTRY,
+            CASSANDRA,
+            TOKEN_SECRET,
+            ELASTICSEARCH,
+            CONTROL_TOPIC,
+            POSTGRES_URL,
+            POSTGRES_USER,
+            POSTGRES_PASSWORD,
+            CONNECT_URL,
+            CONNECTOR,
+            ADMIN_TOKEN);
 
     private final ServiceSettings settings;
 

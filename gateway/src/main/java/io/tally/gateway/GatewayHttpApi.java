@@ -1,85 +1,33 @@
 package io.tally.gateway;
 
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
 import io.tally.gateway.WriteBatch.Outgoing;
 import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import io.tally.serde.SerdeException;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import io.vertx.core.Context;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import io.vertx.core.Vertx;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import io.vertx.core.buffer.Buffer;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import io.vertx.core.http.HttpMethod;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import io.vertx.ext.web.Router;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import io.vertx.ext.web.RoutingContext;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import io.vertx.ext.web.handler.BodyHandler;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import java.util.ArrayList;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import java.util.HashMap;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import java.util.List;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import java.util.Map;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import java.util.concurrent.CompletableFuture;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import java.util.concurrent.CompletionException;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import java.util.concurrent.CompletionStage;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import java.util.concurrent.TimeUnit;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import java.util.concurrent.TimeoutException;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import java.util.function.BiFunction;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import java.util.function.Function;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
 import io.tally.namespace.CounterFold;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
+import io.tally.serde.SerdeException;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 import org.slf4j.Logger;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
 import org.slf4j.LoggerFactory;
+import tally.v1.CounterEvent;
 
 /** The gateway's HTTP endpoints (shared DESIGN.md, "Gateway API"). */
 final class GatewayHttpApi {
@@ -101,8 +49,18 @@ final class GatewayHttpApi {
     private final ControlPlaneHealth control;
     private volatile boolean draining;
 
-    GatewayHttpApi(WriteRequestParser parser, EventReader reader, EventSearch search, CounterReader counters, EventProducer producer, IdempotencyCache tokens,
-                   KafkaHealth kafka, GatewayMetrics metrics, GatewayConfig config, NamespaceAdminApi admin, ControlPlaneHealth control) {
+    GatewayHttpApi(
+            WriteRequestParser parser,
+            EventReader reader,
+            EventSearch search,
+            CounterReader counters,
+            EventProducer producer,
+            IdempotencyCache tokens,
+            KafkaHealth kafka,
+            GatewayMetrics metrics,
+            GatewayConfig config,
+            NamespaceAdminApi admin,
+            ControlPlaneHealth control) {
         this.admin = admin;
         this.control = control;
         this.parser = parser;
@@ -128,7 +86,11 @@ final class GatewayHttpApi {
         r.route().handler(BodyHandler.create().setBodyLimit(maxBodyBytes).setHandleFileUploads(false));
         write(r, "/v1/counter/AddCount", (body, now) -> parser.counter(body, false, now), Mode.BY_COUNTER_TYPE);
         write(r, "/v1/counter/ClearCount", (body, now) -> parser.counter(body, true, now), Mode.BY_COUNTER_TYPE);
-        write(r, "/v1/counter/AddAndGetCount", (body, now) -> parser.counter(body, false, now), Mode.BY_COUNTER_TYPE,
+        write(
+                r,
+                "/v1/counter/AddAndGetCount",
+                (body, now) -> parser.counter(body, false, now),
+                Mode.BY_COUNTER_TYPE,
                 this::countAfterWrite);
         readAsync(r, "/v1/counter/GetCount", counters::getCountAsync);
         read(r, "/v1/counter/Recount", counters::recount);
@@ -142,27 +104,47 @@ final class GatewayHttpApi {
             // The data plane decides up/down; a control plane that cannot take changes only
             // degrades the gateway (it serves with the last known namespace configs).
             boolean ok = kafka.up() && !draining;
-            ObjectNode body = JSON.createObjectNode().put("status", !ok ? "DOWN" : control.up() ? "UP" : "DEGRADED")
-                    .put("kafka", kafka.up() ? "UP" : "DOWN").put("kafka_detail", kafka.detail())
+            ObjectNode body = JSON.createObjectNode()
+                    .put("status", !ok ? "DOWN" : control.up() ? "UP" : "DEGRADED")
+                    .put("kafka", kafka.up() ? "UP" : "DOWN")
+                    .put("kafka_detail", kafka.detail())
                     .put("draining", draining);
             body.set("control_plane", control.toJson());
             ctx.put("endpoint", "healthz");
-            ctx.response().setStatusCode(ok ? 200 : 503).putHeader("Content-Type", "application/json").end(body.toString());
+            ctx.response()
+                    .setStatusCode(ok ? 200 : 503)
+                    .putHeader("Content-Type", "application/json")
+                    .end(body.toString());
         });
-        r.get("/metrics").blockingHandler(ctx -> {
-            ctx.put("endpoint", "metrics");
-            try {
-                ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-                        .end(Buffer.buffer(metrics.scrape()));
-            } catch (Exception e) {
-                ctx.fail(e);
-            }
-        }, false);
-        r.route().last().handler(ctx -> error(ctx, new ApiError(404, "NOT_FOUND",
-                "no endpoint " + ctx.request().method() + " " + ctx.request().path(), null)));
+        r.get("/metrics")
+                .blockingHandler(
+                        ctx -> {
+                            ctx.put("endpoint", "metrics");
+                            try {
+                                ctx.response()
+                                        .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+                                        .end(Buffer.buffer(metrics.scrape()));
+                            } catch (Exception e) {
+                                ctx.fail(e);
+                            }
+                        },
+                        false);
+        r.route()
+                .last()
+                .handler(ctx -> error(
+                        ctx,
+                        new ApiError(
+                                404,
+                                "NOT_FOUND",
+                                "no endpoint " + ctx.request().method() + " "
+                                        + ctx.request().path(),
+                                null)));
         r.route().failureHandler(ctx -> {
             if (ctx.statusCode() == 413) {
-                error(ctx, ApiError.tooLarge("BODY_TOO_LARGE", "the request body is larger than " + maxBodyBytes + " bytes", null));
+                error(
+                        ctx,
+                        ApiError.tooLarge(
+                                "BODY_TOO_LARGE", "the request body is larger than " + maxBodyBytes + " bytes", null));
             } else {
                 LOG.error("request failed", ctx.failure());
                 error(ctx, new ApiError(500, "INTERNAL", "internal error", null));
@@ -171,7 +153,11 @@ final class GatewayHttpApi {
         return r;
     }
 
-    private enum Mode { SYNC, ASYNC, BY_COUNTER_TYPE }
+    private enum Mode {
+        SYNC,
+        ASYNC,
+        BY_COUNTER_TYPE
+    }
 
     private void write(Router r, String path, BiFunction<JsonNode, Long, WriteBatch> parse, Mode mode) {
         write(r, path, parse, mode, null);
@@ -180,16 +166,23 @@ final class GatewayHttpApi {
     /** AddAndGetCount's answer: the count with the write just made (see CounterReader). */
     private ObjectNode countAfterWrite(WriteBatch batch) {
         CounterEvent e = (CounterEvent) batch.records().get(0).value();
-        return counters.count(batch.namespace(), e.getCounter(), new CounterReader.JustWritten(
-                e.getEventId(), new CounterFold.Mutation(Micros.of(e.getEventTime()), false, e.getDelta())));
+        return counters.count(
+                batch.namespace(),
+                e.getCounter(),
+                new CounterReader.JustWritten(
+                        e.getEventId(), new CounterFold.Mutation(Micros.of(e.getEventTime()), false, e.getDelta())));
     }
 
     /**
      * A write endpoint; with a follow-up, the answer is the follow-up's result, computed on a
      * worker thread once the write is acknowledged (or sent, for fire-and-forget types).
      */
-    private void write(Router r, String path, BiFunction<JsonNode, Long, WriteBatch> parse, Mode mode,
-                       Function<WriteBatch, ObjectNode> followUp) {
+    private void write(
+            Router r,
+            String path,
+            BiFunction<JsonNode, Long, WriteBatch> parse,
+            Mode mode,
+            Function<WriteBatch, ObjectNode> followUp) {
         String endpoint = path.substring(path.lastIndexOf('/') + 1);
         r.route(path).handler(ctx -> {
             ctx.put("endpoint", endpoint);
@@ -211,21 +204,33 @@ final class GatewayHttpApi {
     /** A read endpoint: parsed and answered on a worker thread (it waits on Cassandra). */
     private void read(Router r, String path, java.util.function.Function<JsonNode, ObjectNode> handler) {
         String endpoint = path.substring(path.lastIndexOf('/') + 1);
-        r.route(path).blockingHandler(ctx -> {
-            ctx.put("endpoint", endpoint);
-            try {
-                if (ctx.request().method() != HttpMethod.POST) {
-                    throw new ApiError(405, "METHOD_NOT_ALLOWED", path + " takes POST", null);
-                }
-                JsonNode body = jsonBody(ctx);
-                ctx.response().setStatusCode(200).putHeader("Content-Type", "application/json").end(handler.apply(body).toString());
-            } catch (ApiError e) {
-                error(ctx, e);
-            } catch (RuntimeException e) {
-                LOG.error("{} failed", path, e);
-                error(ctx, new ApiError(503, "STORAGE_UNAVAILABLE", "the read failed: " + e.getMessage(), null));
-            }
-        }, false);
+        r.route(path)
+                .blockingHandler(
+                        ctx -> {
+                            ctx.put("endpoint", endpoint);
+                            try {
+                                if (ctx.request().method() != HttpMethod.POST) {
+                                    throw new ApiError(405, "METHOD_NOT_ALLOWED", path + " takes POST", null);
+                                }
+                                JsonNode body = jsonBody(ctx);
+                                ctx.response()
+                                        .setStatusCode(200)
+                                        .putHeader("Content-Type", "application/json")
+                                        .end(handler.apply(body).toString());
+                            } catch (ApiError e) {
+                                error(ctx, e);
+                            } catch (RuntimeException e) {
+                                LOG.error("{} failed", path, e);
+                                error(
+                                        ctx,
+                                        new ApiError(
+                                                503,
+                                                "STORAGE_UNAVAILABLE",
+                                                "the read failed: " + e.getMessage(),
+                                                null));
+                            }
+                        },
+                        false);
     }
 
     /**
@@ -250,12 +255,17 @@ final class GatewayHttpApi {
             answer.whenComplete((reply, err) -> context.runOnContext(v -> {
                 Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
                 if (cause == null) {
-                    ctx.response().setStatusCode(200).putHeader("Content-Type", "application/json").end(reply.toString());
+                    ctx.response()
+                            .setStatusCode(200)
+                            .putHeader("Content-Type", "application/json")
+                            .end(reply.toString());
                 } else if (cause instanceof ApiError e) {
                     error(ctx, e);
                 } else {
                     LOG.error("{} failed", path, cause);
-                    error(ctx, new ApiError(503, "STORAGE_UNAVAILABLE", "the read failed: " + cause.getMessage(), null));
+                    error(
+                            ctx,
+                            new ApiError(503, "STORAGE_UNAVAILABLE", "the read failed: " + cause.getMessage(), null));
                 }
             }));
         });
@@ -269,9 +279,13 @@ final class GatewayHttpApi {
         }
         JsonNode body;
         try {
-            body = JSON.readTree(ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes());
+            body = JSON.readTree(
+                    ctx.body().buffer() == null
+                            ? new byte[0]
+                            : ctx.body().buffer().getBytes());
         } catch (Exception e) {
-            throw ApiError.badRequest("MALFORMED_JSON", "the body is not valid JSON: " + firstLine(e.getMessage()), null);
+            throw ApiError.badRequest(
+                    "MALFORMED_JSON", "the body is not valid JSON: " + firstLine(e.getMessage()), null);
         }
         if (body == null || body.isMissingNode()) {
             throw ApiError.badRequest("MALFORMED_JSON", "the body is empty", null);
@@ -279,17 +293,26 @@ final class GatewayHttpApi {
         return body;
     }
 
-    private void handleWrite(RoutingContext ctx, BiFunction<JsonNode, Long, WriteBatch> parse, Mode mode,
-                             Function<WriteBatch, ObjectNode> followUp) {
+    private void handleWrite(
+            RoutingContext ctx,
+            BiFunction<JsonNode, Long, WriteBatch> parse,
+            Mode mode,
+            Function<WriteBatch, ObjectNode> followUp) {
         if (draining) {
             throw new ApiError(503, "SHUTTING_DOWN", "the gateway is shutting down; retry on another instance", null);
         }
         JsonNode body = jsonBody(ctx);
         long nowMillis = System.currentTimeMillis();
         WriteBatch batch = parse.apply(body, nowMillis * 1000);
-        boolean sync = mode == Mode.SYNC || (mode == Mode.BY_COUNTER_TYPE && batch.namespace().counterType().durable());
+        boolean sync = mode == Mode.SYNC
+                || (mode == Mode.BY_COUNTER_TYPE
+                        && batch.namespace().counterType().durable());
         if (sync && !kafka.up()) {
-            throw new ApiError(503, "KAFKA_UNAVAILABLE", "Kafka is unreachable; nothing was written, retry with the same ids", null);
+            throw new ApiError(
+                    503,
+                    "KAFKA_UNAVAILABLE",
+                    "Kafka is unreachable; nothing was written, retry with the same ids",
+                    null);
         }
         List<Long> remembered = claimIdempotencyKeys(batch, nowMillis);
         CompletableFuture<Void> acks;
@@ -302,8 +325,11 @@ final class GatewayHttpApi {
             remembered.forEach(tokens::forget);
             throw new ApiError(503, "KAFKA_UNAVAILABLE", e.getMessage(), null);
         }
-        metrics.eventsAccepted.labelValues(batch.records().get(0).topic()).inc(batch.records().size());
-        ObjectNode reply = JSON.createObjectNode().put("accepted", batch.records().size());
+        metrics.eventsAccepted
+                .labelValues(batch.records().get(0).topic())
+                .inc(batch.records().size());
+        ObjectNode reply =
+                JSON.createObjectNode().put("accepted", batch.records().size());
         if (!batch.generatedIds().isEmpty()) {
             reply.set("eventIds", JSON.valueToTree(batch.eventIds()));
             reply.set("generatedEventIds", JSON.valueToTree(batch.generatedIds()));
@@ -313,42 +339,69 @@ final class GatewayHttpApi {
             return;
         }
         if (!sync) {
-            ctx.response().setStatusCode(202).putHeader("Content-Type", "application/json").end(reply.toString());
+            ctx.response()
+                    .setStatusCode(202)
+                    .putHeader("Content-Type", "application/json")
+                    .end(reply.toString());
             return;
         }
         Context context = Vertx.currentContext();
-        acks.orTimeout(syncTimeoutMs, TimeUnit.MILLISECONDS).whenComplete((ok, err) -> context.runOnContext(v -> {
-            if (err == null && followUp != null) {
-                answerWith(ctx, followUp, batch);
-                return;
-            }
-            if (err == null) {
-                ctx.response().setStatusCode(200).putHeader("Content-Type", "application/json").end(reply.toString());
-                return;
-            }
-            remembered.forEach(tokens::forget);
-            Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
-            if (cause instanceof EventProducer.Backpressure) {
-                error(ctx, new ApiError(429, "BACKPRESSURE", cause.getMessage(), null));
-            } else {
-                String why = cause instanceof TimeoutException ? "Kafka did not acknowledge within " + syncTimeoutMs + " ms"
-                        : "Kafka did not acknowledge: " + cause.getMessage();
-                error(ctx, new ApiError(503, "KAFKA_UNAVAILABLE", why + "; retry with the same ids (writes are idempotent)", null));
-            }
-        }));
+        acks.orTimeout(syncTimeoutMs, TimeUnit.MILLISECONDS)
+                .whenComplete((ok, err) -> context.runOnContext(v -> {
+                    if (err == null && followUp != null) {
+                        answerWith(ctx, followUp, batch);
+                        return;
+                    }
+                    if (err == null) {
+                        ctx.response()
+                                .setStatusCode(200)
+                                .putHeader("Content-Type", "application/json")
+                                .end(reply.toString());
+                        return;
+                    }
+                    remembered.forEach(tokens::forget);
+                    Throwable cause =
+                            err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+                    if (cause instanceof EventProducer.Backpressure) {
+                        error(ctx, new ApiError(429, "BACKPRESSURE", cause.getMessage(), null));
+                    } else {
+                        String why = cause instanceof TimeoutException
+                                ? "Kafka did not acknowledge within " + syncTimeoutMs + " ms"
+                                : "Kafka did not acknowledge: " + cause.getMessage();
+                        error(
+                                ctx,
+                                new ApiError(
+                                        503,
+                                        "KAFKA_UNAVAILABLE",
+                                        why + "; retry with the same ids (writes are idempotent)",
+                                        null));
+                    }
+                }));
     }
 
     private void answerWith(RoutingContext ctx, Function<WriteBatch, ObjectNode> followUp, WriteBatch batch) {
-        ctx.vertx().<ObjectNode>executeBlocking(() -> followUp.apply(batch), false).onComplete(res -> {
-            if (res.succeeded()) {
-                ctx.response().setStatusCode(200).putHeader("Content-Type", "application/json").end(res.result().toString());
-            } else if (res.cause() instanceof ApiError e) {
-                error(ctx, e);
-            } else {
-                LOG.error("follow-up read failed", res.cause());
-                error(ctx, new ApiError(503, "STORAGE_UNAVAILABLE", "written, but the read failed: " + res.cause().getMessage(), null));
-            }
-        });
+        ctx.vertx()
+                .<ObjectNode>executeBlocking(() -> followUp.apply(batch), false)
+                .onComplete(res -> {
+                    if (res.succeeded()) {
+                        ctx.response()
+                                .setStatusCode(200)
+                                .putHeader("Content-Type", "application/json")
+                                .end(res.result().toString());
+                    } else if (res.cause() instanceof ApiError e) {
+                        error(ctx, e);
+                    } else {
+                        LOG.error("follow-up read failed", res.cause());
+                        error(
+                                ctx,
+                                new ApiError(
+                                        503,
+                                        "STORAGE_UNAVAILABLE",
+                                        "written, but the read failed: "
+                                                + res.cause().getMessage(),
+                                        null));
+                    }
+                });
     }
 
     /**
@@ -368,13 +421,18 @@ final class GatewayHttpApi {
             Outgoing o = batch.records().get(i);
             Long prior = inRequest.putIfAbsent(o.idempotencyKey(), o.payloadDigest());
             IdempotencyCache.Verdict v = prior != null
-                    ? (prior == o.payloadDigest() ? IdempotencyCache.Verdict.SAME_PAYLOAD : IdempotencyCache.Verdict.DIFFERENT_PAYLOAD)
+                    ? (prior == o.payloadDigest()
+                            ? IdempotencyCache.Verdict.SAME_PAYLOAD
+                            : IdempotencyCache.Verdict.DIFFERENT_PAYLOAD)
                     : tokens.checkAndRemember(o.idempotencyKey(), o.payloadDigest(), nowMillis, expires);
             if (v == IdempotencyCache.Verdict.DIFFERENT_PAYLOAD) {
                 fresh.forEach(tokens::forget);
                 String field = counter ? "idempotency_token.token" : "events[" + i + "].eventId";
-                throw new ApiError(409, "IDEMPOTENCY_KEY_REUSE", "the idempotency key of " + field
-                        + " was already used with a different payload", field);
+                throw new ApiError(
+                        409,
+                        "IDEMPOTENCY_KEY_REUSE",
+                        "the idempotency key of " + field + " was already used with a different payload",
+                        field);
             }
             if (v == IdempotencyCache.Verdict.NEW) {
                 fresh.add(o.idempotencyKey());
@@ -389,9 +447,14 @@ final class GatewayHttpApi {
         long t0 = System.nanoTime();
         ctx.addEndHandler(v -> {
             String endpoint = ctx.get("endpoint");
-            metrics.requests.labelValues(endpoint == null ? "other" : endpoint,
-                    String.valueOf(ctx.response().getStatusCode())).inc();
-            metrics.requestSeconds.labelValues(endpoint == null ? "other" : endpoint).observe((System.nanoTime() - t0) / 1e9);
+            metrics.requests
+                    .labelValues(
+                            endpoint == null ? "other" : endpoint,
+                            String.valueOf(ctx.response().getStatusCode()))
+                    .inc();
+            metrics.requestSeconds
+                    .labelValues(endpoint == null ? "other" : endpoint)
+                    .observe((System.nanoTime() - t0) / 1e9);
         });
         ctx.next();
     }
@@ -407,7 +470,9 @@ final class GatewayHttpApi {
         if (e.status() == 429 || e.status() == 503) {
             ctx.response().putHeader("Retry-After", "1");
         }
-        ctx.response().setStatusCode(e.status()).putHeader("Content-Type", "application/json")
+        ctx.response()
+                .setStatusCode(e.status())
+                .putHeader("Content-Type", "application/json")
                 .end(JSON.createObjectNode().set("error", err).toString());
     }
 

@@ -1,9 +1,9 @@
 package io.tally.gateway;
 
+import io.tally.model.TallySchemas;
 import io.tally.namespace.NamespaceCatalog;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.RestSchemaRegistryClient;
-import io.tally.model.TallySchemas;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import io.vertx.ext.web.Router;
@@ -25,27 +25,37 @@ public final class GatewayMain {
 
     public static void main(String[] args) throws Exception {
         if (args.length == 1 && (args[0].equals("--help") || args[0].equals("-h"))) {
-            System.out.println("tally-gateway: Counter and TimeSeries ingestion over HTTP/JSON\n" + GatewayConfig.usage());
+            System.out.println(
+                    "tally-gateway: Counter and TimeSeries ingestion over HTTP/JSON\n" + GatewayConfig.usage());
             return;
         }
         GatewayConfig config = GatewayConfig.from(System.getenv(), args);
         GatewayMetrics metrics = new GatewayMetrics();
         NamespaceCatalog catalog = new NamespaceCatalog();
-        ControlPlaneFeed feed = new ControlPlaneFeed(config.get(GatewayConfig.BOOTSTRAP), config.get(GatewayConfig.CONTROL_TOPIC), catalog, metrics);
+        ControlPlaneFeed feed = new ControlPlaneFeed(
+                config.get(GatewayConfig.BOOTSTRAP), config.get(GatewayConfig.CONTROL_TOPIC), catalog, metrics);
         if (!feed.start(Duration.ofMillis(config.longOf(GatewayConfig.CONTROL_REPLAY_MS)))) {
-            LOG.warn("the control topic was not replayed in time; serving the namespaces known so far, more apply as they arrive");
+            LOG.warn(
+                    "the control topic was not replayed in time; serving the namespaces known so far, more apply as they arrive");
         }
         LOG.info("namespaces: {}", catalog.all().stream().map(n -> n.name()).toList());
-        NamespaceStore store = new NamespaceStore(config.get(GatewayConfig.POSTGRES_URL), config.get(GatewayConfig.POSTGRES_USER),
+        NamespaceStore store = new NamespaceStore(
+                config.get(GatewayConfig.POSTGRES_URL),
+                config.get(GatewayConfig.POSTGRES_USER),
                 config.get(GatewayConfig.POSTGRES_PASSWORD));
-        ControlPlaneHealth control = new ControlPlaneHealth(store, config.get(GatewayConfig.CONNECT_URL), config.get(GatewayConfig.CONNECTOR), feed);
+        ControlPlaneHealth control = new ControlPlaneHealth(
+                store, config.get(GatewayConfig.CONNECT_URL), config.get(GatewayConfig.CONNECTOR), feed);
         control.start(Duration.ofSeconds(2));
-        metrics.gauge("tally_control_plane_up", "1 when Postgres and the Debezium connector can take and stream namespace changes", control::up);
+        metrics.gauge(
+                "tally_control_plane_up",
+                "1 when Postgres and the Debezium connector can take and stream namespace changes",
+                control::up);
 
         RestSchemaRegistryClient registry = new RestSchemaRegistryClient(config.get(GatewayConfig.REGISTRY));
         registerSchemas(registry);
         EventProducer producer = new EventProducer(config, new AvroSerde(registry), metrics);
-        producer.warmUp(List.of(WriteRequestParser.COUNTER_TOPIC, WriteRequestParser.TIMESERIES_TOPIC), Duration.ofSeconds(60));
+        producer.warmUp(
+                List.of(WriteRequestParser.COUNTER_TOPIC, WriteRequestParser.TIMESERIES_TOPIC), Duration.ofSeconds(60));
 
         List<String> topics = List.of(WriteRequestParser.COUNTER_TOPIC, WriteRequestParser.TIMESERIES_TOPIC);
         KafkaHealth kafka = new KafkaHealth(config.get(GatewayConfig.BOOTSTRAP), () -> producer.ready(topics));
@@ -55,37 +65,58 @@ public final class GatewayMain {
         EventReader reader = new EventReader(parser, pageTokens, config);
         EventSearch search = new EventSearch(parser, pageTokens, config);
         CounterReader counters = new CounterReader(parser, reader, metrics, config);
-        GatewayHttpApi api = new GatewayHttpApi(parser, reader, search, counters, producer,
-                new IdempotencyCache(config.intOf(GatewayConfig.TOKEN_CACHE)), kafka, metrics, config,
-                new NamespaceAdminApi(store, catalog, config.get(GatewayConfig.ADMIN_TOKEN)), control);
+        GatewayHttpApi api = new GatewayHttpApi(
+                parser,
+                reader,
+                search,
+                counters,
+                producer,
+                new IdempotencyCache(config.intOf(GatewayConfig.TOKEN_CACHE)),
+                kafka,
+                metrics,
+                config,
+                new NamespaceAdminApi(store, catalog, config.get(GatewayConfig.ADMIN_TOKEN)),
+                control);
 
         Vertx vertx = Vertx.vertx();
         Router router = api.router(vertx);
         List<HttpServer> servers = new ArrayList<>();
         int loops = Math.max(1, Runtime.getRuntime().availableProcessors());
         for (int i = 0; i < loops; i++) { // each server gets its own event loop; Vert.x shares the port
-            servers.add(vertx.createHttpServer().requestHandler(router)
+            servers.add(vertx.createHttpServer()
+                    .requestHandler(router)
                     .listen(config.intOf(GatewayConfig.PORT), config.get(GatewayConfig.HOST))
-                    .toCompletionStage().toCompletableFuture().get());
+                    .toCompletionStage()
+                    .toCompletableFuture()
+                    .get());
         }
-        LOG.info("gateway listening on http://{}:{} ({} event loops)", config.get(GatewayConfig.HOST),
-                servers.get(0).actualPort(), loops);
+        LOG.info(
+                "gateway listening on http://{}:{} ({} event loops)",
+                config.get(GatewayConfig.HOST),
+                servers.get(0).actualPort(),
+                loops);
 
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            LOG.info("draining: refusing new writes, flushing the producer");
-            api.drain();
-            for (HttpServer s : servers) {
-                s.close().toCompletionStage().toCompletableFuture().join();
-            }
-            producer.flush();
-            producer.close();
-            reader.close();
-            kafka.close();
-            control.close();
-            feed.close();
-            vertx.close();
-            LOG.info("gateway stopped");
-        }, "shutdown"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            LOG.info("draining: refusing new writes, flushing the producer");
+                            api.drain();
+                            for (HttpServer s : servers) {
+                                s.close()
+                                        .toCompletionStage()
+                                        .toCompletableFuture()
+                                        .join();
+                            }
+                            producer.flush();
+                            producer.close();
+                            reader.close();
+                            kafka.close();
+                            control.close();
+                            feed.close();
+                            vertx.close();
+                            LOG.info("gateway stopped");
+                        },
+                        "shutdown"));
     }
 
     private static void registerSchemas(RestSchemaRegistryClient registry) throws InterruptedException {
@@ -93,7 +124,8 @@ public final class GatewayMain {
         while (true) {
             try {
                 registry.register(AvroSerde.valueSubject(WriteRequestParser.COUNTER_TOPIC), TallySchemas.COUNTER_EVENT);
-                registry.register(AvroSerde.valueSubject(WriteRequestParser.TIMESERIES_TOPIC), TallySchemas.TIME_SERIES_EVENT);
+                registry.register(
+                        AvroSerde.valueSubject(WriteRequestParser.TIMESERIES_TOPIC), TallySchemas.TIME_SERIES_EVENT);
                 return;
             } catch (RuntimeException e) {
                 if (System.currentTimeMillis() > deadline) {

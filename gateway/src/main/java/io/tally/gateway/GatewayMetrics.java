@@ -21,31 +21,56 @@ final class GatewayMetrics {
     final Counter controlChanges;
 
     GatewayMetrics() {
-        requests = Counter.builder().name("tally_gateway_requests_total").help("Gateway requests by endpoint and HTTP code")
-                .labelNames("endpoint", "code").register(registry);
-        requestSeconds = Histogram.builder().name("tally_gateway_request_seconds").help("Gateway request latency")
-                .labelNames("endpoint").classicUpperBounds(0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5)
+        requests = Counter.builder()
+                .name("tally_gateway_requests_total")
+                .help("Gateway requests by endpoint and HTTP code")
+                .labelNames("endpoint", "code")
                 .register(registry);
-        produceSeconds = Histogram.builder().name("tally_produce_seconds").help("Time from send to Kafka's acknowledgement")
-                .classicUpperBounds(0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5).register(registry);
-        produceFailures = Counter.builder().name("tally_produce_failures_total")
-                .help("Records Kafka did not acknowledge (after the producer's retries)").register(registry);
-        eventsAccepted = Counter.builder().name("tally_gateway_events_total").help("Events accepted, by topic")
-                .labelNames("topic").register(registry);
-        rollupLagSeconds = Histogram.builder().name("tally_counter_rollup_lag_seconds")
-                .help("now - last_rollup_ts of the counters GetCount read, by counter type").labelNames("counter_type")
-                .classicUpperBounds(0.5, 1, 2, 5, 7.5, 10, 15, 30, 60, 300, 3600).register(registry);
-        dedupHits = Counter.builder().name("tally_gateway_dedup_hits_total")
-                .help("Writes whose idempotency key the gateway had seen with the same payload (retries)").register(registry);
-        controlChanges = Counter.builder().name("tally_control_plane_changes_total")
-                .help("Namespace changes the gateway applied from the control topic, by kind").labelNames("kind").register(registry);
+        requestSeconds = Histogram.builder()
+                .name("tally_gateway_request_seconds")
+                .help("Gateway request latency")
+                .labelNames("endpoint")
+                .classicUpperBounds(0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5)
+                .register(registry);
+        produceSeconds = Histogram.builder()
+                .name("tally_produce_seconds")
+                .help("Time from send to Kafka's acknowledgement")
+                .classicUpperBounds(0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5)
+                .register(registry);
+        produceFailures = Counter.builder()
+                .name("tally_produce_failures_total")
+                .help("Records Kafka did not acknowledge (after the producer's retries)")
+                .register(registry);
+        eventsAccepted = Counter.builder()
+                .name("tally_gateway_events_total")
+                .help("Events accepted, by topic")
+                .labelNames("topic")
+                .register(registry);
+        rollupLagSeconds = Histogram.builder()
+                .name("tally_counter_rollup_lag_seconds")
+                .help("now - last_rollup_ts of the counters GetCount read, by counter type")
+                .labelNames("counter_type")
+                .classicUpperBounds(0.5, 1, 2, 5, 7.5, 10, 15, 30, 60, 300, 3600)
+                .register(registry);
+        dedupHits = Counter.builder()
+                .name("tally_gateway_dedup_hits_total")
+                .help("Writes whose idempotency key the gateway had seen with the same payload (retries)")
+                .register(registry);
+        controlChanges = Counter.builder()
+                .name("tally_control_plane_changes_total")
+                .help("Namespace changes the gateway applied from the control topic, by kind")
+                .labelNames("kind")
+                .register(registry);
         JvmMetrics.builder().register(registry);
     }
 
     /** A 0/1 gauge read at scrape time. */
     void gauge(String name, String help, java.util.function.BooleanSupplier value) {
-        io.prometheus.metrics.core.metrics.GaugeWithCallback.builder().name(name).help(help)
-                .callback(cb -> cb.call(value.getAsBoolean() ? 1 : 0)).register(registry);
+        io.prometheus.metrics.core.metrics.GaugeWithCallback.builder()
+                .name(name)
+                .help(help)
+                .callback(cb -> cb.call(value.getAsBoolean() ? 1 : 0))
+                .register(registry);
     }
 
     byte[] scrape() throws IOException {

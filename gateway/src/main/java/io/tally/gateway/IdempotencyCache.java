@@ -16,7 +16,11 @@ import java.util.Map;
  */
 public final class IdempotencyCache {
     /** What the cache says of a key. */
-    public enum Verdict { NEW, SAME_PAYLOAD, DIFFERENT_PAYLOAD }
+    public enum Verdict {
+        NEW,
+        SAME_PAYLOAD,
+        DIFFERENT_PAYLOAD
+    }
 
     private static final int SHARDS = 16;
 

@@ -37,8 +37,10 @@ final class KafkaHealth implements AutoCloseable {
 
     private void check() {
         try {
-            int brokers = admin.describeCluster(new DescribeClusterOptions().timeoutMs(1500)).nodes()
-                    .get(2, TimeUnit.SECONDS).size();
+            int brokers = admin.describeCluster(new DescribeClusterOptions().timeoutMs(1500))
+                    .nodes()
+                    .get(2, TimeUnit.SECONDS)
+                    .size();
             boolean producer = brokers > 0 && producerReady.getAsBoolean();
             up = brokers > 0 && producer;
             detail = brokers + " broker(s)" + (producer ? "" : ", producer has no metadata yet");

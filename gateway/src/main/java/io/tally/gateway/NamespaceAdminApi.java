@@ -40,42 +40,47 @@ final class NamespaceAdminApi {
     }
 
     void mount(Router r) {
-        r.get("/v1/namespaces").blockingHandler(ctx -> handle(ctx, "namespaces", () -> {
-            ArrayNode all = JSON.createArrayNode();
-            for (NamespaceStore.Row row : store.list()) {
-                all.add(withApplied(row));
-            }
-            ObjectNode body = JSON.createObjectNode();
-            body.set("namespaces", all);
-            send(ctx, 200, body, null);
-        }));
-        r.get("/v1/namespaces/:name").blockingHandler(ctx -> handle(ctx, "namespace", () -> {
-            String name = name(ctx);
-            NamespaceStore.Row row = store.get(name).orElseThrow(() -> unknown(name));
-            send(ctx, 200, withApplied(row), row);
-        }));
-        r.put("/v1/namespaces/:name").blockingHandler(ctx -> handle(ctx, "namespace", () -> {
-            String name = name(ctx);
-            JsonNode body = GatewayHttpApi.jsonBody(ctx);
-            NamespaceConfig parsed;
-            try {
-                parsed = NamespaceConfigParser.parse(name, body);
-            } catch (InvalidConfigException e) {
-                throw ApiError.badRequest("INVALID_NAMESPACE_CONFIG", e.getMessage(), e.field());
-            }
-            NamespaceStore.Put put = store.put(parsed, body, expectedVersion(ctx));
-            ObjectNode out = put.row().toJson().put("changed", put.changed());
-            send(ctx, put.created() ? 201 : 200, out, put.row());
-        }));
-        r.delete("/v1/namespaces/:name").blockingHandler(ctx -> handle(ctx, "namespace", () -> {
-            NamespaceStore.Row row = store.delete(name(ctx), expectedVersion(ctx));
-            send(ctx, 200, row.toJson().put("deleted", true), null);
-        }));
+        r.get("/v1/namespaces")
+                .blockingHandler(ctx -> handle(ctx, "namespaces", () -> {
+                    ArrayNode all = JSON.createArrayNode();
+                    for (NamespaceStore.Row row : store.list()) {
+                        all.add(withApplied(row));
+                    }
+                    ObjectNode body = JSON.createObjectNode();
+                    body.set("namespaces", all);
+                    send(ctx, 200, body, null);
+                }));
+        r.get("/v1/namespaces/:name")
+                .blockingHandler(ctx -> handle(ctx, "namespace", () -> {
+                    String name = name(ctx);
+                    NamespaceStore.Row row = store.get(name).orElseThrow(() -> unknown(name));
+                    send(ctx, 200, withApplied(row), row);
+                }));
+        r.put("/v1/namespaces/:name")
+                .blockingHandler(ctx -> handle(ctx, "namespace", () -> {
+                    String name = name(ctx);
+                    JsonNode body = GatewayHttpApi.jsonBody(ctx);
+                    NamespaceConfig parsed;
+                    try {
+                        parsed = NamespaceConfigParser.parse(name, body);
+                    } catch (InvalidConfigException e) {
+                        throw ApiError.badRequest("INVALID_NAMESPACE_CONFIG", e.getMessage(), e.field());
+                    }
+                    NamespaceStore.Put put = store.put(parsed, body, expectedVersion(ctx));
+                    ObjectNode out = put.row().toJson().put("changed", put.changed());
+                    send(ctx, put.created() ? 201 : 200, out, put.row());
+                }));
+        r.delete("/v1/namespaces/:name")
+                .blockingHandler(ctx -> handle(ctx, "namespace", () -> {
+                    NamespaceStore.Row row = store.delete(name(ctx), expectedVersion(ctx));
+                    send(ctx, 200, row.toJson().put("deleted", true), null);
+                }));
     }
 
     /** The stored row and the version this gateway applies now (it lags the row until Debezium streamed it). */
     private ObjectNode withApplied(NamespaceStore.Row row) {
-        return row.toJson().put("applied_version", catalog.get(row.name()).isPresent() ? catalog.version(row.name()) : 0);
+        return row.toJson()
+                .put("applied_version", catalog.get(row.name()).isPresent() ? catalog.version(row.name()) : 0);
     }
 
     private interface Action {
@@ -91,9 +96,14 @@ final class NamespaceAdminApi {
             GatewayHttpApi.error(ctx, e);
         } catch (SQLException e) {
             LOG.warn("control plane unavailable: {}", e.getMessage());
-            GatewayHttpApi.error(ctx, new ApiError(503, "CONTROL_PLANE_UNAVAILABLE",
-                    "the control plane (Postgres) cannot take this request now; the data plane keeps its last configs: "
-                            + e.getMessage(), null));
+            GatewayHttpApi.error(
+                    ctx,
+                    new ApiError(
+                            503,
+                            "CONTROL_PLANE_UNAVAILABLE",
+                            "the control plane (Postgres) cannot take this request now; the data plane keeps its last configs: "
+                                    + e.getMessage(),
+                            null));
         }
     }
 
@@ -102,7 +112,9 @@ final class NamespaceAdminApi {
             return;
         }
         String h = ctx.request().getHeader("Authorization");
-        byte[] given = h != null && h.startsWith("Bearer ") ? h.substring(7).trim().getBytes(StandardCharsets.UTF_8) : new byte[0];
+        byte[] given = h != null && h.startsWith("Bearer ")
+                ? h.substring(7).trim().getBytes(StandardCharsets.UTF_8)
+                : new byte[0];
         if (!MessageDigest.isEqual(given, token)) { // constant time: the token is not guessable byte by byte
             ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"tally-admin\"");
             throw new ApiError(401, "UNAUTHORIZED", "the admin API needs 'Authorization: Bearer <admin token>'", null);
@@ -142,7 +154,10 @@ final class NamespaceAdminApi {
             }
             return n;
         } catch (NumberFormatException e) {
-            throw ApiError.badRequest("INVALID_VERSION", field + " must be a namespace version (a whole number >= 0), not '" + raw + "'", "version");
+            throw ApiError.badRequest(
+                    "INVALID_VERSION",
+                    field + " must be a namespace version (a whole number >= 0), not '" + raw + "'",
+                    "version");
         }
     }
 
@@ -150,6 +165,9 @@ final class NamespaceAdminApi {
         if (etag != null) {
             ctx.response().putHeader("ETag", "\"" + etag.version() + "\"");
         }
-        ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json").end(body.toString());
+        ctx.response()
+                .setStatusCode(status)
+                .putHeader("Content-Type", "application/json")
+                .end(body.toString());
     }
 }

@@ -55,7 +55,7 @@ final class NamespaceStore {
 
     List<Row> list() throws SQLException {
         try (Connection c = connect();
-             PreparedStatement s = c.prepareStatement(SELECT + " ORDER BY name")) {
+                PreparedStatement s = c.prepareStatement(SELECT + " ORDER BY name")) {
             List<Row> out = new ArrayList<>();
             try (ResultSet r = s.executeQuery()) {
                 while (r.next()) {
@@ -96,14 +96,22 @@ final class NamespaceStore {
                     }
                     result = new Put(get(c, parsed.name(), false).orElseThrow(), true, true);
                 } else if (!current.get().kind().equals(kind)) {
-                    throw ApiError.badRequest("INVALID_NAMESPACE_CONFIG", "namespace '" + parsed.name() + "' is a "
-                            + current.get().kind() + " namespace; its kind cannot change (delete it and create it again)", "kind");
+                    throw ApiError.badRequest(
+                            "INVALID_NAMESPACE_CONFIG",
+                            "namespace '" + parsed.name() + "' is a "
+                                    + current.get().kind()
+                                    + " namespace; its kind cannot change (delete it and create it again)",
+                            "kind");
                 } else if (bestEffortSwitch(parsed, current.get())) {
-                    throw ApiError.badRequest("INVALID_NAMESPACE_CONFIG", "namespace '" + parsed.name() + "': counter_type cannot "
-                            + "change to or from BEST_EFFORT (its totals and the durable rollups are kept apart); create a new namespace "
-                            + "instead", "counter_type");
+                    throw ApiError.badRequest(
+                            "INVALID_NAMESPACE_CONFIG",
+                            "namespace '" + parsed.name() + "': counter_type cannot "
+                                    + "change to or from BEST_EFFORT (its totals and the durable rollups are kept apart); create a new namespace "
+                                    + "instead",
+                            "counter_type");
                 } else if (current.get().config().equals(JSON.readTree(config.toString()))) {
-                    result = new Put(current.get(), false, false); // nothing to change: no version bump, no change event
+                    result =
+                            new Put(current.get(), false, false); // nothing to change: no version bump, no change event
                 } else {
                     try (PreparedStatement s = c.prepareStatement(
                             "UPDATE namespaces SET config = ?::jsonb, version = version + 1, updated_at = now() WHERE name = ?")) {
@@ -118,7 +126,11 @@ final class NamespaceStore {
             } catch (SQLException e) {
                 c.rollback();
                 if ("23505".equals(e.getSQLState())) { // a concurrent create won
-                    throw new ApiError(409, "VERSION_CONFLICT", "namespace '" + parsed.name() + "' was created concurrently", "version");
+                    throw new ApiError(
+                            409,
+                            "VERSION_CONFLICT",
+                            "namespace '" + parsed.name() + "' was created concurrently",
+                            "version");
                 }
                 throw e;
             } catch (RuntimeException | com.fasterxml.jackson.core.JsonProcessingException e) {
@@ -156,7 +168,8 @@ final class NamespaceStore {
 
     private static boolean bestEffortSwitch(NamespaceConfig next, Row current) {
         NamespaceConfig before = NamespaceConfigParser.parse(current.name(), current.config());
-        return (before.counterType() == NamespaceConfig.CounterType.BEST_EFFORT) != (next.counterType() == NamespaceConfig.CounterType.BEST_EFFORT);
+        return (before.counterType() == NamespaceConfig.CounterType.BEST_EFFORT)
+                != (next.counterType() == NamespaceConfig.CounterType.BEST_EFFORT);
     }
 
     /**
@@ -176,7 +189,8 @@ final class NamespaceStore {
             TimeSlicePlanner old = new TimeSlicePlanner(before);
             long afterNext = old.sliceOf(old.sliceOf(nowMicros).endMicros()).endMicros();
             history.add(new NamespaceConfig.EarlierPartition(
-                    TimeSlicePlanner.changeBoundary(before.timePartition(), next.timePartition(), afterNext), before.timePartition()));
+                    TimeSlicePlanner.changeBoundary(before.timePartition(), next.timePartition(), afterNext),
+                    before.timePartition()));
         }
         if (!history.isEmpty()) {
             var list = out.putArray(NamespaceConfigParser.HISTORY);
@@ -192,9 +206,14 @@ final class NamespaceStore {
         }
         long actual = current.map(Row::version).orElse(0L);
         if (actual != expected) {
-            throw new ApiError(409, "VERSION_CONFLICT", current.isEmpty()
-                    ? "namespace '" + name + "' does not exist (expected version " + expected + ")"
-                    : "namespace '" + name + "' is at version " + actual + ", not " + expected + ": read it again and retry", "version");
+            throw new ApiError(
+                    409,
+                    "VERSION_CONFLICT",
+                    current.isEmpty()
+                            ? "namespace '" + name + "' does not exist (expected version " + expected + ")"
+                            : "namespace '" + name + "' is at version " + actual + ", not " + expected
+                                    + ": read it again and retry",
+                    "version");
         }
     }
 
@@ -212,8 +231,12 @@ final class NamespaceStore {
 
     private static Row row(ResultSet r) throws SQLException {
         try {
-            return new Row(r.getString("name"), r.getString("kind"), JSON.readTree(r.getString("config")),
-                    r.getLong("version"), r.getString("updated_at"));
+            return new Row(
+                    r.getString("name"),
+                    r.getString("kind"),
+                    JSON.readTree(r.getString("config")),
+                    r.getLong("version"),
+                    r.getString("updated_at"));
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new SQLException("stored config of " + r.getString("name") + " is not JSON", e);
         }

@@ -32,7 +32,11 @@ final class PageTokens {
     String encode(Cursor c, long queryDigest) {
         byte[] id = c.eventId().getBytes(StandardCharsets.UTF_8);
         ByteBuffer b = ByteBuffer.allocate(8 + 8 + 8 + 4 + id.length);
-        b.putLong(queryDigest).putLong(c.eventTimeMicros()).putLong(c.returned()).putInt(id.length).put(id);
+        b.putLong(queryDigest)
+                .putLong(c.eventTimeMicros())
+                .putLong(c.returned())
+                .putInt(id.length)
+                .put(id);
         byte[] body = b.array();
         return b64(body) + "." + b64(mac(body));
     }
@@ -60,7 +64,8 @@ final class PageTokens {
         } catch (ApiError e) {
             throw e;
         } catch (RuntimeException e) {
-            throw ApiError.badRequest("INVALID_PAGE_TOKEN", "the pageToken is not one this service issued", "pageToken");
+            throw ApiError.badRequest(
+                    "INVALID_PAGE_TOKEN", "the pageToken is not one this service issued", "pageToken");
         }
     }
 

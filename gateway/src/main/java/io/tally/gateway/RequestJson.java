@@ -81,8 +81,10 @@ final class RequestJson {
             Instant t = Instant.parse(v.asText());
             return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1_000);
         } catch (DateTimeParseException | ArithmeticException e) {
-            throw ApiError.badRequest("INVALID_FIELD", path + " '" + v.asText()
-                    + "' is not an ISO-8601 timestamp such as 2024-10-03T21:24:23.988Z", path);
+            throw ApiError.badRequest(
+                    "INVALID_FIELD",
+                    path + " '" + v.asText() + "' is not an ISO-8601 timestamp such as 2024-10-03T21:24:23.988Z",
+                    path);
         }
     }
 

@@ -5,11 +5,18 @@ import java.util.List;
 import org.apache.avro.specific.SpecificRecordBase;
 
 /** A validated write request: the records to produce, nothing produced yet. */
-record WriteBatch(NamespaceConfig namespace, List<Outgoing> records, List<String> eventIds, List<Integer> generatedIds) {
+record WriteBatch(
+        NamespaceConfig namespace, List<Outgoing> records, List<String> eventIds, List<Integer> generatedIds) {
 
     /**
      * One record for Kafka, with a digest of the idempotency key it carries and one of its
      * payload, and the namespace version it was accepted under (sent as a header).
      */
-    record Outgoing(String topic, String key, SpecificRecordBase value, long idempotencyKey, long payloadDigest, long namespaceVersion) {}
+    record Outgoing(
+            String topic,
+            String key,
+            SpecificRecordBase value,
+            long idempotencyKey,
+            long payloadDigest,
+            long namespaceVersion) {}
 }

@@ -1,18 +1,14 @@
 package io.tally.gateway;
 
-import io.tally.model.Topics;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tally.gateway.WriteBatch.Outgoing;
+import io.tally.model.AcceptWindow;
+import io.tally.model.Micros;
+import io.tally.model.Topics;
 import io.tally.namespace.InvalidConfigException;
 import io.tally.namespace.NamespaceCatalog;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceName;
-import io.tally.model.AcceptWindow;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import tally.v1.CounterOp;
-import tally.v1.EventItem;
-import tally.v1.TimeSeriesEvent;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -20,6 +16,10 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.UUID;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 
 /**
  * Turns the Counter and TimeSeries articles' request JSON into Avro records for Kafka,
@@ -52,11 +52,15 @@ final class WriteRequestParser {
         } catch (InvalidConfigException e) {
             throw ApiError.badRequest("INVALID_NAME", e.getMessage(), "namespace");
         }
-        NamespaceConfig ns = catalog.get(name).orElseThrow(() ->
-                new ApiError(404, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", "namespace"));
+        NamespaceConfig ns = catalog.get(name)
+                .orElseThrow(() ->
+                        new ApiError(404, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", "namespace"));
         if (ns.kind() != kind) {
-            throw ApiError.badRequest("WRONG_NAMESPACE_KIND", "namespace '" + name + "' is a "
-                    + ns.kind().name().toLowerCase() + " namespace, not a " + kind.name().toLowerCase() + " one", "namespace");
+            throw ApiError.badRequest(
+                    "WRONG_NAMESPACE_KIND",
+                    "namespace '" + name + "' is a " + ns.kind().name().toLowerCase() + " namespace, not a "
+                            + kind.name().toLowerCase() + " one",
+                    "namespace");
         }
         return ns;
     }
@@ -73,8 +77,10 @@ final class WriteRequestParser {
         List<Integer> generated = new ArrayList<>();
         if (token == null || token.isNull()) {
             if (ns.counterType().durable()) {
-                throw ApiError.badRequest("IDEMPOTENCY_TOKEN_REQUIRED", ns.counterType()
-                        + " counters need an idempotency_token {token, generation_time}, so retries count once",
+                throw ApiError.badRequest(
+                        "IDEMPOTENCY_TOKEN_REQUIRED",
+                        ns.counterType()
+                                + " counters need an idempotency_token {token, generation_time}, so retries count once",
                         "idempotency_token");
             }
             eventId = UUID.randomUUID().toString();
@@ -86,11 +92,18 @@ final class WriteRequestParser {
             eventTime = RequestJson.instantMicros(token, "generation_time", "idempotency_token.generation_time");
         }
         checkWindow(ns, eventTime, nowMicros, token == null ? "body" : "idempotency_token.generation_time");
-        CounterEvent rec = new CounterEvent(ns.name(), counter, clear ? CounterOp.CLEAR : CounterOp.ADD, delta,
-                Micros.toInstant(eventTime), eventId, SOURCE);
+        CounterEvent rec = new CounterEvent(
+                ns.name(),
+                counter,
+                clear ? CounterOp.CLEAR : CounterOp.ADD,
+                delta,
+                Micros.toInstant(eventTime),
+                eventId,
+                SOURCE);
         long idemKey = digest(ns.name() + "/" + counter + "/" + eventId);
         long digest = digest((clear ? "CLEAR" : "ADD") + "|" + delta + "|" + eventTime);
-        Outgoing out = new Outgoing(COUNTER_TOPIC, ns.name() + "/" + counter, rec, idemKey, digest, catalog.version(ns.name()));
+        Outgoing out = new Outgoing(
+                COUNTER_TOPIC, ns.name() + "/" + counter, rec, idemKey, digest, catalog.version(ns.name()));
         return new WriteBatch(ns, List.of(out), List.of(eventId), generated);
     }
 
@@ -103,7 +116,8 @@ final class WriteRequestParser {
             throw ApiError.badRequest("INVALID_FIELD", "events must not be empty", "events");
         }
         if (events.size() > maxEvents) {
-            throw ApiError.tooLarge("TOO_MANY_EVENTS", events.size() + " events in one request; the limit is " + maxEvents, "events");
+            throw ApiError.tooLarge(
+                    "TOO_MANY_EVENTS", events.size() + " events in one request; the limit is " + maxEvents, "events");
         }
         List<Outgoing> out = new ArrayList<>(events.size());
         List<String> ids = new ArrayList<>(events.size());
@@ -121,7 +135,10 @@ final class WriteRequestParser {
             }
             JsonNode items = RequestJson.array(e, "eventItems", p + ".eventItems");
             if (items.size() > maxItems) {
-                throw ApiError.tooLarge("TOO_MANY_ITEMS", items.size() + " items in " + p + "; the limit is " + maxItems, p + ".eventItems");
+                throw ApiError.tooLarge(
+                        "TOO_MANY_ITEMS",
+                        items.size() + " items in " + p + "; the limit is " + maxItems,
+                        p + ".eventItems");
             }
             List<EventItem> avroItems = new ArrayList<>(items.size());
             long payloadDigest = FNV_OFFSET;
@@ -134,9 +151,15 @@ final class WriteRequestParser {
                 payloadDigest = fnv(fnv(fnv(payloadDigest, key.getBytes(StandardCharsets.UTF_8)), SEPARATOR), value);
                 payloadDigest = fnv(payloadDigest, SEPARATOR);
             }
-            TimeSeriesEvent rec = new TimeSeriesEvent(ns.name(), tsid, Micros.toInstant(eventTime), eventId, avroItems, SOURCE);
-            out.add(new Outgoing(TIMESERIES_TOPIC, ns.name() + "/" + tsid, rec,
-                    digest(ns.name() + "/" + tsid + "/" + eventTime + "/" + eventId), payloadDigest, catalog.version(ns.name())));
+            TimeSeriesEvent rec =
+                    new TimeSeriesEvent(ns.name(), tsid, Micros.toInstant(eventTime), eventId, avroItems, SOURCE);
+            out.add(new Outgoing(
+                    TIMESERIES_TOPIC,
+                    ns.name() + "/" + tsid,
+                    rec,
+                    digest(ns.name() + "/" + tsid + "/" + eventTime + "/" + eventId),
+                    payloadDigest,
+                    catalog.version(ns.name())));
             ids.add(eventId);
         }
         return new WriteBatch(ns, out, ids, generated);
@@ -168,9 +191,14 @@ final class WriteRequestParser {
 
     private void checkWindow(NamespaceConfig ns, long eventTimeMicros, long nowMicros, String field) {
         if (!ns.accepts(eventTimeMicros, nowMicros)) {
-            throw ApiError.badRequest("OUTSIDE_ACCEPT_WINDOW", field + " " + Instant.EPOCH.plusNanos(eventTimeMicros * 1000)
-                    + " is outside the accept window of namespace '" + ns.name() + "' (from now - " + ns.acceptLimit().toMillis()
-                    + " ms to now + " + AcceptWindow.FUTURE_SKEW.toMillis() + " ms); data behind the window is immutable", field);
+            throw ApiError.badRequest(
+                    "OUTSIDE_ACCEPT_WINDOW",
+                    field + " " + Instant.EPOCH.plusNanos(eventTimeMicros * 1000)
+                            + " is outside the accept window of namespace '" + ns.name() + "' (from now - "
+                            + ns.acceptLimit().toMillis()
+                            + " ms to now + " + AcceptWindow.FUTURE_SKEW.toMillis()
+                            + " ms); data behind the window is immutable",
+                    field);
         }
     }
 

@@ -24,6 +24,7 @@ class IdempotencyCacheTest {
             c.checkAndRemember(k * 0x9E3779B97F4A7C15L, k, 0, Long.MAX_VALUE);
         }
         assertThat(c.size()).isLessThanOrEqualTo(32);
-        assertThat(c.checkAndRemember(9_999 * 0x9E3779B97F4A7C15L, 9_999, 0, Long.MAX_VALUE)).isEqualTo(Verdict.SAME_PAYLOAD);
+        assertThat(c.checkAndRemember(9_999 * 0x9E3779B97F4A7C15L, 9_999, 0, Long.MAX_VALUE))
+                .isEqualTo(Verdict.SAME_PAYLOAD);
     }
 }

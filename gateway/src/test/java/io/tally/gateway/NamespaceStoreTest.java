@@ -23,23 +23,33 @@ class NamespaceStoreTest {
 
     @Test
     void aNewTimePartitionAppliesAfterTheSlicesThatExist() throws Exception {
-        JsonNode daily = json("{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":86400,\"seconds_per_bucket\":3600,\"buckets_per_id\":4}}");
+        JsonNode daily = json(
+                "{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":86400,\"seconds_per_bucket\":3600,\"buckets_per_id\":4}}");
         NamespaceStore.Row row = new NamespaceStore.Row("p", "timeseries", daily, 1, "");
-        JsonNode hourly = json("{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":3600,\"seconds_per_bucket\":600,\"buckets_per_id\":2},"
-                + "\"time_partition_history\":[{\"until\":\"2000-01-01T00:00:00Z\",\"seconds_per_slice\":3600,\"seconds_per_bucket\":600}]}");
+        JsonNode hourly = json(
+                "{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":3600,\"seconds_per_bucket\":600,\"buckets_per_id\":2},"
+                        + "\"time_partition_history\":[{\"until\":\"2000-01-01T00:00:00Z\",\"seconds_per_slice\":3600,\"seconds_per_bucket\":600}]}");
         NamespaceConfig next = NamespaceConfigParser.parse("p", hourly);
         JsonNode stored = NamespaceStore.withHistory(row, next, hourly, micros("2026-11-22T13:00:00Z"));
         // today's and tomorrow's daily slices exist: hourly slices start the day after
         assertThat(stored.get("time_partition_history")).hasSize(1);
-        assertThat(stored.get("time_partition_history").get(0).get("until").asText()).isEqualTo("2026-11-24T00:00:00Z");
-        assertThat(stored.get("time_partition_history").get(0).get("seconds_per_slice").asLong()).isEqualTo(86_400);
+        assertThat(stored.get("time_partition_history").get(0).get("until").asText())
+                .isEqualTo("2026-11-24T00:00:00Z");
+        assertThat(stored.get("time_partition_history")
+                        .get(0)
+                        .get("seconds_per_slice")
+                        .asLong())
+                .isEqualTo(86_400);
 
         // a later change of something else keeps the history; the user's own history is ignored
         NamespaceStore.Row changed = new NamespaceStore.Row("p", "timeseries", stored, 2, "");
-        JsonNode sameLayout = json("{\"kind\":\"timeseries\",\"accept_limit\":\"9s\",\"time_partition\":{\"seconds_per_slice\":3600,"
-                + "\"seconds_per_bucket\":600,\"buckets_per_id\":2}}");
-        JsonNode kept = NamespaceStore.withHistory(changed, NamespaceConfigParser.parse("p", sameLayout), sameLayout, micros("2026-11-22T14:00:00Z"));
+        JsonNode sameLayout =
+                json("{\"kind\":\"timeseries\",\"accept_limit\":\"9s\",\"time_partition\":{\"seconds_per_slice\":3600,"
+                        + "\"seconds_per_bucket\":600,\"buckets_per_id\":2}}");
+        JsonNode kept = NamespaceStore.withHistory(
+                changed, NamespaceConfigParser.parse("p", sameLayout), sameLayout, micros("2026-11-22T14:00:00Z"));
         assertThat(kept.get("time_partition_history")).isEqualTo(stored.get("time_partition_history"));
-        assertThat(NamespaceStore.withHistory(null, next, hourly, 0).has("time_partition_history")).isFalse();
+        assertThat(NamespaceStore.withHistory(null, next, hourly, 0).has("time_partition_history"))
+                .isFalse();
     }
 }

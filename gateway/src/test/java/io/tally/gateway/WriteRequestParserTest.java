@@ -1,84 +1,20 @@
 package io.tally.gateway;
 
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import tally.v1.CounterOp;
-import tally.v1.EventItem;
-import tally.v1.TimeSeriesEvent;
 import static org.assertj.core.api.Assertions.assertThat;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import tally.v1.CounterOp;
-import tally.v1.EventItem;
-import tally.v1.TimeSeriesEvent;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import tally.v1.CounterOp;
-import tally.v1.EventItem;
-import tally.v1.TimeSeriesEvent;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import tally.v1.CounterOp;
-import tally.v1.EventItem;
-import tally.v1.TimeSeriesEvent;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import tally.v1.CounterOp;
-import tally.v1.EventItem;
-import tally.v1.TimeSeriesEvent;
 import io.tally.namespace.NamespaceCatalog;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import tally.v1.CounterOp;
-import tally.v1.EventItem;
-import tally.v1.TimeSeriesEvent;
-import java.nio.ByteBuffer;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import tally.v1.CounterOp;
-import tally.v1.EventItem;
-import tally.v1.TimeSeriesEvent;
 import java.nio.file.Path;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import tally.v1.CounterOp;
-import tally.v1.EventItem;
-import tally.v1.TimeSeriesEvent;
 import java.time.Instant;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import tally.v1.CounterOp;
-import tally.v1.EventItem;
-import tally.v1.TimeSeriesEvent;
-import java.util.List;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import tally.v1.CounterOp;
-import tally.v1.EventItem;
-import tally.v1.TimeSeriesEvent;
 import java.util.Map;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import tally.v1.CounterOp;
-import tally.v1.EventItem;
-import tally.v1.TimeSeriesEvent;
-import org.apache.avro.generic.GenericRecord;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import tally.v1.CounterOp;
-import tally.v1.EventItem;
-import tally.v1.TimeSeriesEvent;
 import org.junit.jupiter.api.BeforeAll;
-import io.tally.model.Micros;
+import org.junit.jupiter.api.Test;
 import tally.v1.CounterEvent;
 import tally.v1.CounterOp;
 import tally.v1.EventItem;
 import tally.v1.TimeSeriesEvent;
-import org.junit.jupiter.api.Test;
 
 class WriteRequestParserTest {
     static final ObjectMapper JSON = new ObjectMapper();
@@ -89,8 +25,17 @@ class WriteRequestParserTest {
     @BeforeAll
     static void load() throws Exception {
         NamespaceCatalog catalog = NamespaceCatalog.fromDirectory(Path.of("../infra/namespaces"));
-        parser = new WriteRequestParser(catalog, GatewayConfig.from(Map.of("TALLY_GATEWAY_MAX_EVENTS", "3",
-                "TALLY_GATEWAY_MAX_ITEMS", "2", "TALLY_GATEWAY_MAX_VALUE_BYTES", "8"), new String[0]));
+        parser = new WriteRequestParser(
+                catalog,
+                GatewayConfig.from(
+                        Map.of(
+                                "TALLY_GATEWAY_MAX_EVENTS",
+                                "3",
+                                "TALLY_GATEWAY_MAX_ITEMS",
+                                "2",
+                                "TALLY_GATEWAY_MAX_VALUE_BYTES",
+                                "8"),
+                        new String[0]));
     }
 
     static JsonNode json(String s) throws Exception {
@@ -108,9 +53,11 @@ class WriteRequestParserTest {
 
     @Test
     void theArticlesTimeSeriesExampleBecomesAvro() throws Exception {
-        WriteBatch b = parser.events(json("{'namespace':'playback','events':[{'timeSeriesId':'profile100',"
-                + "'eventTime':'2026-11-22T09:59:59.988Z','eventId':'550e8400-e29b-41d4-a716-446655440000',"
-                + "'eventItems':[{'eventItemKey':'deviceType','eventItemValue':'aW9z'}]}]}"), NOW_MICROS);
+        WriteBatch b = parser.events(
+                json("{'namespace':'playback','events':[{'timeSeriesId':'profile100',"
+                        + "'eventTime':'2026-11-22T09:59:59.988Z','eventId':'550e8400-e29b-41d4-a716-446655440000',"
+                        + "'eventItems':[{'eventItemKey':'deviceType','eventItemValue':'aW9z'}]}]}"),
+                NOW_MICROS);
         assertThat(b.records()).hasSize(1);
         WriteBatch.Outgoing o = b.records().get(0);
         assertThat(o.topic()).isEqualTo("tally.timeseries.events");
@@ -126,9 +73,11 @@ class WriteRequestParserTest {
 
     @Test
     void missingEventIdsAreMadeAndReported() throws Exception {
-        WriteBatch b = parser.events(json("{'namespace':'playback','events':[{'timeSeriesId':'a',"
-                + "'eventTime':'2026-11-22T10:00:00Z','eventId':'x','eventItems':[]},{'timeSeriesId':'a',"
-                + "'eventTime':'2026-11-22T10:00:00Z','eventItems':[]}]}"), NOW_MICROS);
+        WriteBatch b = parser.events(
+                json("{'namespace':'playback','events':[{'timeSeriesId':'a',"
+                        + "'eventTime':'2026-11-22T10:00:00Z','eventId':'x','eventItems':[]},{'timeSeriesId':'a',"
+                        + "'eventTime':'2026-11-22T10:00:00Z','eventItems':[]}]}"),
+                NOW_MICROS);
         assertThat(b.generatedIds()).containsExactly(1);
         assertThat(b.eventIds().get(0)).isEqualTo("x");
         assertThat(b.eventIds().get(1)).hasSize(36);
@@ -136,24 +85,32 @@ class WriteRequestParserTest {
 
     @Test
     void counterEventsTakeTimeAndIdFromTheToken() throws Exception {
-        WriteBatch b = parser.counter(json("{'namespace':'video_views','counter_name':'c','delta':-4,"
-                + "'idempotency_token':{'token':'tok','generation_time':'2026-11-22T09:59:58Z'}}"), false, NOW_MICROS);
+        WriteBatch b = parser.counter(
+                json("{'namespace':'video_views','counter_name':'c','delta':-4,"
+                        + "'idempotency_token':{'token':'tok','generation_time':'2026-11-22T09:59:58Z'}}"),
+                false,
+                NOW_MICROS);
         CounterEvent r = (CounterEvent) b.records().get(0).value();
         assertThat(r.getOp()).isEqualTo(CounterOp.ADD);
         assertThat(r.getDelta()).isEqualTo(-4L);
         assertThat(r.getEventId()).isEqualTo("tok");
         assertThat(Micros.of(r.getEventTime())).isEqualTo(NOW_MICROS - 2_000_000);
         assertThat(b.records().get(0).key()).isEqualTo("video_views/c");
-        WriteBatch clear = parser.counter(json("{'namespace':'video_views','counter_name':'c',"
-                + "'idempotency_token':{'token':'t2','generation_time':'2026-11-22T10:00:00Z'}}"), true, NOW_MICROS);
+        WriteBatch clear = parser.counter(
+                json("{'namespace':'video_views','counter_name':'c',"
+                        + "'idempotency_token':{'token':'t2','generation_time':'2026-11-22T10:00:00Z'}}"),
+                true,
+                NOW_MICROS);
         assertThat(((CounterEvent) clear.records().get(0).value()).getOp()).isEqualTo(CounterOp.CLEAR);
     }
 
     @Test
     void bestEffortCountersNeedNoToken() throws Exception {
-        WriteBatch b = parser.counter(json("{'namespace':'page_hits','counter_name':'c','delta':1}"), false, NOW_MICROS);
+        WriteBatch b =
+                parser.counter(json("{'namespace':'page_hits','counter_name':'c','delta':1}"), false, NOW_MICROS);
         assertThat(b.generatedIds()).containsExactly(0);
-        assertThat(error(() -> parseCounter("{'namespace':'ad_clicks','counter_name':'c','delta':1}")).code())
+        assertThat(error(() -> parseCounter("{'namespace':'ad_clicks','counter_name':'c','delta':1}"))
+                        .code())
                 .isEqualTo("IDEMPOTENCY_TOKEN_REQUIRED");
     }
 
@@ -186,26 +143,63 @@ class WriteRequestParserTest {
             {"{'namespace':'video_views','events':[" + ev + "]}", 400, "WRONG_NAMESPACE_KIND", "namespace"},
             {"{'namespace':'playback'}", 400, "MISSING_FIELD", "events"},
             {"{'namespace':'playback','events':{}}", 400, "INVALID_FIELD", "events"},
-            {"{'namespace':'playback','events':[" + ev + "," + ev + "," + ev + "," + ev + "]}", 413, "TOO_MANY_EVENTS", "events"},
-            {"{'namespace':'playback','events':[{'timeSeriesId':7,'eventTime':'2026-11-22T10:00:00Z','eventItems':[]}]}",
-                400, "INVALID_FIELD", "events[0].timeSeriesId"},
-            {"{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'yesterday','eventItems':[]}]}",
-                400, "INVALID_FIELD", "events[0].eventTime"},
-            {"{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'2026-11-22T09:59:50Z','eventItems':[]}]}",
-                400, "OUTSIDE_ACCEPT_WINDOW", "events[0].eventTime"},
-            {"{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'2026-11-22T10:00:30Z','eventItems':[]}]}",
-                400, "OUTSIDE_ACCEPT_WINDOW", "events[0].eventTime"},
-            {"{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'2026-11-22T10:00:00Z','eventItems':["
-                + "{'eventItemKey':'k','eventItemValue':'!!'}]}]}", 400, "INVALID_BASE64", "events[0].eventItems[0].eventItemValue"},
-            {"{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'2026-11-22T10:00:00Z','eventItems':["
-                + "{'eventItemKey':'k','eventItemValue':'AAAAAAAAAAAAAAAA'}]}]}", 413, "VALUE_TOO_LARGE", "events[0].eventItems[0].eventItemValue"},
-            {"{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'2026-11-22T10:00:00Z','eventItems':["
-                + "{'eventItemKey':'a','eventItemValue':''},{'eventItemKey':'b','eventItemValue':''},{'eventItemKey':'c','eventItemValue':''}]}]}",
-                413, "TOO_MANY_ITEMS", "events[0].eventItems"},
+            {
+                "{'namespace':'playback','events':[" + ev + "," + ev + "," + ev + "," + ev + "]}",
+                413,
+                "TOO_MANY_EVENTS",
+                "events"
+            },
+            {
+                "{'namespace':'playback','events':[{'timeSeriesId':7,'eventTime':'2026-11-22T10:00:00Z','eventItems':[]}]}",
+                400,
+                "INVALID_FIELD",
+                "events[0].timeSeriesId"
+            },
+            {
+                "{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'yesterday','eventItems':[]}]}",
+                400,
+                "INVALID_FIELD",
+                "events[0].eventTime"
+            },
+            {
+                "{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'2026-11-22T09:59:50Z','eventItems':[]}]}",
+                400,
+                "OUTSIDE_ACCEPT_WINDOW",
+                "events[0].eventTime"
+            },
+            {
+                "{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'2026-11-22T10:00:30Z','eventItems':[]}]}",
+                400,
+                "OUTSIDE_ACCEPT_WINDOW",
+                "events[0].eventTime"
+            },
+            {
+                "{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'2026-11-22T10:00:00Z','eventItems':["
+                        + "{'eventItemKey':'k','eventItemValue':'!!'}]}]}",
+                400,
+                "INVALID_BASE64",
+                "events[0].eventItems[0].eventItemValue"
+            },
+            {
+                "{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'2026-11-22T10:00:00Z','eventItems':["
+                        + "{'eventItemKey':'k','eventItemValue':'AAAAAAAAAAAAAAAA'}]}]}",
+                413,
+                "VALUE_TOO_LARGE",
+                "events[0].eventItems[0].eventItemValue"
+            },
+            {
+                "{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'2026-11-22T10:00:00Z','eventItems':["
+                        + "{'eventItemKey':'a','eventItemValue':''},{'eventItemKey':'b','eventItemValue':''},{'eventItemKey':'c','eventItemValue':''}]}]}",
+                413,
+                "TOO_MANY_ITEMS",
+                "events[0].eventItems"
+            },
         };
         for (Object[] c : cases) {
             ApiError e = error(() -> parseEvents((String) c[0]));
-            assertThat(new Object[] {e.status(), e.code(), e.field()}).as((String) c[0]).containsExactly(c[1], c[2], c[3]);
+            assertThat(new Object[] {e.status(), e.code(), e.field()})
+                    .as((String) c[0])
+                    .containsExactly(c[1], c[2], c[3]);
         }
         ApiError delta = error(() -> parseCounter("{'namespace':'video_views','counter_name':'c','delta':'two',"
                 + "'idempotency_token':{'token':'t','generation_time':'2026-11-22T10:00:00Z'}}"));

@@ -11,6 +11,7 @@ import java.time.Duration;
 public final class AcceptWindow {
     /** How far ahead of the reference clock an event time may be. */
     public static final Duration FUTURE_SKEW = Duration.ofSeconds(5);
+
     public static final long FUTURE_SKEW_MICROS = FUTURE_SKEW.toNanos() / 1000;
 
     private AcceptWindow() {}

@@ -25,8 +25,9 @@ public final class TallySchemas {
     static {
         Schema.Parser parser = new Schema.Parser();
         Map<String, Schema> all = new LinkedHashMap<>();
-        for (String name : new String[] {"IdempotencyToken", "EventItem", "CounterEvent", "TimeSeriesEvent",
-                "DeadLetter", "NoisyNeighborAlert"}) {
+        for (String name : new String[] {
+            "IdempotencyToken", "EventItem", "CounterEvent", "TimeSeriesEvent", "DeadLetter", "NoisyNeighborAlert"
+        }) {
             all.put(name, parse(parser, name));
         }
         ALL = java.util.Collections.unmodifiableMap(all);
@@ -52,9 +53,15 @@ public final class TallySchemas {
     }
 
     /** The classes generated from the schemas (package tally.v1), records and enums. */
-    public static final List<Class<?>> GENERATED = List.of(tally.v1.IdempotencyToken.class, tally.v1.EventItem.class,
-            tally.v1.CounterEvent.class, tally.v1.CounterOp.class, tally.v1.TimeSeriesEvent.class, tally.v1.DeadLetter.class,
-            tally.v1.NoisyNeighborAlert.class, tally.v1.AlertState.class);
+    public static final List<Class<?>> GENERATED = List.of(
+            tally.v1.IdempotencyToken.class,
+            tally.v1.EventItem.class,
+            tally.v1.CounterEvent.class,
+            tally.v1.CounterOp.class,
+            tally.v1.TimeSeriesEvent.class,
+            tally.v1.DeadLetter.class,
+            tally.v1.NoisyNeighborAlert.class,
+            tally.v1.AlertState.class);
 
     /**
      * The schema as published (parsed from schemas/avro) of a record type, by full name; the

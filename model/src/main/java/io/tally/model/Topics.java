@@ -30,21 +30,49 @@ public final class Topics {
      * @param valueSchema the simple name of the Avro schema of its values (subject
      *     {@code <topic>-value}), or null when the value is not one of Tally's schemas
      */
-    public record Spec(String id, String name, boolean partitioned, Map<String, String> config, String valueSchema, String doc) {}
+    public record Spec(
+            String id, String name, boolean partitioned, Map<String, String> config, String valueSchema, String doc) {}
 
     public static final List<Spec> ALL = List.of(
             // LogAppendTime: the broker stamps counter events, so within a partition timestamps only
             // grow and the rollup's watermark (and so its immutable window) is exact
-            new Spec("counter_events", COUNTER_EVENTS, true, Map.of("retention.ms", WEEK_MS, "message.timestamp.type", "LogAppendTime"),
-                    "CounterEvent", "counter mutations, key namespace/counter"),
-            new Spec("timeseries_events", TIMESERIES_EVENTS, true, Map.of("retention.ms", WEEK_MS), "TimeSeriesEvent",
+            new Spec(
+                    "counter_events",
+                    COUNTER_EVENTS,
+                    true,
+                    Map.of("retention.ms", WEEK_MS, "message.timestamp.type", "LogAppendTime"),
+                    "CounterEvent",
+                    "counter mutations, key namespace/counter"),
+            new Spec(
+                    "timeseries_events",
+                    TIMESERIES_EVENTS,
+                    true,
+                    Map.of("retention.ms", WEEK_MS),
+                    "TimeSeriesEvent",
                     "time-series events, key namespace/time_series_id"),
-            new Spec("dead_letter", DEAD_LETTER, true, Map.of("retention.ms", FOUR_WEEKS_MS), "DeadLetter",
+            new Spec(
+                    "dead_letter",
+                    DEAD_LETTER,
+                    true,
+                    Map.of("retention.ms", FOUR_WEEKS_MS),
+                    "DeadLetter",
                     "what could not be processed, with the original bytes and a reason"),
-            new Spec("alerts", ALERTS, true, Map.of(), "NoisyNeighborAlert", "noisy-neighbor alerts, key host/container"),
-            new Spec("control_namespaces", CONTROL_NAMESPACES, false, Map.of("cleanup.policy", "compact"), null,
+            new Spec(
+                    "alerts",
+                    ALERTS,
+                    true,
+                    Map.of(),
+                    "NoisyNeighborAlert",
+                    "noisy-neighbor alerts, key host/container"),
+            new Spec(
+                    "control_namespaces",
+                    CONTROL_NAMESPACES,
+                    false,
+                    Map.of("cleanup.policy", "compact"),
+                    null,
                     "Debezium change events of the control plane's namespaces table"),
-            new Spec("schemas", SCHEMAS, false, Map.of("cleanup.policy", "compact"), null, "the schema registry's log"));
+            new Spec(
+                    "schemas", SCHEMAS, false, Map.of("cleanup.policy", "compact"), null, "the schema registry's log"));
 
     private Topics() {}
 
@@ -53,14 +81,25 @@ public final class Topics {
         StringBuilder b = new StringBuilder("{\n  \"topics\": [\n");
         for (int i = 0; i < ALL.size(); i++) {
             Spec s = ALL.get(i);
-            b.append("    {\"id\": ").append(quote(s.id())).append(", \"name\": ").append(quote(s.name())).append(", \"partitioned\": ").append(s.partitioned())
+            b.append("    {\"id\": ")
+                    .append(quote(s.id()))
+                    .append(", \"name\": ")
+                    .append(quote(s.name()))
+                    .append(", \"partitioned\": ")
+                    .append(s.partitioned())
                     .append(", \"config\": {");
             int j = 0;
             for (Map.Entry<String, String> c : new TreeMap<>(s.config()).entrySet()) {
-                b.append(j++ > 0 ? ", " : "").append(quote(c.getKey())).append(": ").append(quote(c.getValue()));
+                b.append(j++ > 0 ? ", " : "")
+                        .append(quote(c.getKey()))
+                        .append(": ")
+                        .append(quote(c.getValue()));
             }
-            b.append("}, \"value_schema\": ").append(s.valueSchema() == null ? "null" : quote(s.valueSchema()))
-                    .append(", \"doc\": ").append(quote(s.doc())).append(i < ALL.size() - 1 ? "},\n" : "}\n");
+            b.append("}, \"value_schema\": ")
+                    .append(s.valueSchema() == null ? "null" : quote(s.valueSchema()))
+                    .append(", \"doc\": ")
+                    .append(quote(s.doc()))
+                    .append(i < ALL.size() - 1 ? "},\n" : "}\n");
         }
         b.append("  ],\n  \"sched_namespaces\": {");
         int k = 0;

@@ -17,7 +17,9 @@ public final class FieldValues {
                 case KEYWORD, TEXT, DATE -> t;
                 case INTEGER, LONG -> Long.parseLong(t);
                 case DOUBLE -> Double.parseDouble(t);
-                case BOOLEAN -> t.equalsIgnoreCase("true") ? Boolean.TRUE : t.equalsIgnoreCase("false") ? Boolean.FALSE : null;
+                case BOOLEAN -> t.equalsIgnoreCase("true")
+                        ? Boolean.TRUE
+                        : t.equalsIgnoreCase("false") ? Boolean.FALSE : null;
             };
         } catch (NumberFormatException e) {
             return null;

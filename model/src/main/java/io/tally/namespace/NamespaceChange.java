@@ -26,6 +26,7 @@ public class NamespaceChange {
     public long version;
     /** The config as stored: the JSON object of DESIGN.md, "kind" included. */
     public String configJson;
+
     public boolean deleted;
 
     public NamespaceChange() {}
@@ -68,7 +69,8 @@ public class NamespaceChange {
         } catch (IOException e) {
             throw new IllegalArgumentException("not a Debezium change event: " + e.getMessage(), e);
         }
-        JsonNode payload = event.has("payload") && event.has("schema") ? event.get("payload") : event; // either converter setting
+        JsonNode payload =
+                event.has("payload") && event.has("schema") ? event.get("payload") : event; // either converter setting
         String op = payload.path("op").asText("");
         boolean delete = "d".equals(op);
         JsonNode row = payload.get(delete ? "before" : "after");
@@ -78,7 +80,8 @@ public class NamespaceChange {
         JsonNode config = row.get("config");
         // Debezium renders jsonb as its text (io.debezium.data.Json); accept an object too.
         String configJson = config.isTextual() ? config.asText() : config.toString();
-        return Optional.of(new NamespaceChange(row.get("name").asText(), row.path("version").asLong(0), configJson, delete));
+        return Optional.of(new NamespaceChange(
+                row.get("name").asText(), row.path("version").asLong(0), configJson, delete));
     }
 
     /** The validated config; the control plane only stores configs that pass, so a failure here means a bad row. */
@@ -88,8 +91,11 @@ public class NamespaceChange {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof NamespaceChange c && c.version == version && c.deleted == deleted
-                && Objects.equals(c.name, name) && Objects.equals(c.configJson, configJson);
+        return o instanceof NamespaceChange c
+                && c.version == version
+                && c.deleted == deleted
+                && Objects.equals(c.name, name)
+                && Objects.equals(c.configJson, configJson);
     }
 
     @Override

@@ -10,15 +10,18 @@ import java.util.Map;
 public record NamespaceConfig(
         String name,
         Kind kind,
-        CounterType counterType,          // counters only, else null
+        CounterType counterType, // counters only, else null
         TimePartition timePartition,
         Duration acceptLimit,
         Retention retention,
-        Index index,                      // never null; disabled when absent
-        Rollup rollup,                    // counters only, else null
+        Index index, // never null; disabled when absent
+        Rollup rollup, // counters only, else null
         java.util.List<EarlierPartition> partitionHistory) { // oldest first; empty when time_partition never changed
 
-    public enum Kind { TIMESERIES, COUNTER }
+    public enum Kind {
+        TIMESERIES,
+        COUNTER
+    }
 
     public enum CounterType {
         /** Last rollup; idempotent; durable. */
@@ -47,7 +50,15 @@ public record NamespaceConfig(
     public record Retention(Duration closeAfter, Duration deleteAfter) {}
 
     /** Field types an Elasticsearch mapping can take (the article's field_mapping). */
-    public enum FieldType { KEYWORD, TEXT, INTEGER, LONG, DOUBLE, BOOLEAN, DATE }
+    public enum FieldType {
+        KEYWORD,
+        TEXT,
+        INTEGER,
+        LONG,
+        DOUBLE,
+        BOOLEAN,
+        DATE
+    }
 
     public record Index(boolean enabled, Map<String, FieldType> fieldMapping, Duration refreshInterval) {
         public static final Index DISABLED = new Index(false, Map.of(), Duration.ofSeconds(1));

@@ -4,8 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tally.namespace.NamespaceConfig.CounterType;
 import io.tally.namespace.NamespaceConfig.EarlierPartition;
-import java.util.ArrayList;
-import java.util.List;
 import io.tally.namespace.NamespaceConfig.FieldType;
 import io.tally.namespace.NamespaceConfig.Index;
 import io.tally.namespace.NamespaceConfig.Kind;
@@ -13,8 +11,10 @@ import io.tally.namespace.NamespaceConfig.Retention;
 import io.tally.namespace.NamespaceConfig.Rollup;
 import io.tally.namespace.NamespaceConfig.TimePartition;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -29,11 +29,13 @@ public final class NamespaceConfigParser {
     private static final Pattern FIELD_NAME = Pattern.compile("[A-Za-z][A-Za-z0-9_]{0,63}");
     /** Kept by the control plane, not set by users: the earlier time_partitions and until when they applied. */
     public static final String HISTORY = "time_partition_history";
-    private static final Set<String> TOP = Set.of("kind", "counter_type", "time_partition", "accept_limit",
-            "retention", "index", "rollup", HISTORY);
+
+    private static final Set<String> TOP =
+            Set.of("kind", "counter_type", "time_partition", "accept_limit", "retention", "index", "rollup", HISTORY);
 
     /** Defaults for absent keys (the TimeSeries article's values). */
     static final TimePartition DEFAULT_PARTITION = new TimePartition(86_400, 3_600, 4);
+
     static final Retention DEFAULT_RETENTION = new Retention(Duration.ofDays(6), Duration.ofDays(7));
     static final Duration DEFAULT_ACCEPT_LIMIT = Duration.ofSeconds(5);
     static final Rollup DEFAULT_ROLLUP = new Rollup(1_000, 500);
@@ -69,15 +71,19 @@ public final class NamespaceConfigParser {
             forbid(c, "rollup", "only counter namespaces have a rollup");
         }
         TimePartition tp = partition(c.get("time_partition"));
-        Duration accept = c.has("accept_limit") ? positive(Durations.parse(text(c, "accept_limit", true), "accept_limit"),
-                "accept_limit") : DEFAULT_ACCEPT_LIMIT;
+        Duration accept = c.has("accept_limit")
+                ? positive(Durations.parse(text(c, "accept_limit", true), "accept_limit"), "accept_limit")
+                : DEFAULT_ACCEPT_LIMIT;
         if (kind == Kind.COUNTER && accept.compareTo(MAX_COUNTER_ACCEPT_LIMIT) > 0) {
-            throw new InvalidConfigException("accept_limit", "a counter's accept_limit is at most " + MAX_COUNTER_ACCEPT_LIMIT.toSeconds()
-                    + "s (the rollup job remembers event ids for dedup that long)");
+            throw new InvalidConfigException(
+                    "accept_limit",
+                    "a counter's accept_limit is at most " + MAX_COUNTER_ACCEPT_LIMIT.toSeconds()
+                            + "s (the rollup job remembers event ids for dedup that long)");
         }
         Retention retention = retention(c.get("retention"));
         Index index = index(c.get("index"));
-        return new NamespaceConfig(name, kind, counterType, tp, accept, retention, index, rollup, history(c.get(HISTORY), tp));
+        return new NamespaceConfig(
+                name, kind, counterType, tp, accept, retention, index, rollup, history(c.get(HISTORY), tp));
     }
 
     private static TimePartition partition(JsonNode n) {
@@ -86,14 +92,18 @@ public final class NamespaceConfigParser {
         }
         object(n, "time_partition");
         knownKeys(n, Set.of("seconds_per_slice", "seconds_per_bucket", "buckets_per_id"), "time_partition.");
-        long slice = longIn(n, "seconds_per_slice", "time_partition.", 60, 366L * 86_400, DEFAULT_PARTITION.secondsPerSlice());
-        long bucket = longIn(n, "seconds_per_bucket", "time_partition.", 1, slice, DEFAULT_PARTITION.secondsPerBucket());
+        long slice = longIn(
+                n, "seconds_per_slice", "time_partition.", 60, 366L * 86_400, DEFAULT_PARTITION.secondsPerSlice());
+        long bucket =
+                longIn(n, "seconds_per_bucket", "time_partition.", 1, slice, DEFAULT_PARTITION.secondsPerBucket());
         if (slice % bucket != 0) {
-            throw new InvalidConfigException("time_partition.seconds_per_bucket",
+            throw new InvalidConfigException(
+                    "time_partition.seconds_per_bucket",
                     bucket + " does not divide seconds_per_slice " + slice + " (buckets must tile a slice)");
         }
         if (86_400 % slice != 0 && slice % 86_400 != 0) {
-            throw new InvalidConfigException("time_partition.seconds_per_slice",
+            throw new InvalidConfigException(
+                    "time_partition.seconds_per_slice",
                     slice + " neither divides nor is a multiple of a day (slices must align to UTC days)");
         }
         int perId = (int) longIn(n, "buckets_per_id", "time_partition.", 1, 64, DEFAULT_PARTITION.bucketsPerId());
@@ -105,7 +115,8 @@ public final class NamespaceConfigParser {
             return List.of();
         }
         if (!n.isArray()) {
-            throw new InvalidConfigException(HISTORY, "must be a list of {until, seconds_per_slice, seconds_per_bucket, buckets_per_id}");
+            throw new InvalidConfigException(
+                    HISTORY, "must be a list of {until, seconds_per_slice, seconds_per_bucket, buckets_per_id}");
         }
         List<EarlierPartition> out = new ArrayList<>();
         for (int i = 0; i < n.size(); i++) {
@@ -117,7 +128,8 @@ public final class NamespaceConfigParser {
             try {
                 until = java.time.Instant.parse(text(e, "until", true)).toEpochMilli() * 1000;
             } catch (java.time.format.DateTimeParseException ex) {
-                throw new InvalidConfigException(f + ".until", "must be an ISO-8601 instant such as 2026-11-24T00:00:00Z");
+                throw new InvalidConfigException(
+                        f + ".until", "must be an ISO-8601 instant such as 2026-11-24T00:00:00Z");
             }
             com.fasterxml.jackson.databind.node.ObjectNode p = e.deepCopy();
             p.remove("until");
@@ -125,7 +137,8 @@ public final class NamespaceConfigParser {
             try {
                 tp = partition(p);
             } catch (InvalidConfigException ex) {
-                throw new InvalidConfigException(f + "." + ex.field().replaceFirst("^time_partition\\.", ""), ex.getMessage());
+                throw new InvalidConfigException(
+                        f + "." + ex.field().replaceFirst("^time_partition\\.", ""), ex.getMessage());
             }
             if (!out.isEmpty() && until <= out.get(out.size() - 1).untilMicros()) {
                 throw new InvalidConfigException(f + ".until", "must be later than the entry before it");
@@ -135,8 +148,10 @@ public final class NamespaceConfigParser {
         for (int i = 0; i < out.size(); i++) {
             TimePartition next = i + 1 < out.size() ? out.get(i + 1).partition() : current;
             long until = out.get(i).untilMicros();
-            if (until % (out.get(i).partition().secondsPerSlice() * 1_000_000L) != 0 || until % (next.secondsPerSlice() * 1_000_000L) != 0) {
-                throw new InvalidConfigException(HISTORY + "[" + i + "].until", "must be a boundary of the slices before and after it");
+            if (until % (out.get(i).partition().secondsPerSlice() * 1_000_000L) != 0
+                    || until % (next.secondsPerSlice() * 1_000_000L) != 0) {
+                throw new InvalidConfigException(
+                        HISTORY + "[" + i + "].until", "must be a boundary of the slices before and after it");
             }
         }
         return List.copyOf(out);
@@ -144,8 +159,14 @@ public final class NamespaceConfigParser {
 
     /** A history entry as JSON (the control plane writes it into the stored config). */
     public static com.fasterxml.jackson.databind.node.ObjectNode historyEntry(EarlierPartition e) {
-        return JSON.createObjectNode().put("until", java.time.Instant.EPOCH.plusNanos(e.untilMicros() * 1000).toString())
-                .put("seconds_per_slice", e.partition().secondsPerSlice()).put("seconds_per_bucket", e.partition().secondsPerBucket())
+        return JSON.createObjectNode()
+                .put(
+                        "until",
+                        java.time.Instant.EPOCH
+                                .plusNanos(e.untilMicros() * 1000)
+                                .toString())
+                .put("seconds_per_slice", e.partition().secondsPerSlice())
+                .put("seconds_per_bucket", e.partition().secondsPerBucket())
                 .put("buckets_per_id", e.partition().bucketsPerId());
     }
 
@@ -155,8 +176,10 @@ public final class NamespaceConfigParser {
         }
         object(n, "retention");
         knownKeys(n, Set.of("close_after", "delete_after"), "retention.");
-        Duration close = positive(Durations.parse(text(n, "close_after", true), "retention.close_after"), "retention.close_after");
-        Duration delete = positive(Durations.parse(text(n, "delete_after", true), "retention.delete_after"), "retention.delete_after");
+        Duration close = positive(
+                Durations.parse(text(n, "close_after", true), "retention.close_after"), "retention.close_after");
+        Duration delete = positive(
+                Durations.parse(text(n, "delete_after", true), "retention.delete_after"), "retention.delete_after");
         if (delete.compareTo(close) < 0) {
             throw new InvalidConfigException("retention.delete_after", "must not be shorter than close_after");
         }
@@ -182,7 +205,8 @@ public final class NamespaceConfigParser {
                 Map.Entry<String, JsonNode> e = it.next();
                 String f = "index.field_mapping." + e.getKey();
                 if (!FIELD_NAME.matcher(e.getKey()).matches()) {
-                    throw new InvalidConfigException(f, "field names are letters, digits and '_', starting with a letter");
+                    throw new InvalidConfigException(
+                            f, "field names are letters, digits and '_', starting with a letter");
                 }
                 if (!e.getValue().isTextual()) {
                     throw new InvalidConfigException(f, "must be a type name such as KEYWORD or INTEGER");
@@ -191,7 +215,9 @@ public final class NamespaceConfigParser {
             }
         }
         Duration refresh = n.has("refresh_interval")
-                ? positive(Durations.parse(text(n, "refresh_interval", true), "index.refresh_interval"), "index.refresh_interval")
+                ? positive(
+                        Durations.parse(text(n, "refresh_interval", true), "index.refresh_interval"),
+                        "index.refresh_interval")
                 : Duration.ofSeconds(1);
         return new Index(enabled, Map.copyOf(mapping), refresh);
     }
@@ -202,7 +228,8 @@ public final class NamespaceConfigParser {
         }
         object(n, "rollup");
         knownKeys(n, Set.of("coalesce_ms", "clock_skew_ms"), "rollup.");
-        return new Rollup(longIn(n, "coalesce_ms", "rollup.", 1, 3_600_000, DEFAULT_ROLLUP.coalesceMs()),
+        return new Rollup(
+                longIn(n, "coalesce_ms", "rollup.", 1, 3_600_000, DEFAULT_ROLLUP.coalesceMs()),
                 longIn(n, "clock_skew_ms", "rollup.", 0, 600_000, DEFAULT_ROLLUP.clockSkewMs()));
     }
 
@@ -212,7 +239,8 @@ public final class NamespaceConfigParser {
         for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
             String k = it.next();
             if (!known.contains(k)) {
-                throw new InvalidConfigException(prefix + k, "unknown key (known: " + String.join(", ", new java.util.TreeSet<>(known)) + ")");
+                throw new InvalidConfigException(
+                        prefix + k, "unknown key (known: " + String.join(", ", new java.util.TreeSet<>(known)) + ")");
             }
         }
     }
@@ -269,7 +297,8 @@ public final class NamespaceConfigParser {
         try {
             return Enum.valueOf(type, raw.toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            throw new InvalidConfigException(field, "'" + raw + "' is not one of " + java.util.Arrays.toString(type.getEnumConstants()));
+            throw new InvalidConfigException(
+                    field, "'" + raw + "' is not one of " + java.util.Arrays.toString(type.getEnumConstants()));
         }
     }
 }

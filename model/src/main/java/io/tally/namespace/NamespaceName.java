@@ -1,7 +1,6 @@
 package io.tally.namespace;
 
 import io.tally.model.elasticsearch.IndexNames;
-
 import java.util.regex.Pattern;
 
 /**
@@ -22,8 +21,10 @@ public final class NamespaceName {
     /** @throws InvalidConfigException naming field when the name is unsafe */
     public static String require(String name, String field) {
         if (!isSafe(name)) {
-            throw new InvalidConfigException(field, "'" + abbreviate(name) + "' is not a valid namespace name: use 1-"
-                    + MAX_LENGTH + " lower-case letters, digits, '_' and '.', starting with a letter");
+            throw new InvalidConfigException(
+                    field,
+                    "'" + abbreviate(name) + "' is not a valid namespace name: use 1-" + MAX_LENGTH
+                            + " lower-case letters, digits, '_' and '.', starting with a letter");
         }
         return name;
     }

@@ -2,7 +2,6 @@ package io.tally.namespace;
 
 import io.tally.model.cassandra.SliceTable;
 import io.tally.model.elasticsearch.IndexNames;
-
 import io.tally.namespace.NamespaceConfig.EarlierPartition;
 import io.tally.namespace.NamespaceConfig.TimePartition;
 import java.time.Instant;
@@ -23,12 +22,20 @@ import java.util.List;
  * last. So a change applies to future slices only, and every slice carries its own layout.
  */
 public final class TimeSlicePlanner {
-    private static final DateTimeFormatter DAY = DateTimeFormatter.ofPattern("yyyyMMdd").withZone(ZoneOffset.UTC);
-    private static final DateTimeFormatter MINUTE = DateTimeFormatter.ofPattern("yyyyMMdd_HHmm").withZone(ZoneOffset.UTC);
+    private static final DateTimeFormatter DAY =
+            DateTimeFormatter.ofPattern("yyyyMMdd").withZone(ZoneOffset.UTC);
+    private static final DateTimeFormatter MINUTE =
+            DateTimeFormatter.ofPattern("yyyyMMdd_HHmm").withZone(ZoneOffset.UTC);
 
     /** A slice [start, end) of a namespace, in microseconds since the epoch, with the layout of its epoch. */
-    public record Slice(String namespace, long startMicros, long endMicros, String tableName, String indexName,
-                        long bucketMicros, int bucketsPerId) {
+    public record Slice(
+            String namespace,
+            long startMicros,
+            long endMicros,
+            String tableName,
+            String indexName,
+            long bucketMicros,
+            int bucketsPerId) {
         public boolean contains(long micros) {
             return micros >= startMicros && micros < endMicros;
         }
@@ -78,8 +85,14 @@ public final class TimeSlicePlanner {
         // Day-or-longer slices are named by their UTC day; shorter ones by day and minute.
         String suffix = (e.sliceMicros % 86_400_000_000L == 0 ? DAY : MINUTE)
                 .format(Instant.ofEpochSecond(Math.floorDiv(start, 1_000_000L)));
-        return new Slice(namespace, start, start + e.sliceMicros, SliceTable.name(suffix), IndexNames.sliceIndex(namespace, suffix),
-                e.bucketMicros, e.bucketsPerId);
+        return new Slice(
+                namespace,
+                start,
+                start + e.sliceMicros,
+                SliceTable.name(suffix),
+                IndexNames.sliceIndex(namespace, suffix),
+                e.bucketMicros,
+                e.bucketsPerId);
     }
 
     /**

@@ -13,8 +13,10 @@ class AcceptWindowTest {
         Duration limit = Duration.ofSeconds(5);
         assertThat(AcceptWindow.accepts(limit, NOW - 5_000_000, NOW)).isTrue();
         assertThat(AcceptWindow.accepts(limit, NOW - 5_000_001, NOW)).isFalse();
-        assertThat(AcceptWindow.accepts(limit, NOW + AcceptWindow.FUTURE_SKEW_MICROS, NOW)).isTrue();
-        assertThat(AcceptWindow.accepts(limit, NOW + AcceptWindow.FUTURE_SKEW_MICROS + 1, NOW)).isFalse();
+        assertThat(AcceptWindow.accepts(limit, NOW + AcceptWindow.FUTURE_SKEW_MICROS, NOW))
+                .isTrue();
+        assertThat(AcceptWindow.accepts(limit, NOW + AcceptWindow.FUTURE_SKEW_MICROS + 1, NOW))
+                .isFalse();
     }
 
     @Test

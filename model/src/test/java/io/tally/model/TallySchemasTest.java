@@ -16,14 +16,23 @@ class TallySchemasTest {
     void schemasAreSelfContainedSoTheRegistryNeedsNoReferences() {
         Schema reparsed = new Schema.Parser().parse(TallySchemas.TIME_SERIES_EVENT.toString());
         assertThat(reparsed).isEqualTo(TallySchemas.TIME_SERIES_EVENT);
-        assertThat(reparsed.getField("items").schema().getElementType().getField("value")).isNotNull();
+        assertThat(reparsed.getField("items").schema().getElementType().getField("value"))
+                .isNotNull();
     }
 
     @Test
     void timesAreMicrosecondTimestamps() {
-        assertThat(TallySchemas.COUNTER_EVENT.getField("event_time").schema().getLogicalType().getName())
+        assertThat(TallySchemas.COUNTER_EVENT
+                        .getField("event_time")
+                        .schema()
+                        .getLogicalType()
+                        .getName())
                 .isEqualTo("timestamp-micros");
-        assertThat(TallySchemas.IDEMPOTENCY_TOKEN.getField("generation_time").schema().getLogicalType().getName())
+        assertThat(TallySchemas.IDEMPOTENCY_TOKEN
+                        .getField("generation_time")
+                        .schema()
+                        .getLogicalType()
+                        .getName())
                 .isEqualTo("timestamp-micros");
     }
 }

@@ -10,16 +10,17 @@ class TopicsTest {
     @Test
     void topicsJsonIsWhatTheClassSays() throws Exception {
         // The launcher creates topics from model/topics.json and the Go exporter checks its
-        // constants against it: regenerate with `java -cp model/target/classes io.tally.model.Topics > model/topics.json`.
+        // constants against it: regenerate with `java -cp model/target/classes io.tally.model.Topics >
+        // model/topics.json`.
         assertThat(Files.readString(Path.of("topics.json"))).isEqualTo(Topics.json());
     }
 
     @Test
     void everyTopicWithAValueSchemaHasOneOfTallysSchemas() {
-        Topics.ALL.stream().filter(t -> t.valueSchema() != null)
-                .forEach(t -> assertThat(TallySchemas.ALL).containsKey(t.valueSchema()));
-        assertThat(TallySchemas.TOPIC_VALUES).containsOnlyKeys(Topics.COUNTER_EVENTS, Topics.TIMESERIES_EVENTS,
-                Topics.DEAD_LETTER, Topics.ALERTS);
+        Topics.ALL.stream().filter(t -> t.valueSchema() != null).forEach(t -> assertThat(TallySchemas.ALL)
+                .containsKey(t.valueSchema()));
+        assertThat(TallySchemas.TOPIC_VALUES)
+                .containsOnlyKeys(Topics.COUNTER_EVENTS, Topics.TIMESERIES_EVENTS, Topics.DEAD_LETTER, Topics.ALERTS);
     }
 
     @Test

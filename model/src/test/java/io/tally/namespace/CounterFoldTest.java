@@ -12,12 +12,16 @@ import org.junit.jupiter.api.Test;
 class CounterFoldTest {
     @Test
     void addsFromTheStartingCount() {
-        assertThat(CounterFold.fold(10, List.of(new Mutation(1, false, 5), new Mutation(2, false, -3)))).isEqualTo(12);
+        assertThat(CounterFold.fold(10, List.of(new Mutation(1, false, 5), new Mutation(2, false, -3))))
+                .isEqualTo(12);
     }
 
     @Test
     void clearDropsEverythingAtOrBeforeItsTime() {
-        List<Mutation> ms = List.of(new Mutation(1, false, 5), new Mutation(3, false, 7), new Mutation(3, true, 0),
+        List<Mutation> ms = List.of(
+                new Mutation(1, false, 5),
+                new Mutation(3, false, 7),
+                new Mutation(3, true, 0),
                 new Mutation(4, false, 2));
         assertThat(CounterFold.fold(100, ms)).isEqualTo(2);
     }
@@ -38,8 +42,10 @@ class CounterFoldTest {
 
     @Test
     void storedItemsRoundTrip() {
-        assertThat(CounterFold.fromItem(9, CounterFold.ADD, CounterFold.itemValue(-42))).isEqualTo(new Mutation(9, false, -42));
-        assertThat(CounterFold.fromItem(9, CounterFold.CLEAR, CounterFold.itemValue(0))).isEqualTo(new Mutation(9, true, 0));
+        assertThat(CounterFold.fromItem(9, CounterFold.ADD, CounterFold.itemValue(-42)))
+                .isEqualTo(new Mutation(9, false, -42));
+        assertThat(CounterFold.fromItem(9, CounterFold.CLEAR, CounterFold.itemValue(0)))
+                .isEqualTo(new Mutation(9, true, 0));
         assertThat(CounterFold.fromItem(9, "deviceType", "tv".getBytes())).isNull();
         assertThat(CounterFold.fromItem(9, CounterFold.ADD, "x".getBytes())).isNull();
     }

@@ -10,8 +10,10 @@ class NamespaceChangeTest {
     static final String CONFIG = "{\\\"kind\\\": \\\"timeseries\\\", \\\"accept_limit\\\": \\\"7s\\\"}";
 
     static byte[] event(String op, String before, String after) {
-        return ("{\"before\":" + before + ",\"after\":" + after + ",\"source\":{\"connector\":\"postgresql\",\"table\":\"namespaces\"},"
-                + "\"op\":\"" + op + "\",\"ts_ms\":1}").getBytes(StandardCharsets.UTF_8);
+        return ("{\"before\":" + before + ",\"after\":" + after
+                        + ",\"source\":{\"connector\":\"postgresql\",\"table\":\"namespaces\"}," + "\"op\":\"" + op
+                        + "\",\"ts_ms\":1}")
+                .getBytes(StandardCharsets.UTF_8);
     }
 
     static String row(String name, long version) {
@@ -22,7 +24,8 @@ class NamespaceChangeTest {
     @Test
     void snapshotReadsCreatesAndUpdatesCarryTheRowAfter() {
         for (String op : new String[] {"r", "c", "u"}) {
-            NamespaceChange c = NamespaceChange.fromDebezium(event(op, "null", row("clicks", 3))).orElseThrow();
+            NamespaceChange c = NamespaceChange.fromDebezium(event(op, "null", row("clicks", 3)))
+                    .orElseThrow();
             assertThat(c.name).isEqualTo("clicks");
             assertThat(c.version).isEqualTo(3);
             assertThat(c.deleted).isFalse();
@@ -32,7 +35,8 @@ class NamespaceChangeTest {
 
     @Test
     void aDeleteCarriesTheRowItRemoved() {
-        NamespaceChange c = NamespaceChange.fromDebezium(event("d", row("clicks", 4), "null")).orElseThrow();
+        NamespaceChange c = NamespaceChange.fromDebezium(event("d", row("clicks", 4), "null"))
+                .orElseThrow();
         assertThat(c.deleted).isTrue();
         assertThat(c.version).isEqualTo(4);
         assertThat(c.config().name()).isEqualTo("clicks");
@@ -41,7 +45,8 @@ class NamespaceChangeTest {
     @Test
     void tombstonesAndOtherRowsAreNotChanges() {
         assertThat(NamespaceChange.fromDebezium(null)).isEmpty();
-        assertThat(NamespaceChange.fromDebezium(event("c", "null", "{\"id\":1,\"note\":\"probe\"}"))).isEmpty();
+        assertThat(NamespaceChange.fromDebezium(event("c", "null", "{\"id\":1,\"note\":\"probe\"}")))
+                .isEmpty();
         assertThatThrownBy(() -> NamespaceChange.fromDebezium("{".getBytes(StandardCharsets.UTF_8)))
                 .isInstanceOf(IllegalArgumentException.class);
     }
@@ -49,27 +54,40 @@ class NamespaceChangeTest {
     @Test
     void aCatalogAppliesUpsertsAndDeletes() {
         NamespaceCatalog catalog = new NamespaceCatalog();
-        catalog.apply(NamespaceChange.fromDebezium(event("c", "null", row("clicks", 1))).orElseThrow());
+        catalog.apply(NamespaceChange.fromDebezium(event("c", "null", row("clicks", 1)))
+                .orElseThrow());
         assertThat(catalog.get("clicks")).isPresent();
-        catalog.apply(NamespaceChange.fromDebezium(event("d", row("clicks", 1), "null")).orElseThrow());
+        catalog.apply(NamespaceChange.fromDebezium(event("d", row("clicks", 1), "null"))
+                .orElseThrow());
         assertThat(catalog.get("clicks")).isEmpty();
     }
 
     @Test
     void aCounterAcceptWindowIsBoundedByTheDedupMemory() {
-        assertThatThrownBy(() -> NamespaceConfigParser.parse("c", "{\"kind\":\"counter\",\"counter_type\":\"EVENTUAL\",\"accept_limit\":\"2h\"}"))
-                .isInstanceOf(InvalidConfigException.class).hasMessageContaining("at most 3600s");
+        assertThatThrownBy(() -> NamespaceConfigParser.parse(
+                        "c", "{\"kind\":\"counter\",\"counter_type\":\"EVENTUAL\",\"accept_limit\":\"2h\"}"))
+                .isInstanceOf(InvalidConfigException.class)
+                .hasMessageContaining("at most 3600s");
     }
 
     @Test
     void aPartitionHistoryIsValidatedAndParsed() {
-        NamespaceConfig c = NamespaceConfigParser.parse("p", "{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":3600,"
-                + "\"seconds_per_bucket\":600},\"time_partition_history\":[{\"until\":\"2026-11-24T00:00:00Z\","
-                + "\"seconds_per_slice\":86400,\"seconds_per_bucket\":3600,\"buckets_per_id\":4}]}");
+        NamespaceConfig c = NamespaceConfigParser.parse(
+                "p",
+                "{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":3600,"
+                        + "\"seconds_per_bucket\":600},\"time_partition_history\":[{\"until\":\"2026-11-24T00:00:00Z\","
+                        + "\"seconds_per_slice\":86400,\"seconds_per_bucket\":3600,\"buckets_per_id\":4}]}");
         assertThat(c.partitionHistory()).hasSize(1);
-        assertThat(NamespaceConfigParser.historyEntry(c.partitionHistory().get(0)).get("until").asText()).isEqualTo("2026-11-24T00:00:00Z");
-        assertThatThrownBy(() -> NamespaceConfigParser.parse("p", "{\"kind\":\"timeseries\",\"time_partition_history\":"
-                + "[{\"until\":\"2026-11-24T01:00:00Z\",\"seconds_per_slice\":86400,\"seconds_per_bucket\":3600}]}"))
-                .isInstanceOf(InvalidConfigException.class).hasMessageContaining("boundary");
+        assertThat(NamespaceConfigParser.historyEntry(c.partitionHistory().get(0))
+                        .get("until")
+                        .asText())
+                .isEqualTo("2026-11-24T00:00:00Z");
+        assertThatThrownBy(
+                        () -> NamespaceConfigParser.parse(
+                                "p",
+                                "{\"kind\":\"timeseries\",\"time_partition_history\":"
+                                        + "[{\"until\":\"2026-11-24T01:00:00Z\",\"seconds_per_slice\":86400,\"seconds_per_bucket\":3600}]}"))
+                .isInstanceOf(InvalidConfigException.class)
+                .hasMessageContaining("boundary");
     }
 }

@@ -19,41 +19,58 @@ class NamespaceConfigParserTest {
         assertThat(playback.acceptLimit()).isEqualTo(Duration.ofSeconds(5));
         assertThat(playback.timePartition().bucketsPerId()).isEqualTo(4);
         assertThat(playback.index().fieldMapping()).containsEntry("deviceType", NamespaceConfig.FieldType.KEYWORD);
-        assertThat(catalog.get("ad_clicks").orElseThrow().counterType()).isEqualTo(NamespaceConfig.CounterType.ACCURATE);
+        assertThat(catalog.get("ad_clicks").orElseThrow().counterType())
+                .isEqualTo(NamespaceConfig.CounterType.ACCURATE);
         assertThat(catalog.get("sched.runq")).isPresent();
         assertThat(catalog.get("sched.switchout")).isPresent();
         assertThat(catalog.get("sched.alerts")).isPresent();
     }
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {
-            "{\"kind\":\"timeseries\",\"colour\":\"red\"}|colour",
-            "{\"kind\":\"gauge\"}|kind",
-            "{\"kind\":\"counter\"}|counter_type",
-            "{\"kind\":\"counter\",\"counter_type\":\"SOMETIMES\"}|counter_type",
-            "{\"kind\":\"timeseries\",\"counter_type\":\"EVENTUAL\"}|counter_type",
-            "{\"kind\":\"timeseries\",\"accept_limit\":\"soon\"}|accept_limit",
-            "{\"kind\":\"timeseries\",\"accept_limit\":\"0s\"}|accept_limit",
-            "{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":86400,\"seconds_per_bucket\":7000}}|time_partition.seconds_per_bucket",
-            "{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":\"big\"}}|time_partition.seconds_per_slice",
-            "{\"kind\":\"timeseries\",\"time_partition\":{\"buckets_per_id\":0}}|time_partition.buckets_per_id",
-            "{\"kind\":\"timeseries\",\"retention\":{\"close_after\":\"10s\",\"delete_after\":\"5s\"}}|retention.delete_after",
-            "{\"kind\":\"timeseries\",\"index\":{\"field_mapping\":{\"a-b\":\"KEYWORD\"}}}|index.field_mapping.a-b",
-            "{\"kind\":\"timeseries\",\"index\":{\"field_mapping\":{\"ok\":\"BLOB\"}}}|index.field_mapping.ok",
-            "{\"kind\":\"timeseries\",\"index\":{\"enabled\":\"yes\"}}|index.enabled",
-            "[1,2]|config"})
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "{\"kind\":\"timeseries\",\"colour\":\"red\"}|colour",
+                "{\"kind\":\"gauge\"}|kind",
+                "{\"kind\":\"counter\"}|counter_type",
+                "{\"kind\":\"counter\",\"counter_type\":\"SOMETIMES\"}|counter_type",
+                "{\"kind\":\"timeseries\",\"counter_type\":\"EVENTUAL\"}|counter_type",
+                "{\"kind\":\"timeseries\",\"accept_limit\":\"soon\"}|accept_limit",
+                "{\"kind\":\"timeseries\",\"accept_limit\":\"0s\"}|accept_limit",
+                "{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":86400,\"seconds_per_bucket\":7000}}|time_partition.seconds_per_bucket",
+                "{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":\"big\"}}|time_partition.seconds_per_slice",
+                "{\"kind\":\"timeseries\",\"time_partition\":{\"buckets_per_id\":0}}|time_partition.buckets_per_id",
+                "{\"kind\":\"timeseries\",\"retention\":{\"close_after\":\"10s\",\"delete_after\":\"5s\"}}|retention.delete_after",
+                "{\"kind\":\"timeseries\",\"index\":{\"field_mapping\":{\"a-b\":\"KEYWORD\"}}}|index.field_mapping.a-b",
+                "{\"kind\":\"timeseries\",\"index\":{\"field_mapping\":{\"ok\":\"BLOB\"}}}|index.field_mapping.ok",
+                "{\"kind\":\"timeseries\",\"index\":{\"enabled\":\"yes\"}}|index.enabled",
+                "[1,2]|config"
+            })
     void everyErrorNamesItsField(String json, String field) {
         assertThatThrownBy(() -> NamespaceConfigParser.parse("ns", json))
-                .isInstanceOfSatisfying(InvalidConfigException.class, e -> assertThat(e.field()).isEqualTo(field));
+                .isInstanceOfSatisfying(
+                        InvalidConfigException.class, e -> assertThat(e.field()).isEqualTo(field));
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "Upper", "1abc", "a-b", "a b", "ns;drop", "a..b", "trailing.", "a/b",
-            "abcdefghijabcdefghijabcdefghijabcdefghijX"})
+    @ValueSource(
+            strings = {
+                "",
+                "Upper",
+                "1abc",
+                "a-b",
+                "a b",
+                "ns;drop",
+                "a..b",
+                "trailing.",
+                "a/b",
+                "abcdefghijabcdefghijabcdefghijabcdefghijX"
+            })
     void unsafeNamesAreRejected(String name) {
         assertThat(NamespaceName.isSafe(name)).isFalse();
         assertThatThrownBy(() -> NamespaceConfigParser.parse(name, "{\"kind\":\"timeseries\"}"))
-                .isInstanceOfSatisfying(InvalidConfigException.class, e -> assertThat(e.field()).isEqualTo("name"));
+                .isInstanceOfSatisfying(
+                        InvalidConfigException.class, e -> assertThat(e.field()).isEqualTo("name"));
     }
 
     @Test

@@ -43,7 +43,8 @@ class TimeSlicePlannerTest {
         Slice s = hourly.sliceOf(micros("2026-03-29T01:30:00Z")); // a European DST night: nothing special in UTC
         assertThat(s.tableName()).isEqualTo("events_20260329_0100");
         assertThat(s.indexName()).isEqualTo("tally-sched.runq-20260329_0100");
-        assertThat(hourly.place(micros("2026-03-29T01:59:59Z"), "e").timeBucket()).isEqualTo(5);
+        assertThat(hourly.place(micros("2026-03-29T01:59:59Z"), "e").timeBucket())
+                .isEqualTo(5);
     }
 
     @Test
@@ -71,13 +72,15 @@ class TimeSlicePlannerTest {
                 .containsExactly(10, 11);
         assertThat(daily.timeBucketsOverlapping(s, micros("2026-11-21T00:00:00Z"), micros("2026-11-24T00:00:00Z")))
                 .hasSize(24);
-        assertThat(daily.timeBucketsOverlapping(s, micros("2026-11-23T00:00:00Z"), micros("2026-11-24T00:00:00Z"))).isEmpty();
+        assertThat(daily.timeBucketsOverlapping(s, micros("2026-11-23T00:00:00Z"), micros("2026-11-24T00:00:00Z")))
+                .isEmpty();
     }
 
     @Test
     void eventBucketsAreStablePerIdAndSpreadAcrossIds() {
         long t = micros("2026-11-22T12:00:00Z");
-        assertThat(daily.place(t, "same-id").eventBucket()).isEqualTo(daily.place(t + 5, "same-id").eventBucket());
+        assertThat(daily.place(t, "same-id").eventBucket())
+                .isEqualTo(daily.place(t + 5, "same-id").eventBucket());
         Set<Integer> used = new HashSet<>();
         for (int i = 0; i < 200; i++) {
             int b = daily.place(t, "id-" + i).eventBucket();
@@ -90,20 +93,25 @@ class TimeSlicePlannerTest {
     @Test
     void aChangedPartitionLaysOutOnlyTheSlicesAfterItsBoundary() {
         long boundary = micros("2026-11-24T00:00:00Z");
-        TimeSlicePlanner changed = new TimeSlicePlanner("playback", new TimePartition(3_600, 600, 2),
+        TimeSlicePlanner changed = new TimeSlicePlanner(
+                "playback",
+                new TimePartition(3_600, 600, 2),
                 List.of(new NamespaceConfig.EarlierPartition(boundary, new TimePartition(86_400, 3_600, 4))));
         Slice before = changed.sliceOf(micros("2026-11-23T23:30:00Z"));
         assertThat(before.tableName()).isEqualTo("events_20261123");
         assertThat(before.bucketsPerId()).isEqualTo(4);
-        assertThat(before).isEqualTo(daily.sliceOf(micros("2026-11-23T23:30:00Z"))); // an existing slice keeps its layout
+        assertThat(before)
+                .isEqualTo(daily.sliceOf(micros("2026-11-23T23:30:00Z"))); // an existing slice keeps its layout
         Slice after = changed.sliceOf(boundary);
         assertThat(after.tableName()).isEqualTo("events_20261124_0000");
         assertThat(after.endMicros() - after.startMicros()).isEqualTo(3_600_000_000L);
         assertThat(changed.place(boundary + 601_000_000L, "e").timeBucket()).isEqualTo(1);
         // reads across the boundary tile time with no gap or overlap
         List<Slice> span = changed.slicesCovering(micros("2026-11-23T12:00:00Z"), micros("2026-11-24T02:30:00Z"));
-        assertThat(span).extracting(Slice::tableName).containsExactly("events_20261123", "events_20261124_0000",
-                "events_20261124_0100", "events_20261124_0200");
+        assertThat(span)
+                .extracting(Slice::tableName)
+                .containsExactly(
+                        "events_20261123", "events_20261124_0000", "events_20261124_0100", "events_20261124_0200");
         for (int i = 1; i < span.size(); i++) {
             assertThat(span.get(i).startMicros()).isEqualTo(span.get(i - 1).endMicros());
         }
@@ -113,8 +121,10 @@ class TimeSlicePlannerTest {
     void aChangeWaitsForABoundaryOfBothGrids() {
         TimePartition day = new TimePartition(86_400, 3_600, 4);
         TimePartition hour = new TimePartition(3_600, 600, 2);
-        assertThat(TimeSlicePlanner.changeBoundary(hour, day, micros("2026-11-22T13:00:00Z"))).isEqualTo(micros("2026-11-23T00:00:00Z"));
-        assertThat(TimeSlicePlanner.changeBoundary(day, hour, micros("2026-11-24T00:00:00Z"))).isEqualTo(micros("2026-11-24T00:00:00Z"));
+        assertThat(TimeSlicePlanner.changeBoundary(hour, day, micros("2026-11-22T13:00:00Z")))
+                .isEqualTo(micros("2026-11-23T00:00:00Z"));
+        assertThat(TimeSlicePlanner.changeBoundary(day, hour, micros("2026-11-24T00:00:00Z")))
+                .isEqualTo(micros("2026-11-24T00:00:00Z"));
         TimePartition twoDays = new TimePartition(172_800, 3_600, 4);
         long b = TimeSlicePlanner.changeBoundary(day, twoDays, micros("2026-11-22T00:00:01Z"));
         assertThat(b % 172_800_000_000L).isZero();

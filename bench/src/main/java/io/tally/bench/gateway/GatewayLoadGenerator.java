@@ -30,14 +30,30 @@ public final class GatewayLoadGenerator {
     private GatewayLoadGenerator() {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> o = new HashMap<>(Map.of("host", "127.0.0.1", "port", "8080", "seconds", "20",
-                "concurrency", "8", "events", "100", "value-bytes", "150", "rps", "5000"));
+        Map<String, String> o = new HashMap<>(Map.of(
+                "host",
+                "127.0.0.1",
+                "port",
+                "8080",
+                "seconds",
+                "20",
+                "concurrency",
+                "8",
+                "events",
+                "100",
+                "value-bytes",
+                "150",
+                "rps",
+                "5000"));
         for (int i = 1; i + 1 < args.length; i += 2) {
             o.put(args[i].replaceFirst("^--", ""), args[i + 1]);
         }
         Vertx vertx = Vertx.vertx();
-        HttpClient http = vertx.createHttpClient(new HttpClientOptions().setDefaultHost(o.get("host"))
-                .setDefaultPort(Integer.parseInt(o.get("port"))).setKeepAlive(true),
+        HttpClient http = vertx.createHttpClient(
+                new HttpClientOptions()
+                        .setDefaultHost(o.get("host"))
+                        .setDefaultPort(Integer.parseInt(o.get("port")))
+                        .setKeepAlive(true),
                 new PoolOptions().setHttp1MaxSize(256));
         try {
             if (args[0].equals("batch")) {
@@ -74,26 +90,45 @@ public final class GatewayLoadGenerator {
         }
         done.await();
         double elapsed = (System.nanoTime() - t0) / 1e9;
-        System.out.printf("{\"phase\":\"batch\",\"events_per_s\":%.0f,\"requests_failed\":%d,\"events\":%d,\"seconds\":%.1f,"
-                + "\"event_bytes\":%d}%n", okEvents.get() / elapsed, failed.get(), okEvents.get(), elapsed, raw.length);
+        System.out.printf(
+                "{\"phase\":\"batch\",\"events_per_s\":%.0f,\"requests_failed\":%d,\"events\":%d,\"seconds\":%.1f,"
+                        + "\"event_bytes\":%d}%n",
+                okEvents.get() / elapsed, failed.get(), okEvents.get(), elapsed, raw.length);
     }
 
-    private static void sendBatch(HttpClient http, int events, String value, AtomicLong seq, AtomicLong ok,
-                                  AtomicLong failed, long end, CountDownLatch done) {
+    private static void sendBatch(
+            HttpClient http,
+            int events,
+            String value,
+            AtomicLong seq,
+            AtomicLong ok,
+            AtomicLong failed,
+            long end,
+            CountDownLatch done) {
         if (System.nanoTime() > end) {
             done.countDown();
             return;
         }
         String now = Instant.now().toString();
-        StringBuilder body = new StringBuilder(events * (value.length() + 120)).append("{\"namespace\":\"playback\",\"events\":[");
+        StringBuilder body =
+                new StringBuilder(events * (value.length() + 120)).append("{\"namespace\":\"playback\",\"events\":[");
         for (int i = 0; i < events; i++) {
             long n = seq.incrementAndGet();
-            body.append(i == 0 ? "" : ",").append("{\"timeSeriesId\":\"bench-").append(n % 1000)
-                    .append("\",\"eventTime\":\"").append(now).append("\",\"eventId\":\"b").append(n)
-                    .append("\",\"eventItems\":[{\"eventItemKey\":\"v\",\"eventItemValue\":\"").append(value).append("\"}]}");
+            body.append(i == 0 ? "" : ",")
+                    .append("{\"timeSeriesId\":\"bench-")
+                    .append(n % 1000)
+                    .append("\",\"eventTime\":\"")
+                    .append(now)
+                    .append("\",\"eventId\":\"b")
+                    .append(n)
+                    .append("\",\"eventItems\":[{\"eventItemKey\":\"v\",\"eventItemValue\":\"")
+                    .append(value)
+                    .append("\"}]}");
         }
         body.append("]}");
-        http.request(new RequestOptions().setMethod(HttpMethod.POST).setURI("/v1/timeseries/WriteEventRecordsSync")
+        http.request(new RequestOptions()
+                        .setMethod(HttpMethod.POST)
+                        .setURI("/v1/timeseries/WriteEventRecordsSync")
                         .putHeader("Content-Type", "application/json"))
                 .compose(req -> req.send(Buffer.buffer(body.toString())))
                 .onComplete(ar -> {
@@ -112,7 +147,15 @@ public final class GatewayLoadGenerator {
         String ns = o.getOrDefault("namespace", "video_views");
         int counters = Integer.parseInt(o.getOrDefault("counters", "10000"));
         // Warm-up at the same rate, drained completely before the measured phase starts.
-        openLoop(vertx, http, rps, Integer.parseInt(o.getOrDefault("warmup-seconds", "5")) * rps, "w", endpoint, ns, counters);
+        openLoop(
+                vertx,
+                http,
+                rps,
+                Integer.parseInt(o.getOrDefault("warmup-seconds", "5")) * rps,
+                "w",
+                endpoint,
+                ns,
+                counters);
         int total = Integer.parseInt(o.get("seconds")) * rps;
         long t0 = System.nanoTime();
         long[][] result = openLoop(vertx, http, rps, total, "m", endpoint, ns, counters);
@@ -120,14 +163,24 @@ public final class GatewayLoadGenerator {
         long[] lat = result[0];
         long ok = Arrays.stream(result[1]).filter(c -> c == 200).count();
         Arrays.sort(lat);
-        System.out.printf("{\"phase\":\"rate\",\"endpoint\":\"" + endpoint + "\",\"target_rps\":%d,\"achieved_rps\":%.0f,\"ok\":%d,\"failed\":%d,"
-                        + "\"p50_ms\":%.2f,\"p99_ms\":%.2f,\"p999_ms\":%.2f,\"max_ms\":%.2f}%n", rps, total / elapsed, ok, total - ok,
-                lat[total / 2] / 1e6, lat[(int) (total * 0.99)] / 1e6, lat[(int) (total * 0.999)] / 1e6, lat[total - 1] / 1e6);
+        System.out.printf(
+                "{\"phase\":\"rate\",\"endpoint\":\"" + endpoint
+                        + "\",\"target_rps\":%d,\"achieved_rps\":%.0f,\"ok\":%d,\"failed\":%d,"
+                        + "\"p50_ms\":%.2f,\"p99_ms\":%.2f,\"p999_ms\":%.2f,\"max_ms\":%.2f}%n",
+                rps,
+                total / elapsed,
+                ok,
+                total - ok,
+                lat[total / 2] / 1e6,
+                lat[(int) (total * 0.99)] / 1e6,
+                lat[(int) (total * 0.999)] / 1e6,
+                lat[total - 1] / 1e6);
     }
 
     /** Sends total requests at rps; returns their latencies (from due time) and status codes. */
-    private static long[][] openLoop(Vertx vertx, HttpClient http, int rps, int total, String tag, String endpoint,
-                                     String ns, int counters) throws Exception {
+    private static long[][] openLoop(
+            Vertx vertx, HttpClient http, int rps, int total, String tag, String endpoint, String ns, int counters)
+            throws Exception {
         long[] latencies = new long[total];
         long[] codes = new long[total];
         CountDownLatch done = new CountDownLatch(total);
@@ -151,10 +204,12 @@ public final class GatewayLoadGenerator {
                 String body = endpoint.equals("GetCount")
                         ? "{\"namespace\":\"" + ns + "\",\"counter_name\":\"bench-" + (i % counters) + "\"}"
                         : "{\"namespace\":\"" + ns + "\",\"counter_name\":\"bench-" + (i % counters)
-                        + "\",\"delta\":1,\"idempotency_token\":{\"token\":\"" + tag + i + "-" + start
-                        + "\",\"generation_time\":\"" + Instant.now() + "\"}}";
+                                + "\",\"delta\":1,\"idempotency_token\":{\"token\":\"" + tag + i + "-" + start
+                                + "\",\"generation_time\":\"" + Instant.now() + "\"}}";
                 int idx = (int) i;
-                http.request(new RequestOptions().setMethod(HttpMethod.POST).setURI("/v1/counter/" + endpoint)
+                http.request(new RequestOptions()
+                                .setMethod(HttpMethod.POST)
+                                .setURI("/v1/counter/" + endpoint)
                                 .putHeader("Content-Type", "application/json"))
                         .compose(req -> req.send(body))
                         .onComplete(ar -> {

@@ -16,7 +16,8 @@ record BenchArgs(String command, Map<String, String> options) {
             if (args[i].startsWith("--")) {
                 String key = args[i].substring(2);
                 if (!defaults.containsKey(key) || i + 1 >= args.length) {
-                    throw new IllegalArgumentException("unknown option or missing value: " + args[i] + " (options: " + defaults.keySet() + ")");
+                    throw new IllegalArgumentException(
+                            "unknown option or missing value: " + args[i] + " (options: " + defaults.keySet() + ")");
                 }
                 o.put(key, args[++i]);
             } else if (command == null) {

@@ -19,10 +19,22 @@ final class BenchProducer implements AutoCloseable {
     private final AtomicReference<Exception> failure = new AtomicReference<>();
 
     BenchProducer(String bootstrap) {
-        producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
-                ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4", ProducerConfig.LINGER_MS_CONFIG, 5,
-                ProducerConfig.BATCH_SIZE_CONFIG, 131072), new ByteArraySerializer(), new ByteArraySerializer());
+        producer = new KafkaProducer<>(
+                Map.of(
+                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                        bootstrap,
+                        ProducerConfig.ACKS_CONFIG,
+                        "all",
+                        ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+                        true,
+                        ProducerConfig.COMPRESSION_TYPE_CONFIG,
+                        "lz4",
+                        ProducerConfig.LINGER_MS_CONFIG,
+                        5,
+                        ProducerConfig.BATCH_SIZE_CONFIG,
+                        131072),
+                new ByteArraySerializer(),
+                new ByteArraySerializer());
     }
 
     void send(String topic, String key, byte[] value) {

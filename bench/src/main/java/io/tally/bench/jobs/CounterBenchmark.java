@@ -1,8 +1,8 @@
 package io.tally.bench.jobs;
 
+import io.tally.model.TallySchemas;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.RestSchemaRegistryClient;
-import io.tally.model.TallySchemas;
 import java.util.Map;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
@@ -16,10 +16,24 @@ public final class CounterBenchmark {
     private CounterBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        BenchArgs a = BenchArgs.parse(args, Map.of("bootstrap", "127.0.0.1:9092", "registry", "http://127.0.0.1:8085",
-                "namespace", "video_views", "events", "500000", "counters", "100000", "run", "r0"));
+        BenchArgs a = BenchArgs.parse(
+                args,
+                Map.of(
+                        "bootstrap",
+                        "127.0.0.1:9092",
+                        "registry",
+                        "http://127.0.0.1:8085",
+                        "namespace",
+                        "video_views",
+                        "events",
+                        "500000",
+                        "counters",
+                        "100000",
+                        "run",
+                        "r0"));
         if (!"produce".equals(a.command())) {
-            throw new IllegalArgumentException("usage: CounterBenchmark produce [--namespace NS --events N --counters K --run R ...]");
+            throw new IllegalArgumentException(
+                    "usage: CounterBenchmark produce [--namespace NS --events N --counters K --run R ...]");
         }
         Map<String, String> o = a.options();
         String topic = "tally.counter.events";
@@ -28,7 +42,8 @@ public final class CounterBenchmark {
         int counters = Integer.parseInt(o.get("counters"));
         String ns = o.get("namespace");
         String run = o.get("run");
-        GenericData.EnumSymbol add = new GenericData.EnumSymbol(TallySchemas.COUNTER_EVENT.getField("op").schema(), "ADD");
+        GenericData.EnumSymbol add = new GenericData.EnumSymbol(
+                TallySchemas.COUNTER_EVENT.getField("op").schema(), "ADD");
         long t0 = System.nanoTime();
         try (BenchProducer producer = new BenchProducer(o.get("bootstrap"))) {
             for (int i = 0; i < events; i++) {
@@ -45,7 +60,8 @@ public final class CounterBenchmark {
             }
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
-        System.out.printf("{\"events\": %d, \"counters\": %d, \"seconds\": %.3f, \"events_per_s\": %.0f}%n",
+        System.out.printf(
+                "{\"events\": %d, \"counters\": %d, \"seconds\": %.3f, \"events_per_s\": %.0f}%n",
                 events, counters, seconds, events / seconds);
     }
 }

@@ -2,11 +2,11 @@ package io.tally.bench.jobs;
 
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import io.tally.model.TallySchemas;
 import io.tally.namespace.NamespaceConfig.TimePartition;
 import io.tally.namespace.TimeSlicePlanner;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.RestSchemaRegistryClient;
-import io.tally.model.TallySchemas;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -37,14 +37,35 @@ public final class TimeSeriesBenchmark {
     private TimeSeriesBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        BenchArgs a = BenchArgs.parse(args, Map.of("bootstrap", "127.0.0.1:9092", "registry", "http://127.0.0.1:8085",
-                "cassandra", "127.0.0.1:9042", "namespace", "bench_ts", "events", "100000", "ids", "1000",
-                "spread-seconds", "60", "value-bytes", "150", "run", "r0", "in-flight", "128"));
+        BenchArgs a = BenchArgs.parse(
+                args,
+                Map.of(
+                        "bootstrap",
+                        "127.0.0.1:9092",
+                        "registry",
+                        "http://127.0.0.1:8085",
+                        "cassandra",
+                        "127.0.0.1:9042",
+                        "namespace",
+                        "bench_ts",
+                        "events",
+                        "100000",
+                        "ids",
+                        "1000",
+                        "spread-seconds",
+                        "60",
+                        "value-bytes",
+                        "150",
+                        "run",
+                        "r0",
+                        "in-flight",
+                        "128"));
         Map<String, String> o = a.options();
         switch (String.valueOf(a.command())) {
             case "produce" -> produce(o);
             case "cassandra-ceiling" -> cassandraCeiling(o);
-            default -> throw new IllegalArgumentException("unknown phase " + a.command() + " (produce, cassandra-ceiling)");
+            default -> throw new IllegalArgumentException(
+                    "unknown phase " + a.command() + " (produce, cassandra-ceiling)");
         }
     }
 
@@ -58,8 +79,12 @@ public final class TimeSeriesBenchmark {
         byte[] payload = new byte[Integer.parseInt(o.get("value-bytes"))];
         random.nextBytes(payload);
         String run = o.get("run");
-        return new BenchEvent(run + "-id-" + (i % ids), nowMicros - spreadMicros + spreadMicros * i / events,
-                run + "-" + i, DEVICE_TYPES[i % DEVICE_TYPES.length], payload);
+        return new BenchEvent(
+                run + "-id-" + (i % ids),
+                nowMicros - spreadMicros + spreadMicros * i / events,
+                run + "-" + i,
+                DEVICE_TYPES[i % DEVICE_TYPES.length],
+                payload);
     }
 
     private static void produce(Map<String, String> o) throws Exception {
@@ -78,14 +103,18 @@ public final class TimeSeriesBenchmark {
                 rec.put("time_series_id", e.timeSeriesId());
                 rec.put("event_time", e.eventTimeMicros());
                 rec.put("event_id", e.eventId());
-                rec.put("items", List.of(item("deviceType", e.deviceType().getBytes(StandardCharsets.UTF_8)),
-                        item("payload", e.payload())));
+                rec.put(
+                        "items",
+                        List.of(
+                                item("deviceType", e.deviceType().getBytes(StandardCharsets.UTF_8)),
+                                item("payload", e.payload())));
                 rec.put("source", "bench");
                 producer.send(topic, ns + "/" + e.timeSeriesId(), serde.serialize(topic, rec));
             }
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
-        System.out.printf("{\"events\": %d, \"seconds\": %.3f, \"events_per_s\": %.0f, \"produced_at_micros\": %d}%n",
+        System.out.printf(
+                "{\"events\": %d, \"seconds\": %.3f, \"events_per_s\": %.0f, \"produced_at_micros\": %d}%n",
                 events, seconds, events / seconds, nowMicros);
     }
 
@@ -100,17 +129,21 @@ public final class TimeSeriesBenchmark {
         String[] hp = o.get("cassandra").split(":");
         int events = Integer.parseInt(o.get("events"));
         int maxInFlight = Integer.parseInt(o.get("in-flight"));
-        try (CqlSession session = CqlSession.builder().addContactPoint(new InetSocketAddress(hp[0], Integer.parseInt(hp[1])))
-                .withLocalDatacenter("datacenter1").build()) {
+        try (CqlSession session = CqlSession.builder()
+                .addContactPoint(new InetSocketAddress(hp[0], Integer.parseInt(hp[1])))
+                .withLocalDatacenter("datacenter1")
+                .build()) {
             session.execute("CREATE KEYSPACE IF NOT EXISTS tally_bench WITH replication = "
                     + "{'class': 'SimpleStrategy', 'replication_factor': 1}");
             session.execute("DROP TABLE IF EXISTS tally_bench.ceiling_rows");
-            session.execute("CREATE TABLE tally_bench.ceiling_rows (time_series_id text, time_bucket int, "
-                    + "event_bucket int, event_time bigint, event_id text, event_item_key text, event_item_value blob, "
-                    + "value_metadata blob, PRIMARY KEY ((time_series_id, time_bucket, event_bucket), event_time, "
-                    + "event_id, event_item_key)) WITH CLUSTERING ORDER BY (event_time DESC, event_id ASC, event_item_key ASC)");
-            PreparedStatement insert = session.prepare("INSERT INTO tally_bench.ceiling_rows (time_series_id, time_bucket, "
-                    + "event_bucket, event_time, event_id, event_item_key, event_item_value) VALUES (?, ?, ?, ?, ?, ?, ?)");
+            session.execute(
+                    "CREATE TABLE tally_bench.ceiling_rows (time_series_id text, time_bucket int, "
+                            + "event_bucket int, event_time bigint, event_id text, event_item_key text, event_item_value blob, "
+                            + "value_metadata blob, PRIMARY KEY ((time_series_id, time_bucket, event_bucket), event_time, "
+                            + "event_id, event_item_key)) WITH CLUSTERING ORDER BY (event_time DESC, event_id ASC, event_item_key ASC)");
+            PreparedStatement insert = session.prepare(
+                    "INSERT INTO tally_bench.ceiling_rows (time_series_id, time_bucket, "
+                            + "event_bucket, event_time, event_id, event_item_key, event_item_value) VALUES (?, ?, ?, ?, ?, ?, ?)");
             Semaphore inFlight = new Semaphore(maxInFlight);
             AtomicReference<Throwable> failure = new AtomicReference<>();
             long nowMicros = System.currentTimeMillis() * 1000;
@@ -122,11 +155,19 @@ public final class TimeSeriesBenchmark {
                 BenchEvent e = event(o, nowMicros, i, random);
                 TimeSlicePlanner.Placement place = planner.place(e.eventTimeMicros(), e.eventId());
                 for (String[] kv : new String[][] {{"deviceType", e.deviceType()}, {"payload", null}}) {
-                    ByteBuffer value = kv[1] == null ? ByteBuffer.wrap(e.payload())
+                    ByteBuffer value = kv[1] == null
+                            ? ByteBuffer.wrap(e.payload())
                             : ByteBuffer.wrap(kv[1].getBytes(StandardCharsets.UTF_8));
                     inFlight.acquire();
-                    session.executeAsync(insert.bind(e.timeSeriesId(), place.timeBucket(), place.eventBucket(), e.eventTimeMicros(),
-                            e.eventId(), kv[0], value)).whenComplete((rs, err) -> {
+                    session.executeAsync(insert.bind(
+                                    e.timeSeriesId(),
+                                    place.timeBucket(),
+                                    place.eventBucket(),
+                                    e.eventTimeMicros(),
+                                    e.eventId(),
+                                    kv[0],
+                                    value))
+                            .whenComplete((rs, err) -> {
                                 if (err != null) {
                                     failure.compareAndSet(null, err);
                                 }
@@ -143,13 +184,15 @@ public final class TimeSeriesBenchmark {
             double seconds = (System.nanoTime() - t0) / 1e9;
             double clientCores = (processCpuNanos() - cpu0) / 1e9 / seconds;
             session.execute("DROP TABLE tally_bench.ceiling_rows");
-            System.out.printf("{\"events\": %d, \"rows\": %d, \"seconds\": %.3f, \"events_per_s\": %.0f, "
-                    + "\"rows_per_s\": %.0f, \"client_cores\": %.2f}%n",
+            System.out.printf(
+                    "{\"events\": %d, \"rows\": %d, \"seconds\": %.3f, \"events_per_s\": %.0f, "
+                            + "\"rows_per_s\": %.0f, \"client_cores\": %.2f}%n",
                     events, 2L * events, seconds, events / seconds, 2 * events / seconds, clientCores);
         }
     }
 
     private static long processCpuNanos() {
-        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
     }
 }

@@ -35,9 +35,7 @@ public final class StackProbeJob {
     }
 
     static void build(StreamExecutionEnvironment env, long n) {
-        DataStream<Long> squares = env.fromSequence(1, n)
-                .keyBy(x -> x % 4)
-                .map(new SquareAndCount());
+        DataStream<Long> squares = env.fromSequence(1, n).keyBy(x -> x % 4).map(new SquareAndCount());
         squares.addSink(new DiscardingSink<>());
     }
 

@@ -1,8 +1,8 @@
 package io.tally.bench.registry;
 
+import io.tally.model.TallySchemas;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.RestSchemaRegistryClient;
-import io.tally.model.TallySchemas;
 import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -48,33 +48,60 @@ public final class SerdeBenchmark {
             double pd = time(n, () -> plainDecode(reader, plainBytes));
             double sd = time(n, () -> serde.deserialize(framed));
             if (round > 0) {
-                plainEnc += pe / 2; serdeEnc += se / 2; plainDec += pd / 2; serdeDec += sd / 2;
+                plainEnc += pe / 2;
+                serdeEnc += se / 2;
+                plainDec += pd / 2;
+                serdeDec += sd / 2;
             }
         }
-        System.out.printf("encode: plain Avro %.0f ns/record, Tally serde %.0f ns/record, ratio %.2f%n",
+        System.out.printf(
+                "encode: plain Avro %.0f ns/record, Tally serde %.0f ns/record, ratio %.2f%n",
                 plainEnc, serdeEnc, serdeEnc / plainEnc);
-        System.out.printf("decode: plain Avro %.0f ns/record, Tally serde %.0f ns/record, ratio %.2f%n",
+        System.out.printf(
+                "decode: plain Avro %.0f ns/record, Tally serde %.0f ns/record, ratio %.2f%n",
                 plainDec, serdeDec, serdeDec / plainDec);
 
         HttpClient http = HttpClient.newHttpClient();
         int id = ByteBuffer.wrap(framed, 1, 4).getInt();
-        String body = "{\"schema\":" + com.fasterxml.jackson.databind.node.TextNode.valueOf(rec.getSchema().toString()) + "}";
-        report("registry GET /schemas/ids/{id}", latencies(2000, () -> http.send(HttpRequest.newBuilder(
-                URI.create(url + "/schemas/ids/" + id)).build(), HttpResponse.BodyHandlers.discarding())));
-        report("registry POST /subjects/{s} (lookup)", latencies(2000, () -> http.send(HttpRequest.newBuilder(
-                URI.create(url + "/subjects/" + topic + "-value")).header("Content-Type", "application/vnd.schemaregistry.v1+json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.discarding())));
+        String body = "{\"schema\":"
+                + com.fasterxml.jackson.databind.node.TextNode.valueOf(
+                        rec.getSchema().toString()) + "}";
+        report(
+                "registry GET /schemas/ids/{id}",
+                latencies(
+                        2000,
+                        () -> http.send(
+                                HttpRequest.newBuilder(URI.create(url + "/schemas/ids/" + id))
+                                        .build(),
+                                HttpResponse.BodyHandlers.discarding())));
+        report(
+                "registry POST /subjects/{s} (lookup)",
+                latencies(
+                        2000,
+                        () -> http.send(
+                                HttpRequest.newBuilder(URI.create(url + "/subjects/" + topic + "-value"))
+                                        .header("Content-Type", "application/vnd.schemaregistry.v1+json")
+                                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                                        .build(),
+                                HttpResponse.BodyHandlers.discarding())));
     }
 
     static GenericRecord sample() {
         List<GenericRecord> items = new ArrayList<>();
         for (String k : new String[] {"deviceType", "duration", "title"}) {
-            items.add(new GenericRecordBuilder(TallySchemas.EVENT_ITEM).set("key", k)
-                    .set("value", ByteBuffer.wrap(new byte[40])).build());
+            items.add(new GenericRecordBuilder(TallySchemas.EVENT_ITEM)
+                    .set("key", k)
+                    .set("value", ByteBuffer.wrap(new byte[40]))
+                    .build());
         }
-        return new GenericRecordBuilder(TallySchemas.TIME_SERIES_EVENT).set("namespace", "playback")
-                .set("time_series_id", "profile-0123456789").set("event_time", 1_763_800_000_000_000L)
-                .set("event_id", "6f1c2d7e-9a8b-4c3d-8e7f-0a1b2c3d4e5f").set("items", items).set("source", "bench").build();
+        return new GenericRecordBuilder(TallySchemas.TIME_SERIES_EVENT)
+                .set("namespace", "playback")
+                .set("time_series_id", "profile-0123456789")
+                .set("event_time", 1_763_800_000_000_000L)
+                .set("event_id", "6f1c2d7e-9a8b-4c3d-8e7f-0a1b2c3d4e5f")
+                .set("items", items)
+                .set("source", "bench")
+                .build();
     }
 
     static byte[] plainEncode(GenericDatumWriter<GenericRecord> writer, GenericRecord rec) {
@@ -130,7 +157,8 @@ public final class SerdeBenchmark {
     }
 
     static void report(String what, long[] sorted) {
-        System.out.printf("%s: p50 %.2f ms, p99 %.2f ms over %d calls%n", what, sorted[sorted.length / 2] / 1e6,
-                sorted[(int) (sorted.length * 0.99)] / 1e6, sorted.length);
+        System.out.printf(
+                "%s: p50 %.2f ms, p99 %.2f ms over %d calls%n",
+                what, sorted[sorted.length / 2] / 1e6, sorted[(int) (sorted.length * 0.99)] / 1e6, sorted.length);
     }
 }

@@ -15,7 +15,8 @@ class BenchArgsTest {
         BenchArgs a = BenchArgs.parse(new String[] {"--bootstrap", "h:19092", "produce", "--events", "5"}, DEFAULTS);
         assertThat(a.command()).isEqualTo("produce");
         assertThat(a.options()).containsEntry("bootstrap", "h:19092").containsEntry("events", "5");
-        assertThat(BenchArgs.parse(new String[] {"produce"}, DEFAULTS).options()).isEqualTo(DEFAULTS);
+        assertThat(BenchArgs.parse(new String[] {"produce"}, DEFAULTS).options())
+                .isEqualTo(DEFAULTS);
     }
 
     @Test

@@ -1,12 +1,12 @@
 package io.tally.jobs.cassandra;
 
 import com.datastax.oss.driver.api.core.CqlSession;
-import com.datastax.oss.driver.api.core.cql.Statement;
 import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
+import com.datastax.oss.driver.api.core.cql.Statement;
 import java.io.IOException;
-import java.time.Duration;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -32,7 +32,9 @@ public final class AsyncCqlWrites implements AutoCloseable {
      * them and a timeout there would restart the job for nothing.
      */
     public static CqlSession session(String host, int port) {
-        return CqlSession.builder().addContactPoint(new InetSocketAddress(host, port)).withLocalDatacenter("datacenter1")
+        return CqlSession.builder()
+                .addContactPoint(new InetSocketAddress(host, port))
+                .withLocalDatacenter("datacenter1")
                 .withConfigLoader(DriverConfigLoader.programmaticBuilder()
                         .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, Duration.ofSeconds(20))
                         .withDuration(DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT, Duration.ofSeconds(20))

@@ -45,10 +45,16 @@ public class CassandraEventSink implements Sink<EventRow> {
         @Override
         public void write(EventRow row, Context context) throws IOException, InterruptedException {
             tables.ensure(row);
-            PreparedStatement insert = inserts.computeIfAbsent(row.keyspace + "." + row.table,
-                    t -> writes.session().prepare(SliceTable.insert(row.keyspace, row.table)));
-            writes.submit(insert.bind(row.timeSeriesId, row.timeBucket, row.eventBucket, row.eventTimeMicros,
-                    row.eventId, row.itemKey, ByteBuffer.wrap(row.itemValue)));
+            PreparedStatement insert = inserts.computeIfAbsent(row.keyspace + "." + row.table, t -> writes.session()
+                    .prepare(SliceTable.insert(row.keyspace, row.table)));
+            writes.submit(insert.bind(
+                    row.timeSeriesId,
+                    row.timeBucket,
+                    row.eventBucket,
+                    row.eventTimeMicros,
+                    row.eventId,
+                    row.itemKey,
+                    ByteBuffer.wrap(row.itemValue)));
         }
 
         @Override

@@ -2,13 +2,12 @@ package io.tally.jobs.cassandra;
 
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
-import java.time.Instant;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import io.tally.model.Micros;
 import io.tally.model.cassandra.NamespaceKeyspace;
 import io.tally.model.cassandra.SliceCatalogTable;
 import io.tally.model.cassandra.SliceTable;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Creates a namespace's keyspace and slice tables (idempotently) and lists each slice in
@@ -46,8 +45,13 @@ public final class SliceTables {
         }
         session.execute(NamespaceKeyspace.create(keyspace));
         session.execute(SliceTable.create(keyspace, tableName));
-        session.execute(catalogInsert.bind(namespace, tableName, Micros.toInstant(startMicros),
-                Micros.toInstant(endMicros), SliceCatalogTable.OPEN, SliceCatalogTable.SLICE_CONFIG));
+        session.execute(catalogInsert.bind(
+                namespace,
+                tableName,
+                Micros.toInstant(startMicros),
+                Micros.toInstant(endMicros),
+                SliceCatalogTable.OPEN,
+                SliceCatalogTable.SLICE_CONFIG));
         known.add(qualified);
     }
 }

@@ -39,7 +39,7 @@ public record JobSetting(String name, Kind kind, String defaultValue, String des
             throw bad(name, value, "must not be empty");
         }
         switch (kind) {
-            case TEXT -> { }
+            case TEXT -> {}
             case HOST_PORTS -> {
                 for (String hp : value.split(",")) {
                     int colon = hp.lastIndexOf(':');

@@ -6,15 +6,18 @@ import java.util.List;
 
 /** The arguments Tally's jobs share, declared once; each job lists the groups it uses. */
 public final class JobSettings {
-    public static final JobSetting KAFKA_BOOTSTRAP = new JobSetting("kafka.bootstrap", Kind.HOST_PORTS, "127.0.0.1:9092",
-            "Kafka bootstrap servers");
-    public static final JobSetting REGISTRY_URL = new JobSetting("registry.url", Kind.URL, "http://127.0.0.1:8085",
-            "the schema registry");
-    public static final JobSetting CHECKPOINT_INTERVAL_MS = new JobSetting("checkpoint.interval.ms", Kind.MILLIS, "5000",
-            "exactly-once checkpoint interval");
+    public static final JobSetting KAFKA_BOOTSTRAP =
+            new JobSetting("kafka.bootstrap", Kind.HOST_PORTS, "127.0.0.1:9092", "Kafka bootstrap servers");
+    public static final JobSetting REGISTRY_URL =
+            new JobSetting("registry.url", Kind.URL, "http://127.0.0.1:8085", "the schema registry");
+    public static final JobSetting CHECKPOINT_INTERVAL_MS =
+            new JobSetting("checkpoint.interval.ms", Kind.MILLIS, "5000", "exactly-once checkpoint interval");
     /** The consumer group of a job's source, by default the job's name. */
     public static JobSetting groupId(String job) {
-        return new JobSetting("group.id", Kind.TEXT, job,
+        return new JobSetting(
+                "group.id",
+                Kind.TEXT,
+                job,
                 "consumer group of the job's source (offsets live in its checkpoints; the group shows its progress)");
     }
 
@@ -23,11 +26,16 @@ public final class JobSettings {
         return List.of(KAFKA_BOOTSTRAP, REGISTRY_URL, groupId(job), CHECKPOINT_INTERVAL_MS);
     }
 
-    public static final JobSetting CASSANDRA_HOST = new JobSetting("cassandra.host", Kind.TEXT, "127.0.0.1", "a Cassandra contact point");
-    public static final JobSetting CASSANDRA_PORT = new JobSetting("cassandra.port", Kind.PORT, "9042", "Cassandra's native port");
+    public static final JobSetting CASSANDRA_HOST =
+            new JobSetting("cassandra.host", Kind.TEXT, "127.0.0.1", "a Cassandra contact point");
+    public static final JobSetting CASSANDRA_PORT =
+            new JobSetting("cassandra.port", Kind.PORT, "9042", "Cassandra's native port");
     public static final List<JobSetting> CASSANDRA = List.of(CASSANDRA_HOST, CASSANDRA_PORT);
 
-    public static final JobSetting UNKNOWN_NAMESPACE_GRACE_MS = new JobSetting("unknown.namespace.grace.ms", Kind.COUNT, "10000",
+    public static final JobSetting UNKNOWN_NAMESPACE_GRACE_MS = new JobSetting(
+            "unknown.namespace.grace.ms",
+            Kind.COUNT,
+            "10000",
             "how long a record of a namespace not heard of yet waits for it before it is dead-lettered UNKNOWN_NAMESPACE");
 
     private JobSettings() {}

@@ -54,22 +54,31 @@ public final class ControlPlane {
 
     /** The changes of the topic, with a tick a second mixed in ({@link NamespaceChange#tick}). */
     public static DataStream<NamespaceChange> stream(StreamExecutionEnvironment env, String bootstrap) {
-        DataStream<NamespaceChange> changes = env.fromSource(source(bootstrap), NEVER_HOLDS_BACK, TOPIC).uid("control-plane-source")
-                .name("control-plane").setParallelism(1);
-        DataGeneratorSource<NamespaceChange> ticks = new DataGeneratorSource<>(i -> NamespaceChange.tick(), Long.MAX_VALUE,
-                RateLimiterStrategy.perSecond(1), TypeInformation.of(NamespaceChange.class));
-        return changes.union(env.fromSource(ticks, ALWAYS_MAX, "control-ticks").uid("control-ticks").name("control-ticks").setParallelism(1));
+        DataStream<NamespaceChange> changes = env.fromSource(source(bootstrap), NEVER_HOLDS_BACK, TOPIC)
+                .uid("control-plane-source")
+                .name("control-plane")
+                .setParallelism(1);
+        DataGeneratorSource<NamespaceChange> ticks = new DataGeneratorSource<>(
+                i -> NamespaceChange.tick(),
+                Long.MAX_VALUE,
+                RateLimiterStrategy.perSecond(1),
+                TypeInformation.of(NamespaceChange.class));
+        return changes.union(env.fromSource(ticks, ALWAYS_MAX, "control-ticks")
+                .uid("control-ticks")
+                .name("control-ticks")
+                .setParallelism(1));
     }
 
-    private static final WatermarkStrategy<NamespaceChange> ALWAYS_MAX = WatermarkStrategy.forGenerator(ctx -> new WatermarkGenerator<>() {
-        @Override
-        public void onEvent(NamespaceChange tick, long timestamp, WatermarkOutput out) {}
+    private static final WatermarkStrategy<NamespaceChange> ALWAYS_MAX =
+            WatermarkStrategy.forGenerator(ctx -> new WatermarkGenerator<>() {
+                @Override
+                public void onEvent(NamespaceChange tick, long timestamp, WatermarkOutput out) {}
 
-        @Override
-        public void onPeriodicEmit(WatermarkOutput out) {
-            out.emitWatermark(new Watermark(Long.MAX_VALUE));
-        }
-    });
+                @Override
+                public void onPeriodicEmit(WatermarkOutput out) {
+                    out.emitWatermark(new Watermark(Long.MAX_VALUE));
+                }
+            });
 
     /**
      * Control changes have no event time; a two-input operator's watermark is the minimum of
@@ -78,22 +87,23 @@ public final class ControlPlane {
      * then it holds event time back, so records parked for a namespace the operator has not heard
      * of yet are decided before any rollup passes them; an empty topic releases it after 10 s.
      */
-    public static final WatermarkStrategy<NamespaceChange> NEVER_HOLDS_BACK = WatermarkStrategy.forGenerator(ctx -> new WatermarkGenerator<>() {
-        private final long started = System.currentTimeMillis();
-        private boolean seen;
+    public static final WatermarkStrategy<NamespaceChange> NEVER_HOLDS_BACK =
+            WatermarkStrategy.forGenerator(ctx -> new WatermarkGenerator<>() {
+                private final long started = System.currentTimeMillis();
+                private boolean seen;
 
-        @Override
-        public void onEvent(NamespaceChange change, long timestamp, WatermarkOutput out) {
-            seen = true;
-        }
+                @Override
+                public void onEvent(NamespaceChange change, long timestamp, WatermarkOutput out) {
+                    seen = true;
+                }
 
-        @Override
-        public void onPeriodicEmit(WatermarkOutput out) {
-            if (seen || System.currentTimeMillis() - started > 10_000) {
-                out.emitWatermark(new Watermark(Long.MAX_VALUE));
-            }
-        }
-    });
+                @Override
+                public void onPeriodicEmit(WatermarkOutput out) {
+                    if (seen || System.currentTimeMillis() - started > 10_000) {
+                        out.emitWatermark(new Watermark(Long.MAX_VALUE));
+                    }
+                }
+            });
 
     /** Debezium change events to changes; tombstones and rows of other tables are skipped, a bad event is logged and skipped. */
     static final class ChangeDeserializer implements KafkaRecordDeserializationSchema<NamespaceChange> {

@@ -1,8 +1,8 @@
 package io.tally.jobs.control;
 
-import io.tally.model.DeadLetterReason;
 import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.jobs.kafka.RawRecord;
+import io.tally.model.DeadLetterReason;
 import io.tally.namespace.NamespaceChange;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.serde.AvroSerde;
@@ -41,8 +41,8 @@ import org.apache.flink.util.function.SerializableSupplier;
  * {@link NamespaceChange#VERSION_HEADER}) waits for that version, so a change applies to every
  * write accepted after it; after the grace it is processed with the config at hand.
  */
-public abstract class NamespacedDecoder<V extends SpecificRecord, OUT> extends BroadcastProcessFunction<RawRecord, NamespaceChange, OUT>
-        implements CheckpointedFunction {
+public abstract class NamespacedDecoder<V extends SpecificRecord, OUT>
+        extends BroadcastProcessFunction<RawRecord, NamespaceChange, OUT> implements CheckpointedFunction {
     private final SerializableSupplier<SchemaRegistryClient> registry;
     private final NamespaceConfig.Kind kind;
     private final String stage;
@@ -72,8 +72,11 @@ public abstract class NamespacedDecoder<V extends SpecificRecord, OUT> extends B
         }
     }
 
-    protected NamespacedDecoder(SerializableSupplier<SchemaRegistryClient> registry, NamespaceConfig.Kind kind, String stage,
-                                long graceMillis) {
+    protected NamespacedDecoder(
+            SerializableSupplier<SchemaRegistryClient> registry,
+            NamespaceConfig.Kind kind,
+            String stage,
+            long graceMillis) {
         this.registry = registry;
         this.kind = kind;
         this.stage = stage;
@@ -104,8 +107,8 @@ public abstract class NamespacedDecoder<V extends SpecificRecord, OUT> extends B
 
     @Override
     public void initializeState(FunctionInitializationContext ctx) throws Exception {
-        parkedState = ctx.getOperatorStateStore().getListState(new ListStateDescriptor<>("parked-for-namespace",
-                TypeInformation.of(Parked.class)));
+        parkedState = ctx.getOperatorStateStore()
+                .getListState(new ListStateDescriptor<>("parked-for-namespace", TypeInformation.of(Parked.class)));
         parked = new ArrayList<>();
         for (Parked p : parkedState.get()) {
             parked.add(p);
@@ -150,8 +153,14 @@ public abstract class NamespacedDecoder<V extends SpecificRecord, OUT> extends B
     }
 
     /** @param since when the record first arrived (it keeps waiting from then, if parked again) */
-    private void handle(RawRecord in, ReadOnlyBroadcastState<String, NamespaceChange> state, long since, Emit emit,
-                        Collector<OUT> out, boolean force) throws Exception {
+    private void handle(
+            RawRecord in,
+            ReadOnlyBroadcastState<String, NamespaceChange> state,
+            long since,
+            Emit emit,
+            Collector<OUT> out,
+            boolean force)
+            throws Exception {
         V e;
         try {
             e = serde.deserialize(in.value, type());
@@ -175,8 +184,13 @@ public abstract class NamespacedDecoder<V extends SpecificRecord, OUT> extends B
             return;
         }
         if (ns.get().kind() != kind) {
-            emit.output(deadLetters(), new DeadLetterRecord(in, DeadLetterReason.WRONG_NAMESPACE_KIND,
-                    "namespace '" + name + "' is not a " + kind.name().toLowerCase() + " namespace", stage));
+            emit.output(
+                    deadLetters(),
+                    new DeadLetterRecord(
+                            in,
+                            DeadLetterReason.WRONG_NAMESPACE_KIND,
+                            "namespace '" + name + "' is not a " + kind.name().toLowerCase() + " namespace",
+                            stage));
             return;
         }
         process(in, e, ns.get(), emit, out);
@@ -187,7 +201,8 @@ public abstract class NamespacedDecoder<V extends SpecificRecord, OUT> extends B
      * still unknown, else processed with the config at hand (the newer one they were accepted
      * under is late, or was a bad row).
      */
-    private void expire(ReadOnlyBroadcastState<String, NamespaceChange> state, long now, Emit emit, Collector<OUT> out) throws Exception {
+    private void expire(ReadOnlyBroadcastState<String, NamespaceChange> state, long now, Emit emit, Collector<OUT> out)
+            throws Exception {
         if (parked.isEmpty() || parked.get(0).sinceMillis + graceMillis > now) {
             return; // parked in arrival order: the oldest decides
         }
@@ -205,6 +220,7 @@ public abstract class NamespacedDecoder<V extends SpecificRecord, OUT> extends B
     }
 
     private DeadLetterRecord unknown(RawRecord in, String name) {
-        return new DeadLetterRecord(in, DeadLetterReason.UNKNOWN_NAMESPACE, "namespace '" + name + "' does not exist", stage);
+        return new DeadLetterRecord(
+                in, DeadLetterReason.UNKNOWN_NAMESPACE, "namespace '" + name + "' does not exist", stage);
     }
 }

@@ -27,7 +27,8 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
     @Override
     public void open(OpenContext ctx) throws Exception {
         Duration ttl = IDLE_TTL;
-        ValueStateDescriptor<long[]> desc = new ValueStateDescriptor<>("best-effort-total", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO);
+        ValueStateDescriptor<long[]> desc =
+                new ValueStateDescriptor<>("best-effort-total", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO);
         desc.enableTimeToLive(StateTtlConfig.newBuilder(ttl).build());
         total = getRuntimeContext().getState(desc);
     }
@@ -55,8 +56,8 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
         int slash = key.indexOf('/');
         String namespace = key.substring(0, slash);
         long ttlSeconds = t.length > 2 && t[2] > 0 ? t[2] : IDLE_TTL.toSeconds();
-        out.collect(RollupWrite.rollup(namespace, key.substring(slash + 1), t[0], timestamp * 1000,
-                (int) Math.min(Integer.MAX_VALUE, ttlSeconds)));
+        out.collect(RollupWrite.rollup(namespace, key.substring(slash + 1), t[0], timestamp * 1000, (int)
+                Math.min(Integer.MAX_VALUE, ttlSeconds)));
         t[1] = 0;
         total.update(t);
     }

@@ -2,10 +2,9 @@ package io.tally.jobs.counter;
 
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import io.tally.jobs.cassandra.AsyncCqlWrites;
+import io.tally.jobs.cassandra.CounterTables;
 import io.tally.model.Micros;
 import io.tally.model.cassandra.CounterRollupsTable;
-import io.tally.jobs.cassandra.CounterTables;
-import io.tally.namespace.NamespaceName;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.Map;
@@ -38,7 +37,8 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
         private final AsyncCqlWrites writes;
         private final Map<String, Statements> statements = new ConcurrentHashMap<>();
 
-        private record Statements(PreparedStatement rollup, PreparedStatement rollupWithTtl, PreparedStatement lastWrite) {}
+        private record Statements(
+                PreparedStatement rollup, PreparedStatement rollupWithTtl, PreparedStatement lastWrite) {}
 
         Writer(AsyncCqlWrites writes) {
             this.writes = writes;
@@ -47,9 +47,11 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
         /** A namespace's prepared statements, creating its table first. */
         private Statements statements(String namespace) {
             return statements.computeIfAbsent(namespace, n -> {
-                String ks = CounterTables.create(writes.session(), n); // the provisioner made it already, unless it is new
+                String ks =
+                        CounterTables.create(writes.session(), n); // the provisioner made it already, unless it is new
                 var session = writes.session();
-                return new Statements(session.prepare(CounterRollupsTable.insertRollup(ks)),
+                return new Statements(
+                        session.prepare(CounterRollupsTable.insertRollup(ks)),
                         session.prepare(CounterRollupsTable.insertRollupWithTtl(ks)),
                         session.prepare(CounterRollupsTable.updateLastWrite(ks)));
             });

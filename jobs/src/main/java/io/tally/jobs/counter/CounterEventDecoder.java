@@ -1,18 +1,18 @@
 package io.tally.jobs.counter;
 
-import io.tally.model.DeadLetterReason;
-import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.jobs.control.NamespacedDecoder;
+import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.jobs.kafka.RawRecord;
+import io.tally.model.DeadLetterReason;
+import io.tally.model.Micros;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.TimeSlicePlanner;
 import io.tally.serde.SchemaRegistryClient;
-import io.tally.model.Micros;
-import tally.v1.CounterEvent;
-import tally.v1.CounterOp;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 import org.apache.flink.util.function.SerializableSupplier;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
 
 /**
  * Decodes CounterEvents and applies their namespace's config. Heartbeats (no value) only move
@@ -63,8 +63,14 @@ public class CounterEventDecoder extends NamespacedDecoder<CounterEvent, Counter
         long eventTime = Micros.of(e.getEventTime());
         long appended = in.timestampMillis * 1000;
         if (!ns.accepts(eventTime, appended)) {
-            ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, DeadLetterReason.OUTSIDE_ACCEPT_WINDOW, "event_time " + eventTime
-                    + " us is outside the accept window of '" + namespace + "' around the record's append time " + appended + " us", STAGE));
+            ctx.output(
+                    DEAD_LETTERS,
+                    new DeadLetterRecord(
+                            in,
+                            DeadLetterReason.OUTSIDE_ACCEPT_WINDOW,
+                            "event_time " + eventTime + " us is outside the accept window of '" + namespace
+                                    + "' around the record's append time " + appended + " us",
+                            STAGE));
             return;
         }
         CounterMutation m = new CounterMutation();
@@ -79,7 +85,8 @@ public class CounterEventDecoder extends NamespacedDecoder<CounterEvent, Counter
         m.acceptLimitMs = ns.acceptLimit().toMillis();
         m.coalesceMs = ns.rollup().coalesceMs();
         m.clockSkewMs = ns.rollup().clockSkewMs();
-        TimeSlicePlanner.Placement place = planners.computeIfAbsent(ns, TimeSlicePlanner::new).place(eventTime, m.eventId);
+        TimeSlicePlanner.Placement place =
+                planners.computeIfAbsent(ns, TimeSlicePlanner::new).place(eventTime, m.eventId);
         m.table = place.slice().tableName();
         m.sliceStartMicros = place.slice().startMicros();
         m.sliceEndMicros = place.slice().endMicros();

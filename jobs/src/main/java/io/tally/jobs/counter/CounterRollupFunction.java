@@ -1,15 +1,14 @@
 package io.tally.jobs.counter;
 
-import io.tally.model.DeadLetterReason;
 import io.tally.jobs.cassandra.EventRow;
 import io.tally.jobs.kafka.DeadLetterRecord;
+import io.tally.model.DeadLetterReason;
 import io.tally.namespace.CounterFold;
-import io.tally.namespace.NamespaceConfigParser;
 import io.tally.namespace.NamespaceConfig;
+import io.tally.namespace.NamespaceConfigParser;
 import io.tally.namespace.NamespaceName;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -77,14 +76,18 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
     public void open(OpenContext ctx) throws Exception {
         // Accept windows change live, so ids are kept as long as the widest one allowed.
         Duration widest = NamespaceConfigParser.MAX_COUNTER_ACCEPT_LIMIT;
-        MapStateDescriptor<String, String> seenDesc = new MapStateDescriptor<>("seen-event-ids", Types.STRING, Types.STRING);
+        MapStateDescriptor<String, String> seenDesc =
+                new MapStateDescriptor<>("seen-event-ids", Types.STRING, Types.STRING);
         seenDesc.enableTimeToLive(StateTtlConfig.newBuilder(widest.plus(DEDUP_MARGIN))
                 .setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite)
-                .setStateVisibility(StateTtlConfig.StateVisibility.NeverReturnExpired).build());
+                .setStateVisibility(StateTtlConfig.StateVisibility.NeverReturnExpired)
+                .build());
         seen = getRuntimeContext().getMapState(seenDesc);
-        pending = getRuntimeContext().getMapState(new MapStateDescriptor<>("pending-by-event-time", Types.LONG,
-                PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
-        rollup = getRuntimeContext().getState(new ValueStateDescriptor<>("rollup", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
+        pending = getRuntimeContext()
+                .getMapState(new MapStateDescriptor<>(
+                        "pending-by-event-time", Types.LONG, PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
+        rollup = getRuntimeContext()
+                .getState(new ValueStateDescriptor<>("rollup", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
         var metrics = getRuntimeContext().getMetricGroup().addGroup("tally");
         dedupHits = metrics.counter("dedupHits");
         countersTracked = metrics.counter("countersTracked");
@@ -100,8 +103,14 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             if (before.equals(payload)) {
                 dedupHits.inc();
             } else {
-                ctx.output(DEAD_LETTERS, new DeadLetterRecord(m.raw, DeadLetterReason.IDEMPOTENCY_KEY_REUSE, "event id '" + m.eventId
-                        + "' of counter '" + m.counter + "' was used before with another payload", CounterEventDecoder.STAGE));
+                ctx.output(
+                        DEAD_LETTERS,
+                        new DeadLetterRecord(
+                                m.raw,
+                                DeadLetterReason.IDEMPOTENCY_KEY_REUSE,
+                                "event id '" + m.eventId + "' of counter '" + m.counter
+                                        + "' was used before with another payload",
+                                CounterEventDecoder.STAGE));
             }
             return;
         }
@@ -116,8 +125,14 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         r[COALESCE_MS] = m.coalesceMs;
         r[SKEW_MS] = m.clockSkewMs;
         if (m.eventTimeMicros < r[ROLLUP_TS]) {
-            ctx.output(DEAD_LETTERS, new DeadLetterRecord(m.raw, DeadLetterReason.OUTSIDE_ACCEPT_WINDOW, "event_time " + m.eventTimeMicros
-                    + " us is behind the counter's immutable rollup at " + r[ROLLUP_TS] + " us", CounterEventDecoder.STAGE));
+            ctx.output(
+                    DEAD_LETTERS,
+                    new DeadLetterRecord(
+                            m.raw,
+                            DeadLetterReason.OUTSIDE_ACCEPT_WINDOW,
+                            "event_time " + m.eventTimeMicros + " us is behind the counter's immutable rollup at "
+                                    + r[ROLLUP_TS] + " us",
+                            CounterEventDecoder.STAGE));
             return;
         }
         seen.put(m.eventId, payload);
@@ -147,7 +162,11 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
 
     /** The first watermark at which a rollup covers an event, on the coalesce grid. */
     static long dueMillis(NamespaceConfig ns, long eventTimeMicros) {
-        return dueMillis(ns.acceptLimit().toMillis(), ns.rollup().coalesceMs(), ns.rollup().clockSkewMs(), eventTimeMicros);
+        return dueMillis(
+                ns.acceptLimit().toMillis(),
+                ns.rollup().coalesceMs(),
+                ns.rollup().clockSkewMs(),
+                eventTimeMicros);
     }
 
     static long dueMillis(long acceptMs, long coalesceMs, long skewMs, long eventTimeMicros) {
@@ -185,7 +204,8 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             r[COALESCE_MS] = 1_000;
             r[SKEW_MS] = 500;
         }
-        long t = rollupMicros(r[ACCEPT_MS], r[SKEW_MS], Math.min(ctx.timerService().currentWatermark(), END_OF_INPUT_MILLIS));
+        long t = rollupMicros(
+                r[ACCEPT_MS], r[SKEW_MS], Math.min(ctx.timerService().currentWatermark(), END_OF_INPUT_MILLIS));
         long next = Long.MAX_VALUE;
         if (t > r[ROLLUP_TS]) {
             List<CounterFold.Mutation> due = new ArrayList<>();

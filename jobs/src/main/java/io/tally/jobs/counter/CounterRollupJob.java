@@ -1,21 +1,21 @@
 package io.tally.jobs.counter;
 
-import io.tally.model.Topics;
 import io.tally.jobs.cassandra.CassandraEventSink;
 import io.tally.jobs.cassandra.EventRow;
-import io.tally.jobs.kafka.DeadLetterRecord;
-import io.tally.jobs.kafka.RawRecord;
-import io.tally.jobs.kafka.JobKafka;
+import io.tally.jobs.config.JobArgs;
+import io.tally.jobs.config.JobSetting;
+import io.tally.jobs.config.JobSettings;
 import io.tally.jobs.control.ControlPlane;
+import io.tally.jobs.kafka.DeadLetterRecord;
+import io.tally.jobs.kafka.JobKafka;
+import io.tally.jobs.kafka.RawRecord;
+import io.tally.model.Topics;
 import io.tally.namespace.NamespaceChange;
 import io.tally.serde.SchemaRegistryClient;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.sink2.Sink;
-import io.tally.jobs.config.JobArgs;
-import io.tally.jobs.config.JobSetting;
-import io.tally.jobs.config.JobSettings;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
@@ -41,10 +41,15 @@ public final class CounterRollupJob {
     public static final String NAME = "tally-counter-rollup";
     public static final String TOPIC = Topics.COUNTER_EVENTS;
 
-    public static final JobSetting HEARTBEAT_INTERVAL_MS = new JobSetting("heartbeat.interval.ms", JobSetting.Kind.MILLIS, "250",
+    public static final JobSetting HEARTBEAT_INTERVAL_MS = new JobSetting(
+            "heartbeat.interval.ms",
+            JobSetting.Kind.MILLIS,
+            "250",
             "how often every partition of the topic gets a heartbeat (event time moves on quiet partitions)");
     /** Every argument the job takes. */
-    public static final List<JobSetting> SETTINGS = JobSettings.of(JobSettings.kafka(NAME), JobSettings.CASSANDRA,
+    public static final List<JobSetting> SETTINGS = JobSettings.of(
+            JobSettings.kafka(NAME),
+            JobSettings.CASSANDRA,
             List.of(HEARTBEAT_INTERVAL_MS, JobSettings.UNKNOWN_NAMESPACE_GRACE_MS));
 
     private CounterRollupJob() {}
@@ -66,39 +71,73 @@ public final class CounterRollupJob {
         String host = p.text(JobSettings.CASSANDRA_HOST);
         int port = p.port(JobSettings.CASSANDRA_PORT);
         int partitions = partitions(bootstrap);
-        Heartbeats.Branch heartbeats = new Heartbeats.Branch(KafkaSink.<Long>builder().setBootstrapServers(bootstrap)
-                .setRecordSerializer(new Heartbeats.Serializer(TOPIC, partitions))
-                .setDeliveryGuarantee(DeliveryGuarantee.NONE).build(), partitions, p.number(HEARTBEAT_INTERVAL_MS), Long.MAX_VALUE);
-        build(env.fromSource(source, watermarks, TOPIC).uid("counter-source"),
-                ControlPlane.stream(env, bootstrap), new CassandraEventSink(host, port, 128), new CassandraRollupSink(host, port),
-                kafka.deadLetters(), registry, p.number(JobSettings.UNKNOWN_NAMESPACE_GRACE_MS), heartbeats);
+        Heartbeats.Branch heartbeats = new Heartbeats.Branch(
+                KafkaSink.<Long>builder()
+                        .setBootstrapServers(bootstrap)
+                        .setRecordSerializer(new Heartbeats.Serializer(TOPIC, partitions))
+                        .setDeliveryGuarantee(DeliveryGuarantee.NONE)
+                        .build(),
+                partitions,
+                p.number(HEARTBEAT_INTERVAL_MS),
+                Long.MAX_VALUE);
+        build(
+                env.fromSource(source, watermarks, TOPIC).uid("counter-source"),
+                ControlPlane.stream(env, bootstrap),
+                new CassandraEventSink(host, port, 128),
+                new CassandraRollupSink(host, port),
+                kafka.deadLetters(),
+                registry,
+                p.number(JobSettings.UNKNOWN_NAMESPACE_GRACE_MS),
+                heartbeats);
         env.execute(NAME);
     }
 
-    public static void build(DataStream<RawRecord> records, DataStream<NamespaceChange> control, Sink<EventRow> eventLog,
-                             Sink<RollupWrite> rollups, Sink<DeadLetterRecord> deadLetters,
-                             SerializableSupplier<SchemaRegistryClient> registry, long unknownNamespaceGraceMs,
-                             Heartbeats.Branch heartbeats) {
+    public static void build(
+            DataStream<RawRecord> records,
+            DataStream<NamespaceChange> control,
+            Sink<EventRow> eventLog,
+            Sink<RollupWrite> rollups,
+            Sink<DeadLetterRecord> deadLetters,
+            SerializableSupplier<SchemaRegistryClient> registry,
+            long unknownNamespaceGraceMs,
+            Heartbeats.Branch heartbeats) {
         SingleOutputStreamOperator<CounterMutation> decoded = records.connect(ControlPlane.broadcast(control))
-                .process(new CounterEventDecoder(registry, unknownNamespaceGraceMs)).uid("counter-decode").name("counter-decode");
-        SingleOutputStreamOperator<RollupWrite> durable = decoded.filter(m -> !m.bestEffort).name("durable-counters")
+                .process(new CounterEventDecoder(registry, unknownNamespaceGraceMs))
+                .uid("counter-decode")
+                .name("counter-decode");
+        SingleOutputStreamOperator<RollupWrite> durable = decoded.filter(m -> !m.bestEffort)
+                .name("durable-counters")
                 .keyBy(CounterMutation::key)
-                .process(new CounterRollupFunction()).uid("counter-rollup").name("counter-rollup");
-        DataStream<RollupWrite> bestEffort = decoded.filter(m -> m.bestEffort).name("best-effort-counters")
+                .process(new CounterRollupFunction())
+                .uid("counter-rollup")
+                .name("counter-rollup");
+        DataStream<RollupWrite> bestEffort = decoded.filter(m -> m.bestEffort)
+                .name("best-effort-counters")
                 .keyBy(CounterMutation::key)
-                .process(new BestEffortAggregator()).uid("best-effort-aggregate").name("best-effort-aggregate");
+                .process(new BestEffortAggregator())
+                .uid("best-effort-aggregate")
+                .name("best-effort-aggregate");
         durable.union(bestEffort).sinkTo(rollups).uid("counter-rollups").name("counter-rollups");
-        durable.getSideOutput(CounterRollupFunction.EVENT_LOG).sinkTo(eventLog).uid("counter-event-log").name("counter-event-log");
+        durable.getSideOutput(CounterRollupFunction.EVENT_LOG)
+                .sinkTo(eventLog)
+                .uid("counter-event-log")
+                .name("counter-event-log");
         decoded.getSideOutput(CounterEventDecoder.DEAD_LETTERS)
                 .union(durable.getSideOutput(CounterRollupFunction.DEAD_LETTERS))
-                .sinkTo(deadLetters).uid("counter-dead-letters").name("counter-dead-letters");
+                .sinkTo(deadLetters)
+                .uid("counter-dead-letters")
+                .name("counter-dead-letters");
         heartbeats.attach(records.getExecutionEnvironment());
     }
 
     private static int partitions(String bootstrap) throws Exception {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-            return admin.describeTopics(List.of(TOPIC)).allTopicNames().get().get(TOPIC).partitions().size();
+            return admin.describeTopics(List.of(TOPIC))
+                    .allTopicNames()
+                    .get()
+                    .get(TOPIC)
+                    .partitions()
+                    .size();
         }
     }
-
 }

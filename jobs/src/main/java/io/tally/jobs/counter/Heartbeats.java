@@ -3,13 +3,13 @@ package io.tally.jobs.counter;
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.serialization.SerializationSchema;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.api.common.serialization.SerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
@@ -34,10 +34,15 @@ public final class Heartbeats {
      */
     public record Branch(Sink<Long> sink, int partitions, long intervalMs, long ticks) implements Serializable {
         public void attach(StreamExecutionEnvironment env) {
-            DataGeneratorSource<Long> source = new DataGeneratorSource<>(i -> i, ticks,
-                    RateLimiterStrategy.perSecond(partitions * 1000.0 / intervalMs), Types.LONG);
-            env.fromSource(source, WatermarkStrategy.noWatermarks(), "heartbeat-ticks").uid("heartbeat-ticks").setParallelism(1)
-                    .sinkTo(sink).uid("heartbeats").name("heartbeats").setParallelism(1);
+            DataGeneratorSource<Long> source = new DataGeneratorSource<>(
+                    i -> i, ticks, RateLimiterStrategy.perSecond(partitions * 1000.0 / intervalMs), Types.LONG);
+            env.fromSource(source, WatermarkStrategy.noWatermarks(), "heartbeat-ticks")
+                    .uid("heartbeat-ticks")
+                    .setParallelism(1)
+                    .sinkTo(sink)
+                    .uid("heartbeats")
+                    .name("heartbeats")
+                    .setParallelism(1);
         }
     }
 
@@ -56,7 +61,8 @@ public final class Heartbeats {
 
         @Override
         public ProducerRecord<byte[], byte[]> serialize(Long tick, KafkaSinkContext context, Long timestamp) {
-            ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(topic, (int) (tick % partitions), (Long) null, KEY, (byte[]) null);
+            ProducerRecord<byte[], byte[]> r =
+                    new ProducerRecord<>(topic, (int) (tick % partitions), (Long) null, KEY, (byte[]) null);
             r.headers().add(HEADER, new byte[] {1});
             return r;
         }

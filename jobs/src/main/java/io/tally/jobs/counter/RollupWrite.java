@@ -6,7 +6,10 @@ package io.tally.jobs.counter;
  * (USING TIMESTAMP of the event). A positive ttlSeconds makes the row expire (BEST_EFFORT).
  */
 public class RollupWrite {
-    public enum Kind { ROLLUP, LAST_WRITE }
+    public enum Kind {
+        ROLLUP,
+        LAST_WRITE
+    }
 
     public Kind kind;
     public String namespace;

@@ -13,7 +13,8 @@ import java.time.Duration;
  * slice names, which were validated as safe index parts, never of raw input.
  */
 public final class ElasticsearchAdmin {
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final String url;
 
     public ElasticsearchAdmin(String url) {
@@ -42,12 +43,16 @@ public final class ElasticsearchAdmin {
 
     private void call(String method, String path, String body, boolean missingIsDone, boolean existingIsDone)
             throws IOException, InterruptedException {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url + path)).timeout(Duration.ofSeconds(30))
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url + path))
+                .timeout(Duration.ofSeconds(30))
                 .header("Content-Type", "application/json")
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+                .method(
+                        method,
+                        body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
         int status = r.statusCode();
-        boolean done = status / 100 == 2 || (missingIsDone && status == 404)
+        boolean done = status / 100 == 2
+                || (missingIsDone && status == 404)
                 || (existingIsDone && status == 400 && r.body().contains("resource_already_exists_exception"));
         if (!done) {
             throw new IllegalStateException(method + " " + path + ": HTTP " + status + " " + r.body());

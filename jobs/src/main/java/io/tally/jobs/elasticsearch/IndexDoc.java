@@ -11,11 +11,13 @@ import java.util.Map;
 public class IndexDoc {
     /** The namespace it belongs to (its index template comes from that namespace's config). */
     public String namespace;
+
     public String index;
     public String id;
     public Map<String, Object> source = new HashMap<>();
     /** Set on a template marker only: the namespace's index template and mapping (JSON). */
     public String templateJson;
+
     public String mappingJson;
 
     public IndexDoc() {}

@@ -23,13 +23,14 @@ public final class IndexTemplates {
     }
 
     /** The same, from a template and a mapping made by {@link #template} and {@link #mapping}. */
-    public static void put(ElasticsearchAdmin elasticsearch, String namespace, String template, String mapping) throws Exception {
+    public static void put(ElasticsearchAdmin elasticsearch, String namespace, String template, String mapping)
+            throws Exception {
         elasticsearch.put("/_index_template/" + IndexNames.template(namespace), template);
         try {
             elasticsearch.putOnExisting("/" + IndexNames.pattern(namespace) + "/_mapping", mapping);
         } catch (IllegalStateException e) {
-            LoggerFactory.getLogger(IndexTemplates.class).warn("field_mapping of {} reaches existing indices only partly: {}",
-                    namespace, e.getMessage());
+            LoggerFactory.getLogger(IndexTemplates.class)
+                    .warn("field_mapping of {} reaches existing indices only partly: {}", namespace, e.getMessage());
         }
     }
 
@@ -42,8 +43,11 @@ public final class IndexTemplates {
         StringBuilder props = new StringBuilder("\"time_series_id\":{\"type\":\"keyword\"},"
                 + "\"event_time\":{\"type\":\"date\",\"format\":\"epoch_millis\"},"
                 + "\"event_time_us\":{\"type\":\"long\"},\"event_id\":{\"type\":\"keyword\"}");
-        ns.index().fieldMapping().forEach((field, type) -> props.append(",\"").append(field)
-                .append("\":{\"type\":\"").append(type.name().toLowerCase()).append("\"}"));
+        ns.index().fieldMapping().forEach((field, type) -> props.append(",\"")
+                .append(field)
+                .append("\":{\"type\":\"")
+                .append(type.name().toLowerCase())
+                .append("\"}"));
         return props.toString();
     }
 

@@ -21,8 +21,8 @@ public class AvroRecordSerializer<T> implements KafkaRecordSerializationSchema<T
     private final SerializableFunction<T, Keyed> toAvro;
     private transient AvroSerde serde;
 
-    public AvroRecordSerializer(String topic, SerializableSupplier<SchemaRegistryClient> registry,
-                                SerializableFunction<T, Keyed> toAvro) {
+    public AvroRecordSerializer(
+            String topic, SerializableSupplier<SchemaRegistryClient> registry, SerializableFunction<T, Keyed> toAvro) {
         this.topic = topic;
         this.registry = registry;
         this.toAvro = toAvro;

@@ -6,11 +6,11 @@ import io.tally.serde.SchemaRegistryClient;
 import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import tally.v1.DeadLetter;
 import org.apache.flink.api.common.serialization.SerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.util.function.SerializableSupplier;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import tally.v1.DeadLetter;
 
 /** DeadLetterRecords as Avro DeadLetter values on tally.deadletter, keyed by the original key. */
 public class DeadLetterSerializer implements KafkaRecordSerializationSchema<DeadLetterRecord> {

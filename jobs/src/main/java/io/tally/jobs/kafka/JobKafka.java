@@ -1,9 +1,9 @@
 package io.tally.jobs.kafka;
 
-import io.tally.serde.RestSchemaRegistryClient;
-import io.tally.serde.SchemaRegistryClient;
 import io.tally.jobs.config.JobArgs;
 import io.tally.jobs.config.JobSettings;
+import io.tally.serde.RestSchemaRegistryClient;
+import io.tally.serde.SchemaRegistryClient;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
@@ -53,8 +53,10 @@ public final class JobKafka {
     }
 
     public KafkaSink<DeadLetterRecord> deadLetters() {
-        return KafkaSink.<DeadLetterRecord>builder().setBootstrapServers(bootstrap)
+        return KafkaSink.<DeadLetterRecord>builder()
+                .setBootstrapServers(bootstrap)
                 .setRecordSerializer(new DeadLetterSerializer(registry()))
-                .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE).build();
+                .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+                .build();
     }
 }

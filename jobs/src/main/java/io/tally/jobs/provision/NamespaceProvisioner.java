@@ -63,7 +63,11 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
         carryOut(out);
         // After a restore the state holds every namespace: the first ticks provision them again (idempotent).
         try {
-            storage.lifecycle(namespaces.over(ctx.getBroadcastState(ControlPlane.NAMESPACES)).all().values(),
+            storage.lifecycle(
+                    namespaces
+                            .over(ctx.getBroadcastState(ControlPlane.NAMESPACES))
+                            .all()
+                            .values(),
                     System.currentTimeMillis() * 1000);
         } catch (Exception e) {
             LOG.warn("slice lifecycle pass failed; retrying on the next tick", e);

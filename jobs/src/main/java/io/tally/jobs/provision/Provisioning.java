@@ -20,19 +20,27 @@ import org.apache.flink.util.function.SerializableSupplier;
  * @param intervalMs how often the slice lifecycle runs
  * @param ticks how many ticks the branch makes (unbounded in production; a test bounds it so its job ends)
  */
-public record Provisioning(SerializableSupplier<NamespaceStorage> storage, long intervalMs, long ticks) implements Serializable {
+public record Provisioning(SerializableSupplier<NamespaceStorage> storage, long intervalMs, long ticks)
+        implements Serializable {
     public static Provisioning every(long intervalMs, SerializableSupplier<NamespaceStorage> storage) {
         return new Provisioning(storage, intervalMs, Long.MAX_VALUE);
     }
 
     /** Adds the branch to the control stream's job. */
     public void attach(DataStream<NamespaceChange> control) {
-        DataGeneratorSource<Long> tickSource = new DataGeneratorSource<>(i -> i, ticks,
-                RateLimiterStrategy.perSecond(1000.0 / intervalMs), Types.LONG);
+        DataGeneratorSource<Long> tickSource = new DataGeneratorSource<>(
+                i -> i, ticks, RateLimiterStrategy.perSecond(1000.0 / intervalMs), Types.LONG);
         control.getExecutionEnvironment()
-                .fromSource(tickSource, WatermarkStrategy.noWatermarks(), "lifecycle-ticks").uid("lifecycle-ticks").setParallelism(1)
+                .fromSource(tickSource, WatermarkStrategy.noWatermarks(), "lifecycle-ticks")
+                .uid("lifecycle-ticks")
+                .setParallelism(1)
                 .connect(ControlPlane.broadcast(control))
-                .process(new NamespaceProvisioner(storage)).uid("namespace-provisioner").name("namespace-provisioner").setParallelism(1)
-                .sinkTo(new DiscardingSink<>()).uid("lifecycle-done").setParallelism(1);
+                .process(new NamespaceProvisioner(storage))
+                .uid("namespace-provisioner")
+                .name("namespace-provisioner")
+                .setParallelism(1)
+                .sinkTo(new DiscardingSink<>())
+                .uid("lifecycle-done")
+                .setParallelism(1);
     }
 }

@@ -1,19 +1,18 @@
 package io.tally.jobs.provision;
 
-import io.tally.jobs.elasticsearch.ElasticsearchAdmin;
-import io.tally.jobs.cassandra.SliceTables;
-
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
-import io.tally.namespace.NamespaceConfig;
-import io.tally.namespace.NamespaceName;
-import io.tally.namespace.TimeSlicePlanner;
-import io.tally.namespace.TimeSlicePlanner.Slice;
+import io.tally.jobs.cassandra.SliceTables;
+import io.tally.jobs.elasticsearch.ElasticsearchAdmin;
 import io.tally.model.cassandra.NamespaceKeyspace;
 import io.tally.model.cassandra.SliceCatalogTable;
 import io.tally.model.cassandra.SliceTable;
 import io.tally.model.elasticsearch.IndexNames;
+import io.tally.namespace.NamespaceConfig;
+import io.tally.namespace.NamespaceName;
+import io.tally.namespace.TimeSlicePlanner;
+import io.tally.namespace.TimeSlicePlanner.Slice;
 import java.time.Instant;
 
 /**

@@ -1,9 +1,9 @@
 package io.tally.jobs.provision;
 
-import io.tally.jobs.cassandra.CounterTables;
-import io.tally.jobs.elasticsearch.IndexTemplates;
-import io.tally.jobs.elasticsearch.ElasticsearchAdmin;
 import io.tally.jobs.cassandra.AsyncCqlWrites;
+import io.tally.jobs.cassandra.CounterTables;
+import io.tally.jobs.elasticsearch.ElasticsearchAdmin;
+import io.tally.jobs.elasticsearch.IndexTemplates;
 import io.tally.model.elasticsearch.IndexNames;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.TimeSlicePlanner;

@@ -9,6 +9,7 @@ public class ContainerWindow {
     public long samples;
     /** Mean run-queue wait: how often AND how long wake-ups waited, steadier than a percentile on a busy host. */
     public long meanUs;
+
     public long p50Us;
     public long p90Us;
     public long p99Us;

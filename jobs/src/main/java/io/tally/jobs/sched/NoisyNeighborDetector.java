@@ -26,7 +26,8 @@ public class NoisyNeighborDetector extends KeyedProcessFunction<String, Containe
 
     @Override
     public void open(OpenContext ctx) {
-        baseline = getRuntimeContext().getState(new ValueStateDescriptor<>("baseline", TypeInformation.of(Baseline.class)));
+        baseline = getRuntimeContext()
+                .getState(new ValueStateDescriptor<>("baseline", TypeInformation.of(Baseline.class)));
         firing = getRuntimeContext().getState(new ValueStateDescriptor<>("firing", Types.BOOLEAN));
     }
 

@@ -1,29 +1,25 @@
 package io.tally.jobs.sched;
 
-import io.tally.model.Micros;
-import java.time.Instant;
-import tally.v1.AlertState;
-import tally.v1.EventItem;
-import tally.v1.NoisyNeighborAlert;
-import tally.v1.TimeSeriesEvent;
-import io.tally.model.SchedNamespaces;
-import io.tally.model.Topics;
+import io.tally.jobs.config.JobArgs;
+import io.tally.jobs.config.JobSetting;
+import io.tally.jobs.config.JobSettings;
 import io.tally.jobs.kafka.AvroRecordSerializer;
 import io.tally.jobs.kafka.AvroRecordSerializer.Keyed;
-import io.tally.jobs.kafka.RawRecord;
 import io.tally.jobs.kafka.JobKafka;
+import io.tally.jobs.kafka.RawRecord;
+import io.tally.model.Micros;
+import io.tally.model.SchedNamespaces;
+import io.tally.model.Topics;
 import io.tally.serde.SchemaRegistryClient;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.sink2.Sink;
-import io.tally.jobs.config.JobArgs;
-import io.tally.jobs.config.JobSetting;
-import io.tally.jobs.config.JobSettings;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
@@ -34,6 +30,10 @@ import org.apache.flink.streaming.api.windowing.assigners.SlidingEventTimeWindow
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.function.SerializableSupplier;
+import tally.v1.AlertState;
+import tally.v1.EventItem;
+import tally.v1.NoisyNeighborAlert;
+import tally.v1.TimeSeriesEvent;
 
 /**
  * Noisy-neighbor detection over the runq exporter's events (which share the platform's
@@ -52,18 +52,25 @@ public final class NoisyNeighborJob {
     public static final String SUMMARY_NAMESPACE = SchedNamespaces.SUMMARY;
     public static final String ALERT_NAMESPACE = SchedNamespaces.ALERTS;
 
-    public static final JobSetting WINDOW_SIZE_MS = new JobSetting("window.size.ms", JobSetting.Kind.MILLIS, "60000",
-            "sliding window size per container");
-    public static final JobSetting WINDOW_SLIDE_MS = new JobSetting("window.slide.ms", JobSetting.Kind.MILLIS, "10000",
-            "sliding window slide");
-    public static final JobSetting RULE_RATIO = new JobSetting("rule.ratio", JobSetting.Kind.RATIO, "2.0",
+    public static final JobSetting WINDOW_SIZE_MS =
+            new JobSetting("window.size.ms", JobSetting.Kind.MILLIS, "60000", "sliding window size per container");
+    public static final JobSetting WINDOW_SLIDE_MS =
+            new JobSetting("window.slide.ms", JobSetting.Kind.MILLIS, "10000", "sliding window slide");
+    public static final JobSetting RULE_RATIO = new JobSetting(
+            "rule.ratio",
+            JobSetting.Kind.RATIO,
+            "2.0",
             "how many times its baseline a signal must be to count as risen");
-    public static final JobSetting RULE_MIN_LATENCY_US = new JobSetting("rule.min.latency.us", JobSetting.Kind.COUNT, "1000",
-            "floor of the latency signal (p99, microseconds)");
-    public static final JobSetting RULE_MIN_SWITCH_OUTS = new JobSetting("rule.min.switch.outs", JobSetting.Kind.COUNT, "100",
+    public static final JobSetting RULE_MIN_LATENCY_US = new JobSetting(
+            "rule.min.latency.us", JobSetting.Kind.COUNT, "1000", "floor of the latency signal (p99, microseconds)");
+    public static final JobSetting RULE_MIN_SWITCH_OUTS = new JobSetting(
+            "rule.min.switch.outs",
+            JobSetting.Kind.COUNT,
+            "100",
             "floor of switch-outs by other containers or the system in a window");
     /** Every argument the job takes. */
-    public static final List<JobSetting> SETTINGS = JobSettings.of(JobSettings.kafka(NAME),
+    public static final List<JobSetting> SETTINGS = JobSettings.of(
+            JobSettings.kafka(NAME),
             List.of(WINDOW_SIZE_MS, WINDOW_SLIDE_MS, RULE_RATIO, RULE_MIN_LATENCY_US, RULE_MIN_SWITCH_OUTS));
 
     private NoisyNeighborJob() {}
@@ -79,43 +86,70 @@ public final class NoisyNeighborJob {
         SerializableSupplier<SchemaRegistryClient> registry = kafka.registry();
         StreamExecutionEnvironment env = kafka.environment();
         // scheduler data is only worth its recent past: a new deployment starts at the end
-        KafkaSource<RawRecord> source = kafka.source(org.apache.kafka.clients.consumer.OffsetResetStrategy.LATEST,
-                EVENTS_TOPIC, Topics.COUNTER_EVENTS);
-        NoisyNeighborRule rule = new NoisyNeighborRule(p.ratio(RULE_RATIO), p.number(RULE_MIN_LATENCY_US),
-                p.number(RULE_MIN_SWITCH_OUTS), 0.2);
-        build(env.fromSource(source, WatermarkStrategy.noWatermarks(), "scheduler-events").uid("sched-source"),
-                KafkaSink.<AlertRecord>builder().setBootstrapServers(bootstrap)
-                        .setRecordSerializer(new AvroRecordSerializer<>(ALERTS_TOPIC, registry, NoisyNeighborJob::alert))
-                        .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE).build(),
-                KafkaSink.<SchedEvent>builder().setBootstrapServers(bootstrap)
-                        .setRecordSerializer(new AvroRecordSerializer<>(EVENTS_TOPIC, registry, NoisyNeighborJob::timeSeriesEvent))
-                        .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE).build(),
-                registry, Duration.ofMillis(p.number(WINDOW_SIZE_MS)), Duration.ofMillis(p.number(WINDOW_SLIDE_MS)), rule);
+        KafkaSource<RawRecord> source = kafka.source(
+                org.apache.kafka.clients.consumer.OffsetResetStrategy.LATEST, EVENTS_TOPIC, Topics.COUNTER_EVENTS);
+        NoisyNeighborRule rule = new NoisyNeighborRule(
+                p.ratio(RULE_RATIO), p.number(RULE_MIN_LATENCY_US), p.number(RULE_MIN_SWITCH_OUTS), 0.2);
+        build(
+                env.fromSource(source, WatermarkStrategy.noWatermarks(), "scheduler-events")
+                        .uid("sched-source"),
+                KafkaSink.<AlertRecord>builder()
+                        .setBootstrapServers(bootstrap)
+                        .setRecordSerializer(
+                                new AvroRecordSerializer<>(ALERTS_TOPIC, registry, NoisyNeighborJob::alert))
+                        .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+                        .build(),
+                KafkaSink.<SchedEvent>builder()
+                        .setBootstrapServers(bootstrap)
+                        .setRecordSerializer(
+                                new AvroRecordSerializer<>(EVENTS_TOPIC, registry, NoisyNeighborJob::timeSeriesEvent))
+                        .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+                        .build(),
+                registry,
+                Duration.ofMillis(p.number(WINDOW_SIZE_MS)),
+                Duration.ofMillis(p.number(WINDOW_SLIDE_MS)),
+                rule);
         env.execute(NAME);
     }
 
-    public static void build(DataStream<RawRecord> records, Sink<AlertRecord> alerts, Sink<SchedEvent> events,
-                             SerializableSupplier<SchemaRegistryClient> registry, Duration size, Duration slide,
-                             NoisyNeighborRule rule) {
-        DataStream<ContainerWindow> windows = records
-                .process(new SchedDecoder(registry)).uid("sched-decode").name("sched-decode")
-                .assignTimestampsAndWatermarks(WatermarkStrategy.<SchedObservation>forBoundedOutOfOrderness(Duration.ofSeconds(3))
-                        .withTimestampAssigner((o, ts) -> o.timeMillis).withIdleness(Duration.ofSeconds(30)))
+    public static void build(
+            DataStream<RawRecord> records,
+            Sink<AlertRecord> alerts,
+            Sink<SchedEvent> events,
+            SerializableSupplier<SchemaRegistryClient> registry,
+            Duration size,
+            Duration slide,
+            NoisyNeighborRule rule) {
+        DataStream<ContainerWindow> windows = records.process(new SchedDecoder(registry))
+                .uid("sched-decode")
+                .name("sched-decode")
+                .assignTimestampsAndWatermarks(
+                        WatermarkStrategy.<SchedObservation>forBoundedOutOfOrderness(Duration.ofSeconds(3))
+                                .withTimestampAssigner((o, ts) -> o.timeMillis)
+                                .withIdleness(Duration.ofSeconds(30)))
                 .keyBy(SchedObservation::key)
                 .window(SlidingEventTimeWindows.of(size, slide))
-                .aggregate(new WindowSketch(), new Summarize()).uid("container-windows").name("container-windows");
+                .aggregate(new WindowSketch(), new Summarize())
+                .uid("container-windows")
+                .name("container-windows");
         DataStream<AlertRecord> detected = windows.keyBy(ContainerWindow::key)
-                .process(new NoisyNeighborDetector(rule)).uid("noisy-neighbor-rule").name("noisy-neighbor-rule");
+                .process(new NoisyNeighborDetector(rule))
+                .uid("noisy-neighbor-rule")
+                .name("noisy-neighbor-rule");
         detected.sinkTo(alerts).uid("alerts").name("alerts");
-        windows.map(NoisyNeighborJob::summaryEvent).union(detected.map(NoisyNeighborJob::alertEvent))
-                .sinkTo(events).uid("sched-events").name("sched-events");
+        windows.map(NoisyNeighborJob::summaryEvent)
+                .union(detected.map(NoisyNeighborJob::alertEvent))
+                .sinkTo(events)
+                .uid("sched-events")
+                .name("sched-events");
     }
 
     static final class Summarize extends ProcessWindowFunction<WindowSketch.Acc, ContainerWindow, String, TimeWindow> {
         @Override
         public void process(String key, Context ctx, Iterable<WindowSketch.Acc> accs, Collector<ContainerWindow> out) {
             for (WindowSketch.Acc acc : accs) {
-                out.collect(WindowSketch.summary(key, ctx.window().getStart(), ctx.window().getEnd(), acc));
+                out.collect(WindowSketch.summary(
+                        key, ctx.window().getStart(), ctx.window().getEnd(), acc));
             }
         }
     }
@@ -141,15 +175,45 @@ public final class NoisyNeighborJob {
     }
 
     static SchedEvent summaryEvent(ContainerWindow w) {
-        return event(SUMMARY_NAMESPACE, w, "w" + w.windowEndMillis, Map.of("container", w.container,
-                "samples", Long.toString(w.samples), "runq_mean_us", Long.toString(w.meanUs), "runq_p50_us", Long.toString(w.p50Us), "runq_p90_us", Long.toString(w.p90Us),
-                "runq_p99_us", Long.toString(w.p99Us), "switch_outs_same_container", Long.toString(w.sameContainer),
-                "switch_outs_other_container", Long.toString(w.otherContainer), "switch_outs_system", Long.toString(w.system)));
+        return event(
+                SUMMARY_NAMESPACE,
+                w,
+                "w" + w.windowEndMillis,
+                Map.of(
+                        "container",
+                        w.container,
+                        "samples",
+                        Long.toString(w.samples),
+                        "runq_mean_us",
+                        Long.toString(w.meanUs),
+                        "runq_p50_us",
+                        Long.toString(w.p50Us),
+                        "runq_p90_us",
+                        Long.toString(w.p90Us),
+                        "runq_p99_us",
+                        Long.toString(w.p99Us),
+                        "switch_outs_same_container",
+                        Long.toString(w.sameContainer),
+                        "switch_outs_other_container",
+                        Long.toString(w.otherContainer),
+                        "switch_outs_system",
+                        Long.toString(w.system)));
     }
 
     static SchedEvent alertEvent(AlertRecord a) {
-        return event(ALERT_NAMESPACE, a.window, a.state + "-" + a.window.windowEndMillis, Map.of("container", a.window.container,
-                "state", a.state, "runq_p99_us", Long.toString(a.window.p99Us), "reason", a.reason));
+        return event(
+                ALERT_NAMESPACE,
+                a.window,
+                a.state + "-" + a.window.windowEndMillis,
+                Map.of(
+                        "container",
+                        a.window.container,
+                        "state",
+                        a.state,
+                        "runq_p99_us",
+                        Long.toString(a.window.p99Us),
+                        "reason",
+                        a.reason));
     }
 
     private static SchedEvent event(String namespace, ContainerWindow w, String eventId, Map<String, String> items) {

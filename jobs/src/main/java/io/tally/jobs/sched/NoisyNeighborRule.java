@@ -55,7 +55,11 @@ public final class NoisyNeighborRule implements Serializable {
         public long firstWindowEndMillis = Long.MIN_VALUE;
     }
 
-    public enum Verdict { NOISY_NEIGHBOR, SELF_THROTTLED, NORMAL }
+    public enum Verdict {
+        NOISY_NEIGHBOR,
+        SELF_THROTTLED,
+        NORMAL
+    }
 
     public Verdict judge(ContainerWindow w, Baseline b) {
         if (!judgeable(b) || w.samples == 0) {
@@ -84,8 +88,10 @@ public final class NoisyNeighborRule implements Serializable {
         if (!judgeable(b)) {
             return true;
         }
-        return !rose(w.p99Us, b.p99Us, minLatencyUs) && !rose(w.p90Us, b.p90Us, minLatencyUs)
-                && !rose(w.meanUs, b.meanUs, minLatencyUs) && !rose(w.otherContainer, b.otherContainer, minSwitchOuts)
+        return !rose(w.p99Us, b.p99Us, minLatencyUs)
+                && !rose(w.p90Us, b.p90Us, minLatencyUs)
+                && !rose(w.meanUs, b.meanUs, minLatencyUs)
+                && !rose(w.otherContainer, b.otherContainer, minSwitchOuts)
                 && !rose(w.system, b.system, minSwitchOuts);
     }
 
@@ -122,11 +128,21 @@ public final class NoisyNeighborRule implements Serializable {
 
     public String reason(Verdict v, ContainerWindow w, Baseline b) {
         return switch (v) {
-            case NOISY_NEIGHBOR -> String.format("run-queue p99 %d us, mean %d us (baseline %.0f us, %.0f us) while switched "
-                    + "out %d times by other containers and %d by system services (baseline %.0f), %d by its own tasks",
-                    w.p99Us, w.meanUs, b.p99Us, b.meanUs, w.otherContainer, w.system, b.otherContainer + b.system, w.sameContainer);
-            case SELF_THROTTLED -> String.format("run-queue p99 %d us (baseline %.0f us) but preempted mostly by its own "
-                    + "tasks (%d vs %d by others): its own quota or load, not a neighbor", w.p99Us, b.p99Us, w.sameContainer, w.byOthers());
+            case NOISY_NEIGHBOR -> String.format(
+                    "run-queue p99 %d us, mean %d us (baseline %.0f us, %.0f us) while switched "
+                            + "out %d times by other containers and %d by system services (baseline %.0f), %d by its own tasks",
+                    w.p99Us,
+                    w.meanUs,
+                    b.p99Us,
+                    b.meanUs,
+                    w.otherContainer,
+                    w.system,
+                    b.otherContainer + b.system,
+                    w.sameContainer);
+            case SELF_THROTTLED -> String.format(
+                    "run-queue p99 %d us (baseline %.0f us) but preempted mostly by its own "
+                            + "tasks (%d vs %d by others): its own quota or load, not a neighbor",
+                    w.p99Us, b.p99Us, w.sameContainer, w.byOthers());
             case NORMAL -> "back to normal: run-queue p99 " + w.p99Us + " us";
         };
     }

@@ -1,21 +1,20 @@
 package io.tally.jobs.sched;
 
-import io.tally.model.SchedNamespaces;
 import io.tally.jobs.kafka.RawRecord;
+import io.tally.model.SchedNamespaces;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.SchemaRegistryClient;
 import io.tally.serde.SerdeException;
-import tally.v1.CounterEvent;
-import tally.v1.CounterOp;
-import tally.v1.EventItem;
-import tally.v1.TimeSeriesEvent;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.function.SerializableSupplier;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 
 /**
  * Picks the exporter's events out of the shared topics: TimeSeriesEvents of sched.runq
@@ -58,8 +57,11 @@ public class SchedDecoder extends ProcessFunction<RawRecord, SchedObservation> {
                         ByteBuffer v = item.getValue().duplicate();
                         byte[] b = new byte[v.remaining()];
                         v.get(b);
-                        out.collect(SchedObservation.latency(tsid.substring(0, slash), tsid.substring(slash + 1),
-                                Long.parseLong(new String(b, StandardCharsets.UTF_8)), e.getEventTime().toEpochMilli()));
+                        out.collect(SchedObservation.latency(
+                                tsid.substring(0, slash),
+                                tsid.substring(slash + 1),
+                                Long.parseLong(new String(b, StandardCharsets.UTF_8)),
+                                e.getEventTime().toEpochMilli()));
                     }
                 }
             } else {
@@ -68,8 +70,12 @@ public class SchedDecoder extends ProcessFunction<RawRecord, SchedObservation> {
                 int first = counter.indexOf('/');
                 int last = counter.lastIndexOf('/');
                 if (first > 0 && last > first && e.getOp() == CounterOp.ADD) {
-                    out.collect(SchedObservation.switchOuts(counter.substring(0, first), counter.substring(first + 1, last),
-                            counter.substring(last + 1), e.getDelta(), e.getEventTime().toEpochMilli()));
+                    out.collect(SchedObservation.switchOuts(
+                            counter.substring(0, first),
+                            counter.substring(first + 1, last),
+                            counter.substring(last + 1),
+                            e.getDelta(),
+                            e.getEventTime().toEpochMilli()));
                 }
             }
         } catch (SerdeException | NumberFormatException | ClassCastException e) {

@@ -1,19 +1,16 @@
 package io.tally.jobs.timeseries;
 
-import io.tally.jobs.elasticsearch.IndexDoc;
-import io.tally.model.DeadLetterReason;
-import io.tally.jobs.kafka.RawRecord;
-import io.tally.jobs.kafka.DeadLetterRecord;
-import io.tally.jobs.control.NamespacedDecoder;
 import io.tally.jobs.cassandra.EventRow;
-
+import io.tally.jobs.control.NamespacedDecoder;
+import io.tally.jobs.elasticsearch.IndexDoc;
+import io.tally.jobs.kafka.DeadLetterRecord;
+import io.tally.jobs.kafka.RawRecord;
+import io.tally.model.DeadLetterReason;
+import io.tally.model.Micros;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceName;
 import io.tally.namespace.TimeSlicePlanner;
 import io.tally.serde.SchemaRegistryClient;
-import io.tally.model.Micros;
-import tally.v1.EventItem;
-import tally.v1.TimeSeriesEvent;
 import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.List;
@@ -22,6 +19,8 @@ import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 import org.apache.flink.util.function.SerializableSupplier;
+import tally.v1.EventItem;
+import tally.v1.TimeSeriesEvent;
 
 /**
  * Decodes TimeSeriesEvents, applies their namespace's config and plans their rows. What it
@@ -33,6 +32,7 @@ public class EventDecoder extends NamespacedDecoder<TimeSeriesEvent, EventRow> {
     public static final OutputTag<DeadLetterRecord> DEAD_LETTERS = new OutputTag<>("dead-letters") {};
     /** One document per stored event of a namespace whose index is enabled. */
     public static final OutputTag<IndexDoc> INDEX_DOCS = new OutputTag<>("index-docs") {};
+
     static final String STAGE = "timeseries-writer";
 
     /** The config whose index template this instance sent last, per namespace. */
@@ -73,15 +73,28 @@ public class EventDecoder extends NamespacedDecoder<TimeSeriesEvent, EventRow> {
         long eventTime = Micros.of(e.getEventTime());
         long arrival = in.timestampMillis * 1000;
         if (!ns.accepts(eventTime, arrival)) {
-            ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, DeadLetterReason.OUTSIDE_ACCEPT_WINDOW, "event_time " + eventTime
-                    + " us is outside the accept window of '" + namespace + "' around the record's timestamp " + arrival + " us", STAGE));
+            ctx.output(
+                    DEAD_LETTERS,
+                    new DeadLetterRecord(
+                            in,
+                            DeadLetterReason.OUTSIDE_ACCEPT_WINDOW,
+                            "event_time " + eventTime + " us is outside the accept window of '" + namespace
+                                    + "' around the record's timestamp " + arrival + " us",
+                            STAGE));
             return;
         }
         String eventId = e.getEventId();
-        TimeSlicePlanner.Placement place = planners.computeIfAbsent(ns, TimeSlicePlanner::new).place(eventTime, eventId);
+        TimeSlicePlanner.Placement place =
+                planners.computeIfAbsent(ns, TimeSlicePlanner::new).place(eventTime, eventId);
         if (place.slice().endMicros() + ns.retention().closeAfter().toNanos() / 1000 <= arrival) {
-            ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, DeadLetterReason.SLICE_CLOSED, "slice " + place.slice().tableName()
-                    + " of '" + namespace + "' is closed (close_after " + ns.retention().closeAfter() + ")", STAGE));
+            ctx.output(
+                    DEAD_LETTERS,
+                    new DeadLetterRecord(
+                            in,
+                            DeadLetterReason.SLICE_CLOSED,
+                            "slice " + place.slice().tableName() + " of '" + namespace + "' is closed (close_after "
+                                    + ns.retention().closeAfter() + ")",
+                            STAGE));
             return;
         }
         List<EventItem> items = e.getItems();
@@ -91,8 +104,9 @@ public class EventDecoder extends NamespacedDecoder<TimeSeriesEvent, EventRow> {
                 ctx.output(INDEX_DOCS, IndexDoc.templateOf(ns));
                 templated.put(namespace, ns);
             }
-            ctx.output(INDEX_DOCS, IndexDocs.of(ns, place.slice().indexName(), e.getTimeSeriesId(),
-                    eventTime, eventId, items));
+            ctx.output(
+                    INDEX_DOCS,
+                    IndexDocs.of(ns, place.slice().indexName(), e.getTimeSeriesId(), eventTime, eventId, items));
         }
         if (items.isEmpty()) {
             out.collect(row(keyspace, namespace, place, e, eventTime, eventId, "", new byte[0]));
@@ -105,8 +119,15 @@ public class EventDecoder extends NamespacedDecoder<TimeSeriesEvent, EventRow> {
         }
     }
 
-    private static EventRow row(String keyspace, String namespace, TimeSlicePlanner.Placement p, TimeSeriesEvent e,
-                                long eventTime, String eventId, String itemKey, byte[] value) {
+    private static EventRow row(
+            String keyspace,
+            String namespace,
+            TimeSlicePlanner.Placement p,
+            TimeSeriesEvent e,
+            long eventTime,
+            String eventId,
+            String itemKey,
+            byte[] value) {
         EventRow r = new EventRow();
         r.keyspace = keyspace;
         r.table = p.slice().tableName();

@@ -18,8 +18,13 @@ import tally.v1.EventItem;
 final class IndexDocs {
     private IndexDocs() {}
 
-    static IndexDoc of(NamespaceConfig ns, String index, String tsid, long eventTimeMicros, String eventId,
-                       List<EventItem> items) {
+    static IndexDoc of(
+            NamespaceConfig ns,
+            String index,
+            String tsid,
+            long eventTimeMicros,
+            String eventId,
+            List<EventItem> items) {
         IndexDoc d = new IndexDoc();
         d.namespace = ns.name();
         d.index = index;

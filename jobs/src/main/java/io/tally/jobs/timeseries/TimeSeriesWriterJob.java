@@ -1,37 +1,36 @@
 package io.tally.jobs.timeseries;
 
-import io.tally.jobs.elasticsearch.IndexDoc;
-import io.tally.model.Topics;
-import io.tally.jobs.kafka.RawRecord;
-import io.tally.jobs.kafka.JobKafka;
-import io.tally.jobs.kafka.DeadLetterRecord;
-import io.tally.jobs.cassandra.EventRow;
 import io.tally.jobs.cassandra.CassandraEventSink;
-
-import io.tally.jobs.control.ControlPlane;
-import io.tally.jobs.provision.IndexTemplateGuard;
-import io.tally.jobs.provision.Provisioning;
-import io.tally.jobs.provision.StoreNamespaceStorage;
-import io.tally.namespace.NamespaceChange;
-import java.net.URI;
-import org.apache.flink.connector.elasticsearch.sink.Elasticsearch7SinkBuilder;
-import org.apache.flink.connector.elasticsearch.sink.FlushBackoffType;
-import org.apache.http.HttpHost;
-import org.elasticsearch.action.index.IndexRequest;
-import io.tally.serde.SchemaRegistryClient;
-import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.connector.sink2.Sink;
+import io.tally.jobs.cassandra.EventRow;
 import io.tally.jobs.config.JobArgs;
 import io.tally.jobs.config.JobSetting;
 import io.tally.jobs.config.JobSettings;
+import io.tally.jobs.control.ControlPlane;
+import io.tally.jobs.elasticsearch.IndexDoc;
+import io.tally.jobs.kafka.DeadLetterRecord;
+import io.tally.jobs.kafka.JobKafka;
+import io.tally.jobs.kafka.RawRecord;
+import io.tally.jobs.provision.IndexTemplateGuard;
+import io.tally.jobs.provision.Provisioning;
+import io.tally.jobs.provision.StoreNamespaceStorage;
+import io.tally.model.Topics;
+import io.tally.namespace.NamespaceChange;
+import io.tally.serde.SchemaRegistryClient;
+import java.net.URI;
 import java.util.List;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.elasticsearch.sink.Elasticsearch7SinkBuilder;
+import org.apache.flink.connector.elasticsearch.sink.FlushBackoffType;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.function.SerializableSupplier;
+import org.apache.http.HttpHost;
+import org.elasticsearch.action.index.IndexRequest;
 
 /**
  * Stores every TimeSeriesEvent of tally.timeseries.events in its namespace's Cassandra slice
@@ -53,12 +52,20 @@ public final class TimeSeriesWriterJob {
     public static final String NAME = "tally-timeseries-writer";
     public static final String TOPIC = Topics.TIMESERIES_EVENTS;
 
-    public static final JobSetting ELASTICSEARCH_URL = new JobSetting("elasticsearch.url", JobSetting.Kind.URL,
-            "http://127.0.0.1:9200", "Elasticsearch (documents of indexed namespaces, index templates)");
-    public static final JobSetting LIFECYCLE_INTERVAL_MS = new JobSetting("lifecycle.interval.ms", JobSetting.Kind.MILLIS, "60000",
+    public static final JobSetting ELASTICSEARCH_URL = new JobSetting(
+            "elasticsearch.url",
+            JobSetting.Kind.URL,
+            "http://127.0.0.1:9200",
+            "Elasticsearch (documents of indexed namespaces, index templates)");
+    public static final JobSetting LIFECYCLE_INTERVAL_MS = new JobSetting(
+            "lifecycle.interval.ms",
+            JobSetting.Kind.MILLIS,
+            "60000",
             "how often the slice lifecycle runs (slices ahead, close, drop by retention)");
     /** Every argument the job takes. */
-    public static final List<JobSetting> SETTINGS = JobSettings.of(JobSettings.kafka(NAME), JobSettings.CASSANDRA,
+    public static final List<JobSetting> SETTINGS = JobSettings.of(
+            JobSettings.kafka(NAME),
+            JobSettings.CASSANDRA,
             List.of(ELASTICSEARCH_URL, LIFECYCLE_INTERVAL_MS, JobSettings.UNKNOWN_NAMESPACE_GRACE_MS));
 
     private TimeSeriesWriterJob() {}
@@ -72,14 +79,16 @@ public final class TimeSeriesWriterJob {
         JobKafka kafka = new JobKafka(p, NAME);
         SerializableSupplier<SchemaRegistryClient> registry = kafka.registry();
         StreamExecutionEnvironment env = kafka.environment();
-        KafkaSource<RawRecord> source = kafka.source(org.apache.kafka.clients.consumer.OffsetResetStrategy.EARLIEST, TOPIC);
+        KafkaSource<RawRecord> source =
+                kafka.source(org.apache.kafka.clients.consumer.OffsetResetStrategy.EARLIEST, TOPIC);
         KafkaSink<DeadLetterRecord> deadLetters = kafka.deadLetters();
         String elasticsearch = p.text(ELASTICSEARCH_URL);
         DataStream<NamespaceChange> control = ControlPlane.stream(env, kafka.bootstrap);
         URI es = URI.create(elasticsearch);
         Sink<IndexDoc> documents = new Elasticsearch7SinkBuilder<IndexDoc>()
                 .setHosts(new HttpHost(es.getHost(), es.getPort(), es.getScheme()))
-                .setEmitter((doc, context, indexer) -> indexer.add(new IndexRequest(doc.index).id(doc.id).source(doc.source)))
+                .setEmitter((doc, context, indexer) ->
+                        indexer.add(new IndexRequest(doc.index).id(doc.id).source(doc.source)))
                 .setBulkFlushMaxActions(1000)
                 .setBulkFlushInterval(1000)
                 .setBulkFlushBackoffStrategy(FlushBackoffType.EXPONENTIAL, 8, 500)
@@ -87,10 +96,17 @@ public final class TimeSeriesWriterJob {
                 .build();
         String cassandraHost = p.text(JobSettings.CASSANDRA_HOST);
         int cassandraPort = p.port(JobSettings.CASSANDRA_PORT);
-        build(env.fromSource(source, WatermarkStrategy.noWatermarks(), TOPIC).uid("timeseries-source"),
-                new CassandraEventSink(cassandraHost, cassandraPort, 128), documents, deadLetters, control, registry,
-                p.number(JobSettings.UNKNOWN_NAMESPACE_GRACE_MS), elasticsearch,
-                Provisioning.every(p.number(LIFECYCLE_INTERVAL_MS),
+        build(
+                env.fromSource(source, WatermarkStrategy.noWatermarks(), TOPIC).uid("timeseries-source"),
+                new CassandraEventSink(cassandraHost, cassandraPort, 128),
+                documents,
+                deadLetters,
+                control,
+                registry,
+                p.number(JobSettings.UNKNOWN_NAMESPACE_GRACE_MS),
+                elasticsearch,
+                Provisioning.every(
+                        p.number(LIFECYCLE_INTERVAL_MS),
                         () -> new StoreNamespaceStorage(cassandraHost, cassandraPort, elasticsearch)));
         env.execute(NAME);
     }
@@ -101,17 +117,32 @@ public final class TimeSeriesWriterJob {
      *
      * @param elasticsearch Elasticsearch's URL for index templates (null: documents go on untouched)
      */
-    public static void build(DataStream<RawRecord> records, Sink<EventRow> rows, Sink<IndexDoc> documents,
-                             Sink<DeadLetterRecord> deadLetters, DataStream<NamespaceChange> control,
-                             SerializableSupplier<SchemaRegistryClient> registry, long unknownNamespaceGraceMs,
-                             String elasticsearch, Provisioning provisioning) {
+    public static void build(
+            DataStream<RawRecord> records,
+            Sink<EventRow> rows,
+            Sink<IndexDoc> documents,
+            Sink<DeadLetterRecord> deadLetters,
+            DataStream<NamespaceChange> control,
+            SerializableSupplier<SchemaRegistryClient> registry,
+            long unknownNamespaceGraceMs,
+            String elasticsearch,
+            Provisioning provisioning) {
         SingleOutputStreamOperator<EventRow> planned = records.connect(ControlPlane.broadcast(control))
-                .process(new EventDecoder(registry, unknownNamespaceGraceMs)).uid("decode-and-plan").name("decode-and-plan");
+                .process(new EventDecoder(registry, unknownNamespaceGraceMs))
+                .uid("decode-and-plan")
+                .name("decode-and-plan");
         planned.sinkTo(rows).uid("cassandra-rows").name("cassandra-rows");
         planned.getSideOutput(EventDecoder.INDEX_DOCS)
-                .process(new IndexTemplateGuard(elasticsearch)).uid("index-templates").name("index-templates")
-                .sinkTo(documents).uid("elasticsearch-docs").name("elasticsearch-docs");
-        planned.getSideOutput(EventDecoder.DEAD_LETTERS).sinkTo(deadLetters).uid("dead-letters").name("dead-letters");
+                .process(new IndexTemplateGuard(elasticsearch))
+                .uid("index-templates")
+                .name("index-templates")
+                .sinkTo(documents)
+                .uid("elasticsearch-docs")
+                .name("elasticsearch-docs");
+        planned.getSideOutput(EventDecoder.DEAD_LETTERS)
+                .sinkTo(deadLetters)
+                .uid("dead-letters")
+                .name("dead-letters");
         provisioning.attach(control);
     }
 }

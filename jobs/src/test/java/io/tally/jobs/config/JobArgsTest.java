@@ -12,8 +12,9 @@ import org.junit.jupiter.api.Test;
 class JobArgsTest {
     @Test
     void defaultsApplyAndBothFlagFormsParse() {
-        JobArgs a = JobArgs.parse(TimeSeriesWriterJob.NAME, TimeSeriesWriterJob.SETTINGS,
-                new String[] {"--kafka.bootstrap", "10.0.0.1:9092", "--cassandra.port=9142"});
+        JobArgs a = JobArgs.parse(TimeSeriesWriterJob.NAME, TimeSeriesWriterJob.SETTINGS, new String[] {
+            "--kafka.bootstrap", "10.0.0.1:9092", "--cassandra.port=9142"
+        });
         assertThat(a.text(JobSettings.KAFKA_BOOTSTRAP)).isEqualTo("10.0.0.1:9092");
         assertThat(a.port(JobSettings.CASSANDRA_PORT)).isEqualTo(9142);
         assertThat(a.number(TimeSeriesWriterJob.LIFECYCLE_INTERVAL_MS)).isEqualTo(60_000);
@@ -23,13 +24,16 @@ class JobArgsTest {
     @Test
     void anUnknownArgumentIsAnErrorNamingIt() {
         // the launcher once passed Elasticsearch settings to every job, and they were ignored
-        assertThatThrownBy(() -> JobArgs.parse(CounterRollupJob.NAME, CounterRollupJob.SETTINGS,
-                new String[] {"--elasticsearch.url", "http://127.0.0.1:9200"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown argument --elasticsearch.url")
+        assertThatThrownBy(() -> JobArgs.parse(CounterRollupJob.NAME, CounterRollupJob.SETTINGS, new String[] {
+                    "--elasticsearch.url", "http://127.0.0.1:9200"
+                }))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown argument --elasticsearch.url")
                 .hasMessageContaining("--heartbeat.interval.ms");
         assertThatThrownBy(() -> JobArgs.parse("j", List.of(), new String[] {"stray"}))
                 .hasMessageContaining("unexpected argument 'stray'");
-        assertThatThrownBy(() -> JobArgs.parse(CounterRollupJob.NAME, CounterRollupJob.SETTINGS, new String[] {"--cassandra.port"}))
+        assertThatThrownBy(() -> JobArgs.parse(
+                        CounterRollupJob.NAME, CounterRollupJob.SETTINGS, new String[] {"--cassandra.port"}))
                 .hasMessageContaining("--cassandra.port needs a value");
     }
 
@@ -44,7 +48,8 @@ class JobArgsTest {
                 .hasMessageContaining("must be host:port");
         assertThatThrownBy(() -> JobArgs.parse("j", s, new String[] {"--registry.url", "ftp://x"}))
                 .hasMessageContaining("must be an http(s) URL");
-        assertThatThrownBy(() -> JobArgs.parse("j", CounterRollupJob.SETTINGS, new String[] {"--cassandra.port", "70000"}))
+        assertThatThrownBy(
+                        () -> JobArgs.parse("j", CounterRollupJob.SETTINGS, new String[] {"--cassandra.port", "70000"}))
                 .hasMessageContaining("outside 1..65535");
     }
 
@@ -52,6 +57,7 @@ class JobArgsTest {
     void helpListsEverySettingWithItsDefault() {
         JobArgs a = JobArgs.parse(NoisyNeighborJob.NAME, NoisyNeighborJob.SETTINGS, new String[] {"--help"});
         assertThat(a.helpAsked()).isTrue();
-        NoisyNeighborJob.SETTINGS.forEach(s -> assertThat(a.usage()).contains("--" + s.name()).contains(s.defaultValue()));
+        NoisyNeighborJob.SETTINGS.forEach(
+                s -> assertThat(a.usage()).contains("--" + s.name()).contains(s.defaultValue()));
     }
 }

@@ -43,8 +43,14 @@ class NamespacedDecoderTest {
     }
 
     RawRecord record(String namespace, String id, long version) {
-        CounterEvent e = new CounterEvent(namespace, "c1", CounterOp.ADD, 1L, Micros.toInstant((NOW_MS - 1_000) * 1000), id, "test");
-        RawRecord r = new RawRecord(Topics.COUNTER_EVENTS, 0, 0, NOW_MS, (namespace + "/c1").getBytes(StandardCharsets.UTF_8),
+        CounterEvent e = new CounterEvent(
+                namespace, "c1", CounterOp.ADD, 1L, Micros.toInstant((NOW_MS - 1_000) * 1000), id, "test");
+        RawRecord r = new RawRecord(
+                Topics.COUNTER_EVENTS,
+                0,
+                0,
+                NOW_MS,
+                (namespace + "/c1").getBytes(StandardCharsets.UTF_8),
                 serde.serialize(Topics.COUNTER_EVENTS, e));
         r.namespaceVersion = version;
         return r;
@@ -52,8 +58,11 @@ class NamespacedDecoderTest {
 
     DeadLetterReason[] deadLetters() {
         var out = h.getSideOutput(CounterEventDecoder.DEAD_LETTERS);
-        return out == null ? new DeadLetterReason[0] : out.stream()
-                .map(r -> ((DeadLetterRecord) r.getValue()).reason).toArray(DeadLetterReason[]::new);
+        return out == null
+                ? new DeadLetterReason[0]
+                : out.stream()
+                        .map(r -> ((DeadLetterRecord) r.getValue()).reason)
+                        .toArray(DeadLetterReason[]::new);
     }
 
     @Test
@@ -82,9 +91,9 @@ class NamespacedDecoderTest {
         h.processBroadcastElement(NamespaceChange.upsert("ns", 1, COUNTER), NOW_MS);
         h.processElement(record("ns", "e1", 2), NOW_MS);
         assertThat(h.extractOutputValues()).isEmpty();
-        h.processBroadcastElement(NamespaceChange.upsert("ns", 2,
-                COUNTER.replace("\"5s\"", "\"9s\"")), NOW_MS);
-        assertThat(h.extractOutputValues()).singleElement().satisfies(m -> assertThat(m.acceptLimitMs).isEqualTo(9_000));
+        h.processBroadcastElement(NamespaceChange.upsert("ns", 2, COUNTER.replace("\"5s\"", "\"9s\"")), NOW_MS);
+        assertThat(h.extractOutputValues()).singleElement().satisfies(m -> assertThat(m.acceptLimitMs)
+                .isEqualTo(9_000));
     }
 
     @Test
@@ -99,8 +108,13 @@ class NamespacedDecoderTest {
         h.processElement(record("later", "e1", 0), NOW_MS);
         var snapshot = h.snapshot(1, NOW_MS);
         h.close();
-        h = new BroadcastOperatorTestHarness<>(new CoBroadcastWithNonKeyedOperator<>(
-                new CounterEventDecoder(StaticRegistry::new, GRACE_MS), java.util.List.of(ControlPlane.NAMESPACES)), 1, 1, 0);
+        h = new BroadcastOperatorTestHarness<>(
+                new CoBroadcastWithNonKeyedOperator<>(
+                        new CounterEventDecoder(StaticRegistry::new, GRACE_MS),
+                        java.util.List.of(ControlPlane.NAMESPACES)),
+                1,
+                1,
+                0);
         h.setup();
         h.initializeState(snapshot);
         h.open();

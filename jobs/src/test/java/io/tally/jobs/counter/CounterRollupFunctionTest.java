@@ -26,8 +26,8 @@ class CounterRollupFunctionTest {
 
     @BeforeEach
     void open() throws Exception {
-        h = new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(new CounterRollupFunction()),
-                CounterMutation::key, Types.STRING);
+        h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new CounterRollupFunction()), CounterMutation::key, Types.STRING);
         h.open();
     }
 
@@ -62,7 +62,9 @@ class CounterRollupFunctionTest {
     }
 
     List<RollupWrite> rollups() {
-        return h.extractOutputValues().stream().filter(w -> w.kind == RollupWrite.Kind.ROLLUP).toList();
+        return h.extractOutputValues().stream()
+                .filter(w -> w.kind == RollupWrite.Kind.ROLLUP)
+                .toList();
     }
 
     @Test
@@ -71,7 +73,8 @@ class CounterRollupFunctionTest {
         send(add("e1", T0, 5)); // the same request again
         send(add("e1", T0, 7)); // the same token, another delta
         assertThat(h.getSideOutput(CounterRollupFunction.EVENT_LOG)).hasSize(1);
-        assertThat(h.getSideOutput(CounterRollupFunction.DEAD_LETTERS)).extracting(r -> ((DeadLetterRecord) r.getValue()).reason)
+        assertThat(h.getSideOutput(CounterRollupFunction.DEAD_LETTERS))
+                .extracting(r -> ((DeadLetterRecord) r.getValue()).reason)
                 .containsExactly(DeadLetterReason.IDEMPOTENCY_KEY_REUSE);
         h.processWatermark(T0 + 10_000);
         assertThat(rollups()).extracting(w -> w.count).containsExactly(5L);
@@ -112,7 +115,8 @@ class CounterRollupFunctionTest {
         send(add("a", T0, 3));
         h.processWatermark(T0 + 7_000); // rolled up to T0 + 1.5 s
         send(add("late", T0 + 1_000, 4));
-        assertThat(h.getSideOutput(CounterRollupFunction.DEAD_LETTERS)).extracting(r -> ((DeadLetterRecord) r.getValue()).reason)
+        assertThat(h.getSideOutput(CounterRollupFunction.DEAD_LETTERS))
+                .extracting(r -> ((DeadLetterRecord) r.getValue()).reason)
                 .containsExactly(DeadLetterReason.OUTSIDE_ACCEPT_WINDOW);
         h.processWatermark(T0 + 20_000);
         assertThat(rollups()).extracting(w -> w.count).containsOnly(3L);
@@ -123,8 +127,8 @@ class CounterRollupFunctionTest {
         send(add("s1", T0, 4));
         var snapshot = h.snapshot(1, T0);
         h.close();
-        h = new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(new CounterRollupFunction()),
-                CounterMutation::key, Types.STRING);
+        h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new CounterRollupFunction()), CounterMutation::key, Types.STRING);
         h.initializeState(snapshot);
         h.open();
         send(add("s1", T0, 4)); // a replay after the restore: still a retry

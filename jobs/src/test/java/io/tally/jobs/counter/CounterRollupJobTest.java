@@ -6,10 +6,10 @@ import io.tally.jobs.cassandra.EventRow;
 import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.jobs.testing.CollectSink;
-import io.tally.jobs.testing.StaticRegistry;
 import io.tally.jobs.testing.SeedControlPlane;
-import io.tally.serde.AvroSerde;
+import io.tally.jobs.testing.StaticRegistry;
 import io.tally.model.TallySchemas;
+import io.tally.serde.AvroSerde;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,11 +33,25 @@ class CounterRollupJobTest {
 
     /** A counter event appended at appendMs (LogAppendTime) with an event time of eventMs. */
     void event(String ns, String counter, String op, long delta, long eventMs, String id, long appendMs) {
-        GenericRecord e = new GenericRecordBuilder(TallySchemas.COUNTER_EVENT).set("namespace", ns).set("counter", counter)
-                .set("op", new GenericData.EnumSymbol(TallySchemas.COUNTER_EVENT.getField("op").schema(), op))
-                .set("delta", delta).set("event_time", eventMs * 1000).set("event_id", id).set("source", "test").build();
-        input.add(new RawRecord("tally.counter.events", 0, input.size(), appendMs,
-                (ns + "/" + counter).getBytes(StandardCharsets.UTF_8), serde.serialize("tally.counter.events", e)));
+        GenericRecord e = new GenericRecordBuilder(TallySchemas.COUNTER_EVENT)
+                .set("namespace", ns)
+                .set("counter", counter)
+                .set(
+                        "op",
+                        new GenericData.EnumSymbol(
+                                TallySchemas.COUNTER_EVENT.getField("op").schema(), op))
+                .set("delta", delta)
+                .set("event_time", eventMs * 1000)
+                .set("event_id", id)
+                .set("source", "test")
+                .build();
+        input.add(new RawRecord(
+                "tally.counter.events",
+                0,
+                input.size(),
+                appendMs,
+                (ns + "/" + counter).getBytes(StandardCharsets.UTF_8),
+                serde.serialize("tally.counter.events", e)));
     }
 
     void heartbeat(long appendMs) {
@@ -59,17 +73,17 @@ class CounterRollupJobTest {
     void dedupsRollsUpOverTheImmutableWindowAndClearsInEventTimeOrder() throws Exception {
         // video_views: EVENTUAL, accept 5 s, skew 500 ms, coalesce 1 s
         event("video_views", "c1", "ADD", 5, T0_MS, "e1", T0_MS + 100);
-        event("video_views", "c1", "ADD", 5, T0_MS, "e1", T0_MS + 150);          // a retry: counted once
-        event("video_views", "c1", "ADD", 6, T0_MS, "e1", T0_MS + 160);          // reuse, other payload
+        event("video_views", "c1", "ADD", 5, T0_MS, "e1", T0_MS + 150); // a retry: counted once
+        event("video_views", "c1", "ADD", 6, T0_MS, "e1", T0_MS + 160); // reuse, other payload
         event("video_views", "c1", "ADD", 3, T0_MS + 1000, "e2", T0_MS + 1100);
         event("video_views", "c1", "CLEAR", 0, T0_MS + 2000, "e3", T0_MS + 2100);
         event("video_views", "c1", "ADD", 10, T0_MS + 3000, "e4", T0_MS + 3100);
-        event("video_views", "c1", "ADD", 1, T0_MS + 1500, "e5", T0_MS + 3200);  // late but before the clear
+        event("video_views", "c1", "ADD", 1, T0_MS + 1500, "e5", T0_MS + 3200); // late but before the clear
         event("video_views", "c1", "ADD", 1, T0_MS - 10_000, "old", T0_MS + 3300); // outside the window
         event("nope", "c1", "ADD", 1, T0_MS, "x", T0_MS + 3400);
         event("playback", "c1", "ADD", 1, T0_MS, "y", T0_MS + 3500);
         event("ad_clicks", "a1", "ADD", 7, T0_MS + 3000, "a", T0_MS + 3600);
-        heartbeat(T0_MS + 20_000);                                                 // rollup at T0 + 14.5 s
+        heartbeat(T0_MS + 20_000); // rollup at T0 + 14.5 s
         event("video_views", "c1", "ADD", 2, T0_MS + 18_000, "e6", T0_MS + 20_500);
         input.add(new RawRecord("tally.counter.events", 0, input.size(), T0_MS + 20_600, null, new byte[] {1, 2, 3}));
 
@@ -77,25 +91,40 @@ class CounterRollupJobTest {
         CollectSink<EventRow> log = new CollectSink<>("counter-log");
         CollectSink<RollupWrite> rollups = new CollectSink<>("counter-rollups");
         CollectSink<DeadLetterRecord> dead = new CollectSink<>("counter-dead");
-        CounterRollupJob.build(env.fromData(TypeInformation.of(RawRecord.class), input.toArray(new RawRecord[0]))
-                        .setParallelism(1).map(SeedControlPlane.afterDelay(2000)).returns(RawRecord.class).setParallelism(1)
+        CounterRollupJob.build(
+                env.fromData(TypeInformation.of(RawRecord.class), input.toArray(new RawRecord[0]))
+                        .setParallelism(1)
+                        .map(SeedControlPlane.afterDelay(2000))
+                        .returns(RawRecord.class)
+                        .setParallelism(1)
                         .assignTimestampsAndWatermarks(WatermarkStrategy.<RawRecord>forGenerator(c -> new EveryRecord())
-                                .withTimestampAssigner((r, ts) -> r.timestampMillis)).setParallelism(1),
-                SeedControlPlane.stream(env), log, rollups, dead, StaticRegistry::new, 0,
+                                .withTimestampAssigner((r, ts) -> r.timestampMillis))
+                        .setParallelism(1),
+                SeedControlPlane.stream(env),
+                log,
+                rollups,
+                dead,
+                StaticRegistry::new,
+                0,
                 new Heartbeats.Branch(new CollectSink<>("counter-heartbeats"), 3, 100, 6));
         env.execute("test");
         // the heartbeat branch runs with the job: every tick reaches its sink (partition = tick mod 3)
         assertThat(CollectSink.<Long>get("counter-heartbeats")).containsExactlyInAnyOrder(0L, 1L, 2L, 3L, 4L, 5L);
 
-        assertThat(CollectSink.<EventRow>get("counter-log")).extracting(r -> r.eventId + ":" + r.itemKey + "="
-                + new String(r.itemValue, StandardCharsets.UTF_8)).containsExactlyInAnyOrder(
-                "e1:ADD=5", "e2:ADD=3", "e3:CLEAR=0", "e4:ADD=10", "e5:ADD=1", "e6:ADD=2", "a:ADD=7");
-        EventRow a = CollectSink.<EventRow>get("counter-log").stream().filter(r -> r.eventId.equals("a")).findFirst().orElseThrow();
+        assertThat(CollectSink.<EventRow>get("counter-log"))
+                .extracting(r -> r.eventId + ":" + r.itemKey + "=" + new String(r.itemValue, StandardCharsets.UTF_8))
+                .containsExactlyInAnyOrder(
+                        "e1:ADD=5", "e2:ADD=3", "e3:CLEAR=0", "e4:ADD=10", "e5:ADD=1", "e6:ADD=2", "a:ADD=7");
+        EventRow a = CollectSink.<EventRow>get("counter-log").stream()
+                .filter(r -> r.eventId.equals("a"))
+                .findFirst()
+                .orElseThrow();
         assertThat(a.keyspace).isEqualTo("ns_ad_clicks");
         assertThat(a.timeSeriesId).isEqualTo("a1");
 
         List<RollupWrite> c1 = CollectSink.<RollupWrite>get("counter-rollups").stream()
-                .filter(w -> w.counter.equals("c1") && w.kind == RollupWrite.Kind.ROLLUP).toList();
+                .filter(w -> w.counter.equals("c1") && w.kind == RollupWrite.Kind.ROLLUP)
+                .toList();
         long mid = (T0_MS + 14_500) * 1000;
         assertThat(c1).anySatisfy(w -> {
             assertThat(w.timeMicros).isEqualTo(mid);
@@ -117,14 +146,25 @@ class CounterRollupJobTest {
 
         Map<Long, String> reasons = CollectSink.<DeadLetterRecord>get("counter-dead").stream()
                 .collect(Collectors.toMap(d -> d.original.offset, d -> d.reason.name()));
-        assertThat(reasons).containsExactlyInAnyOrderEntriesOf(Map.of(2L, "IDEMPOTENCY_KEY_REUSE", 7L, "OUTSIDE_ACCEPT_WINDOW",
-                8L, "UNKNOWN_NAMESPACE", 9L, "WRONG_NAMESPACE_KIND", 13L, "UNDECODABLE"));
+        assertThat(reasons)
+                .containsExactlyInAnyOrderEntriesOf(Map.of(
+                        2L,
+                        "IDEMPOTENCY_KEY_REUSE",
+                        7L,
+                        "OUTSIDE_ACCEPT_WINDOW",
+                        8L,
+                        "UNKNOWN_NAMESPACE",
+                        9L,
+                        "WRONG_NAMESPACE_KIND",
+                        13L,
+                        "UNDECODABLE"));
     }
 
     @Test
     void rollupTimersSitOnTheCoalesceGrid() throws Exception {
         var ns = io.tally.namespace.NamespaceCatalog.fromDirectory(java.nio.file.Path.of("../infra/namespaces"))
-                .get("video_views").orElseThrow();
+                .get("video_views")
+                .orElseThrow();
         // accept 5 s + skew 500 ms, rounded up to the 1 s grid: every event of one second shares one timer
         assertThat(CounterRollupFunction.dueMillis(ns, T0_MS * 1000)).isEqualTo(T0_MS + 6000);
         assertThat(CounterRollupFunction.dueMillis(ns, T0_MS * 1000 + 499_000)).isEqualTo(T0_MS + 6000);

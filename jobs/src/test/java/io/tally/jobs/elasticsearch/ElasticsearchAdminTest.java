@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
 
 /** Which answers count as done: a canned HTTP server answers each path with a fixed status. */
 class ElasticsearchAdminTest {
-    static final Map<String, Integer> STATUS = Map.of("/ok", 200, "/gone", 404, "/exists", 400, "/bad", 400, "/down", 503);
+    static final Map<String, Integer> STATUS =
+            Map.of("/ok", 200, "/gone", 404, "/exists", 400, "/bad", 400, "/down", 503);
     HttpServer server;
     final List<String> calls = new ArrayList<>();
     ElasticsearchAdmin es;
@@ -25,10 +26,13 @@ class ElasticsearchAdminTest {
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         server.createContext("/", x -> {
             String path = x.getRequestURI().getPath();
-            calls.add(x.getRequestMethod() + " " + path + " " + new String(x.getRequestBody().readAllBytes(), StandardCharsets.UTF_8)
-                    + " " + x.getRequestHeaders().getFirst("Content-Type"));
-            byte[] body = (path.equals("/exists") ? "{\"error\":{\"type\":\"resource_already_exists_exception\"}}"
-                    : "{\"error\":\"x\"}").getBytes(StandardCharsets.UTF_8);
+            calls.add(x.getRequestMethod() + " " + path + " "
+                    + new String(x.getRequestBody().readAllBytes(), StandardCharsets.UTF_8) + " "
+                    + x.getRequestHeaders().getFirst("Content-Type"));
+            byte[] body = (path.equals("/exists")
+                            ? "{\"error\":{\"type\":\"resource_already_exists_exception\"}}"
+                            : "{\"error\":\"x\"}")
+                    .getBytes(StandardCharsets.UTF_8);
             x.sendResponseHeaders(STATUS.getOrDefault(path, 500), body.length);
             x.getResponseBody().write(body);
             x.close();

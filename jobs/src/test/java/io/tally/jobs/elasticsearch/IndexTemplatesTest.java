@@ -8,11 +8,16 @@ import org.junit.jupiter.api.Test;
 class IndexTemplatesTest {
     @Test
     void theTemplateMapsTheNamespaceFieldsAndAlias() {
-        var ns = NamespaceConfigParser.parse("playback", "{\"kind\":\"timeseries\",\"index\":{\"field_mapping\":"
-                + "{\"deviceType\":\"KEYWORD\",\"duration\":\"INTEGER\"},\"refresh_interval\":\"1s\"}}");
+        var ns = NamespaceConfigParser.parse(
+                "playback",
+                "{\"kind\":\"timeseries\",\"index\":{\"field_mapping\":"
+                        + "{\"deviceType\":\"KEYWORD\",\"duration\":\"INTEGER\"},\"refresh_interval\":\"1s\"}}");
         String t = IndexTemplates.template(ns);
-        assertThat(t).contains("\"index_patterns\":[\"tally-playback-*\"]")
-                .contains("\"deviceType\":{\"type\":\"keyword\"}").contains("\"duration\":{\"type\":\"integer\"}")
-                .contains("\"aliases\":{\"tally-playback\":{}}").contains("\"refresh_interval\":\"1000ms\"");
+        assertThat(t)
+                .contains("\"index_patterns\":[\"tally-playback-*\"]")
+                .contains("\"deviceType\":{\"type\":\"keyword\"}")
+                .contains("\"duration\":{\"type\":\"integer\"}")
+                .contains("\"aliases\":{\"tally-playback\":{}}")
+                .contains("\"refresh_interval\":\"1000ms\"");
     }
 }

@@ -6,8 +6,8 @@ import io.tally.jobs.kafka.AvroRecordSerializer.Keyed;
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.jobs.testing.CollectSink;
 import io.tally.jobs.testing.StaticRegistry;
-import io.tally.serde.AvroSerde;
 import io.tally.model.TallySchemas;
+import io.tally.serde.AvroSerde;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -31,19 +31,34 @@ class NoisyNeighborJobTest {
     final List<RawRecord> input = new ArrayList<>();
 
     void runq(String container, long atMs, long latencyUs) {
-        GenericRecord item = new GenericRecordBuilder(TallySchemas.EVENT_ITEM).set("key", "runq_lat_us")
-                .set("value", ByteBuffer.wrap(Long.toString(latencyUs).getBytes(StandardCharsets.UTF_8))).build();
-        GenericRecord e = new GenericRecordBuilder(TallySchemas.TIME_SERIES_EVENT).set("namespace", "sched.runq")
-                .set("time_series_id", "h1/" + container).set("event_time", atMs * 1000).set("event_id", container + atMs)
-                .set("items", List.of(item)).set("source", "test").build();
+        GenericRecord item = new GenericRecordBuilder(TallySchemas.EVENT_ITEM)
+                .set("key", "runq_lat_us")
+                .set("value", ByteBuffer.wrap(Long.toString(latencyUs).getBytes(StandardCharsets.UTF_8)))
+                .build();
+        GenericRecord e = new GenericRecordBuilder(TallySchemas.TIME_SERIES_EVENT)
+                .set("namespace", "sched.runq")
+                .set("time_series_id", "h1/" + container)
+                .set("event_time", atMs * 1000)
+                .set("event_id", container + atMs)
+                .set("items", List.of(item))
+                .set("source", "test")
+                .build();
         add("sched.runq/h1/" + container, serde.serialize("tally.timeseries.events", e), atMs);
     }
 
     void switchOuts(String container, String cause, long atMs, long n) {
-        GenericRecord e = new GenericRecordBuilder(TallySchemas.COUNTER_EVENT).set("namespace", "sched.switchout")
+        GenericRecord e = new GenericRecordBuilder(TallySchemas.COUNTER_EVENT)
+                .set("namespace", "sched.switchout")
                 .set("counter", "h1/" + container + "/" + cause)
-                .set("op", new GenericData.EnumSymbol(TallySchemas.COUNTER_EVENT.getField("op").schema(), "ADD"))
-                .set("delta", n).set("event_time", atMs * 1000).set("event_id", "x" + atMs).set("source", "test").build();
+                .set(
+                        "op",
+                        new GenericData.EnumSymbol(
+                                TallySchemas.COUNTER_EVENT.getField("op").schema(), "ADD"))
+                .set("delta", n)
+                .set("event_time", atMs * 1000)
+                .set("event_id", "x" + atMs)
+                .set("source", "test")
+                .build();
         add("sched.switchout/h1/" + container + "/" + cause, serde.serialize("tally.counter.events", e), atMs);
     }
 
@@ -65,16 +80,25 @@ class NoisyNeighborJobTest {
             switchOuts("greedy", "same_container", at + 999, incident ? 200 : 2);
             switchOuts("greedy", "other_container", at + 999, 2);
         }
-        input.add(new RawRecord("t", 0, input.size(), T0, "playback/x".getBytes(StandardCharsets.UTF_8), new byte[] {0}));
+        input.add(
+                new RawRecord("t", 0, input.size(), T0, "playback/x".getBytes(StandardCharsets.UTF_8), new byte[] {0}));
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1);
         CollectSink<AlertRecord> alerts = new CollectSink<>("nn-alerts");
         CollectSink<SchedEvent> events = new CollectSink<>("nn-events");
-        NoisyNeighborJob.build(env.fromData(TypeInformation.of(RawRecord.class), input.toArray(new RawRecord[0])),
-                alerts, events, StaticRegistry::new, Duration.ofSeconds(10), Duration.ofSeconds(5), NoisyNeighborRule.defaults());
+        NoisyNeighborJob.build(
+                env.fromData(TypeInformation.of(RawRecord.class), input.toArray(new RawRecord[0])),
+                alerts,
+                events,
+                StaticRegistry::new,
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(5),
+                NoisyNeighborRule.defaults());
         env.execute("test");
 
         List<AlertRecord> got = CollectSink.get("nn-alerts");
-        assertThat(got).extracting(a -> a.window.container + ":" + a.state).containsExactly("victim:FIRING", "victim:RESOLVED");
+        assertThat(got)
+                .extracting(a -> a.window.container + ":" + a.state)
+                .containsExactly("victim:FIRING", "victim:RESOLVED");
         AlertRecord firing = got.get(0);
         assertThat(firing.window.p99Us).isGreaterThanOrEqualTo(19_000);
         assertThat(firing.baselineP99Us).isBetween(150L, 250L);
@@ -84,7 +108,9 @@ class NoisyNeighborJobTest {
         assertThat(avro.get("container").toString()).isEqualTo("victim");
         assertThat(avro.get("state").toString()).isEqualTo("FIRING");
 
-        List<Keyed> stored = CollectSink.<SchedEvent>get("nn-events").stream().map(NoisyNeighborJob::timeSeriesEvent).toList();
+        List<Keyed> stored = CollectSink.<SchedEvent>get("nn-events").stream()
+                .map(NoisyNeighborJob::timeSeriesEvent)
+                .toList();
         assertThat(stored).anySatisfy(k -> assertThat(k.key()).isEqualTo("sched.summary/h1/greedy"));
         assertThat(stored).filteredOn(k -> k.key().startsWith("sched.alerts/")).hasSize(2);
         serde.serialize("tally.timeseries.events", stored.get(0).value()); // encodes against the real schema

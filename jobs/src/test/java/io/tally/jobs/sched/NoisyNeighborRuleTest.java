@@ -40,23 +40,28 @@ class NoisyNeighborRuleTest {
     @Test
     void latencyAndPreemptionsByOthersRisingTogetherIsANoisyNeighbor() {
         assertThat(rule.judge(window(8_000, 10, 300, 20), quiet())).isEqualTo(Verdict.NOISY_NEIGHBOR);
-        assertThat(rule.judge(window(8_000, 10, 0, 300), quiet())).isEqualTo(Verdict.NOISY_NEIGHBOR); // a system service
+        assertThat(rule.judge(window(8_000, 10, 0, 300), quiet()))
+                .isEqualTo(Verdict.NOISY_NEIGHBOR); // a system service
     }
 
     @Test
     void latencyRisingWithItsOwnTasksPreemptingIsThrottlingNotANeighbor() {
         assertThat(rule.judge(window(8_000, 400, 10, 5), quiet())).isEqualTo(Verdict.SELF_THROTTLED);
-        assertThat(rule.judge(window(8_000, 0, 0, 0), quiet())).isEqualTo(Verdict.SELF_THROTTLED); // quota: no preemptions at all
+        assertThat(rule.judge(window(8_000, 0, 0, 0), quiet()))
+                .isEqualTo(Verdict.SELF_THROTTLED); // quota: no preemptions at all
     }
 
     @Test
     void onlyOneSignalOrNoBaselineIsNormal() {
-        assertThat(rule.judge(window(600, 10, 300, 20), quiet())).isEqualTo(Verdict.NORMAL);   // preemptions alone
-        assertThat(rule.judge(window(8_000, 10, 300, 20), null)).isEqualTo(Verdict.NORMAL);    // nothing learnt yet
+        assertThat(rule.judge(window(600, 10, 300, 20), quiet())).isEqualTo(Verdict.NORMAL); // preemptions alone
+        assertThat(rule.judge(window(8_000, 10, 300, 20), null)).isEqualTo(Verdict.NORMAL); // nothing learnt yet
         Baseline low = learnt(rule, window(100, 1, 1, 1));
-        assertThat(rule.judge(window(900, 10, 300, 20), low)).as("below the absolute floor").isEqualTo(Verdict.NORMAL);
+        assertThat(rule.judge(window(900, 10, 300, 20), low))
+                .as("below the absolute floor")
+                .isEqualTo(Verdict.NORMAL);
         assertThat(rule.judge(window(8_000, 10, 300, 20), rule.learn(null, window(500, 10, 5, 2))))
-                .as("one window is not a baseline yet").isEqualTo(Verdict.NORMAL);
+                .as("one window is not a baseline yet")
+                .isEqualTo(Verdict.NORMAL);
     }
 
     @Test
@@ -65,7 +70,9 @@ class NoisyNeighborRuleTest {
         // p99 is noisy; a neighbor container then adds 150 switch-outs of its own.
         Baseline busy = learnt(rule, window(10_000, 0, 0, 130));
         assertThat(rule.judge(window(30_000, 0, 120, 130), busy)).isEqualTo(Verdict.NOISY_NEIGHBOR);
-        assertThat(rule.judge(window(30_000, 0, 0, 140), busy)).as("the same background, no neighbor").isNotEqualTo(Verdict.NOISY_NEIGHBOR);
+        assertThat(rule.judge(window(30_000, 0, 0, 140), busy))
+                .as("the same background, no neighbor")
+                .isNotEqualTo(Verdict.NOISY_NEIGHBOR);
     }
 
     @Test
@@ -105,9 +112,12 @@ class NoisyNeighborRuleTest {
         Baseline b = null;
         long[] systemRamp = {22, 95, 138, 176, 236};
         for (int i = 0; i < 5; i++) {
-            b = rule.learn(b, at(window(8_000 + 7_000L * i, 0, 0, systemRamp[i]), i * 2_000L - 8_000, i * 2_000L + 2_000));
+            b = rule.learn(
+                    b, at(window(8_000 + 7_000L * i, 0, 0, systemRamp[i]), i * 2_000L - 8_000, i * 2_000L + 2_000));
         }
-        assertThat(b.windows).as("all five started before the first window ended").isZero();
+        assertThat(b.windows)
+                .as("all five started before the first window ended")
+                .isZero();
         for (int i = 5; i < 10; i++) {
             b = rule.learn(b, at(window(40_000, 0, 0, 230), i * 2_000L - 8_000, i * 2_000L + 2_000));
         }
@@ -129,7 +139,9 @@ class NoisyNeighborRuleTest {
         bulk.meanUs = 9_000;
         assertThat(local.calm(bulk, b)).isFalse();
         assertThat(local.calm(window(33_000, 0, 0, 400), b)).isFalse();
-        assertThat(local.calm(window(33_000, 0, 0, 150), null)).as("nothing to compare with yet").isTrue();
+        assertThat(local.calm(window(33_000, 0, 0, 150), null))
+                .as("nothing to compare with yet")
+                .isTrue();
     }
 
     @Test

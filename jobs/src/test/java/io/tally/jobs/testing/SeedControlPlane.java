@@ -13,11 +13,15 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 public final class SeedControlPlane {
     private SeedControlPlane() {}
 
-    public static DataStream<NamespaceChange> stream(StreamExecutionEnvironment env, NamespaceChange... later) throws Exception {
-        java.util.List<NamespaceChange> changes = new java.util.ArrayList<>(NamespaceCatalog.seedChanges(Path.of("../infra/namespaces")));
+    public static DataStream<NamespaceChange> stream(StreamExecutionEnvironment env, NamespaceChange... later)
+            throws Exception {
+        java.util.List<NamespaceChange> changes =
+                new java.util.ArrayList<>(NamespaceCatalog.seedChanges(Path.of("../infra/namespaces")));
         changes.addAll(java.util.List.of(later));
         return env.fromData(TypeInformation.of(NamespaceChange.class), changes.toArray(new NamespaceChange[0]))
-                .setParallelism(1).assignTimestampsAndWatermarks(ControlPlane.NEVER_HOLDS_BACK).setParallelism(1);
+                .setParallelism(1)
+                .assignTimestampsAndWatermarks(ControlPlane.NEVER_HOLDS_BACK)
+                .setParallelism(1);
     }
 
     /** Holds the first element back, so the other input of a two-input step goes first. */

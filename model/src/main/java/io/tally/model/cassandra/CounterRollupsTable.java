@@ -29,7 +29,8 @@ public final class CounterRollupsTable {
 
     /** Binds: write time (microseconds), last_write_ts, counter. */
     public static String updateLastWrite(String keyspace) {
-        return "UPDATE " + CqlNames.qualified(keyspace, TABLE) + " USING TIMESTAMP ? SET last_write_ts = ? WHERE counter = ?";
+        return "UPDATE " + CqlNames.qualified(keyspace, TABLE)
+                + " USING TIMESTAMP ? SET last_write_ts = ? WHERE counter = ?";
     }
 
     /** Binds: counter. Columns: last_rollup_count, last_rollup_ts, last_write_ts, the rollup's write time. */

@@ -16,9 +16,11 @@ public final class SliceCatalogTable {
     public static final String INSERT = "INSERT INTO " + TABLE + " (namespace, table_name, start_time, end_time, "
             + "status, config) VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS";
     /** Binds: namespace. Columns: table_name, start_time, end_time, status. */
-    public static final String LIST = "SELECT table_name, start_time, end_time, status FROM " + TABLE + " WHERE namespace = ?";
+    public static final String LIST =
+            "SELECT table_name, start_time, end_time, status FROM " + TABLE + " WHERE namespace = ?";
     /** Binds: status, namespace, start_time. */
-    public static final String SET_STATUS = "UPDATE " + TABLE + " SET status = ? WHERE namespace = ? AND start_time = ?";
+    public static final String SET_STATUS =
+            "UPDATE " + TABLE + " SET status = ? WHERE namespace = ? AND start_time = ?";
 
     private SliceCatalogTable() {}
 }

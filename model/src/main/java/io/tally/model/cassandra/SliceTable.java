@@ -50,7 +50,8 @@ public final class SliceTable {
      * event_id, event_item_key, event_item_value.
      */
     public static String selectRange(String keyspace, String table) {
-        return "SELECT event_time, event_id, event_item_key, event_item_value FROM " + CqlNames.qualified(keyspace, table)
+        return "SELECT event_time, event_id, event_item_key, event_item_value FROM "
+                + CqlNames.qualified(keyspace, table)
                 + " WHERE time_series_id = ? AND time_bucket = ? AND event_bucket = ? AND event_time >= ? AND event_time <= ?";
     }
 }

@@ -28,7 +28,8 @@ class TableStatementsTest {
     void aSliceTableAndItsIndexShareTheSliceStart() {
         String table = SliceTable.name("20261122");
         assertThat(SliceTable.suffixOf(table)).isEqualTo("20261122");
-        assertThat(IndexNames.sliceIndex("playback", SliceTable.suffixOf(table))).isEqualTo("tally-playback-20261122");
+        assertThat(IndexNames.sliceIndex("playback", SliceTable.suffixOf(table)))
+                .isEqualTo("tally-playback-20261122");
         assertThat(IndexNames.pattern("playback")).isEqualTo("tally-playback-*");
         assertThat(NamespaceName.indexAlias("playback")).isEqualTo(IndexNames.alias("playback"));
         assertThatThrownBy(() -> SliceTable.suffixOf("counter_rollups")).isInstanceOf(IllegalArgumentException.class);

@@ -42,8 +42,8 @@ public final class AvroConsole {
         if (args.length == 0) {
             throw new IllegalArgumentException("usage: produce|consume --topic T ...");
         }
-        Map<String, String> opt = new HashMap<>(Map.of("bootstrap", "127.0.0.1:9092", "registry", "http://127.0.0.1:8085",
-                "timeout-ms", "30000", "max", "1"));
+        Map<String, String> opt = new HashMap<>(Map.of(
+                "bootstrap", "127.0.0.1:9092", "registry", "http://127.0.0.1:8085", "timeout-ms", "30000", "max", "1"));
         for (int i = 1; i + 1 < args.length; i += 2) {
             opt.put(args[i].replaceFirst("^--", ""), args[i + 1]);
         }
@@ -63,14 +63,16 @@ public final class AvroConsole {
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         int n = 0;
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
-             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+        try (KafkaProducer<byte[], byte[]> producer =
+                        new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+                BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             for (String line; (line = in.readLine()) != null; ) {
                 if (line.isBlank()) {
                     continue;
                 }
                 GenericRecord rec = reader.read(null, DecoderFactory.get().jsonDecoder(schema, line));
-                producer.send(new ProducerRecord<>(opt.get("topic"), serde.serialize(opt.get("topic"), rec))).get();
+                producer.send(new ProducerRecord<>(opt.get("topic"), serde.serialize(opt.get("topic"), rec)))
+                        .get();
                 n++;
             }
         }
@@ -86,7 +88,8 @@ public final class AvroConsole {
         int max = Integer.parseInt(opt.get("max"));
         long deadline = System.currentTimeMillis() + Long.parseLong(opt.get("timeout-ms"));
         int n = 0;
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+        try (KafkaConsumer<byte[], byte[]> consumer =
+                new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             consumer.subscribe(List.of(opt.get("topic")));
             while (n < max && System.currentTimeMillis() < deadline) {
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {

@@ -26,12 +26,18 @@ public final class CompatibilityChecker {
         List<Earlier> against = level.transitive ? earlier : List.of(earlier.get(earlier.size() - 1));
         for (Earlier e : against) {
             if (level.newReadsOld) {
-                describe(SchemaCompatibility.checkReaderWriterCompatibility(candidate, e.schema()).getResult(),
-                        "the new schema cannot read data written with version " + e.version(), problems);
+                describe(
+                        SchemaCompatibility.checkReaderWriterCompatibility(candidate, e.schema())
+                                .getResult(),
+                        "the new schema cannot read data written with version " + e.version(),
+                        problems);
             }
             if (level.oldReadsNew) {
-                describe(SchemaCompatibility.checkReaderWriterCompatibility(e.schema(), candidate).getResult(),
-                        "version " + e.version() + " cannot read data written with the new schema", problems);
+                describe(
+                        SchemaCompatibility.checkReaderWriterCompatibility(e.schema(), candidate)
+                                .getResult(),
+                        "version " + e.version() + " cannot read data written with the new schema",
+                        problems);
             }
         }
         return problems;

@@ -81,8 +81,12 @@ public final class KafkaLog implements SchemaLog, AutoCloseable {
         consumer.seekToBeginning(List.of(partition));
         reader.start();
         syncToEnd();
-        LOG.info("replayed {} up to offset {}: {} schemas, max id {}", topic, state.appliedOffset(),
-                state.schemaCount(), state.maxId());
+        LOG.info(
+                "replayed {} up to offset {}: {} schemas, max id {}",
+                topic,
+                state.appliedOffset(),
+                state.schemaCount(),
+                state.maxId());
     }
 
     private void ensureTopic() throws Exception {
@@ -94,10 +98,15 @@ public final class KafkaLog implements SchemaLog, AutoCloseable {
                 throw e;
             }
         }
-        int partitions = admin.describeTopics(List.of(topic)).allTopicNames().get(timeoutMs, TimeUnit.MILLISECONDS)
-                .get(topic).partitions().size();
+        int partitions = admin.describeTopics(List.of(topic))
+                .allTopicNames()
+                .get(timeoutMs, TimeUnit.MILLISECONDS)
+                .get(topic)
+                .partitions()
+                .size();
         if (partitions != 1) {
-            throw new IllegalStateException(topic + " has " + partitions + " partitions; the registry needs exactly 1 (a total order)");
+            throw new IllegalStateException(
+                    topic + " has " + partitions + " partitions; the registry needs exactly 1 (a total order)");
         }
     }
 
@@ -125,15 +134,20 @@ public final class KafkaLog implements SchemaLog, AutoCloseable {
     /** Waits until every record in the log when called has been applied (read-your-writes across instances). */
     @Override
     public void syncToEnd() throws Exception {
-        long end = admin.listOffsets(Map.of(partition, OffsetSpec.latest())).all()
-                .get(timeoutMs, TimeUnit.MILLISECONDS).get(partition).offset();
+        long end = admin.listOffsets(Map.of(partition, OffsetSpec.latest()))
+                .all()
+                .get(timeoutMs, TimeUnit.MILLISECONDS)
+                .get(partition)
+                .offset();
         awaitApplied(end - 1);
     }
 
     /** Appends a record (value null = tombstone) and waits until this instance has applied it. */
     @Override
     public long append(String key, String value) throws Exception {
-        long offset = producer.send(new ProducerRecord<>(topic, 0, key, value)).get(timeoutMs, TimeUnit.MILLISECONDS).offset();
+        long offset = producer.send(new ProducerRecord<>(topic, 0, key, value))
+                .get(timeoutMs, TimeUnit.MILLISECONDS)
+                .offset();
         awaitApplied(offset);
         return offset;
     }
@@ -143,8 +157,8 @@ public final class KafkaLog implements SchemaLog, AutoCloseable {
             return;
         }
         if (!state.awaitApplied(offset, timeoutMs)) {
-            throw new TimeoutException("the _schemas reader did not reach offset " + offset + " within " + timeoutMs + " ms"
-                    + (readerFailure != null ? " (reader failed: " + readerFailure + ")" : ""));
+            throw new TimeoutException("the _schemas reader did not reach offset " + offset + " within " + timeoutMs
+                    + " ms" + (readerFailure != null ? " (reader failed: " + readerFailure + ")" : ""));
         }
     }
 

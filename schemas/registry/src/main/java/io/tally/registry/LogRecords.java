@@ -17,13 +17,22 @@ final class LogRecords {
     private LogRecords() {}
 
     static String schemaKey(String subject, int version) {
-        return JSON.createObjectNode().put("keytype", "SCHEMA").put("subject", subject).put("version", version)
-                .put("magic", 1).toString();
+        return JSON.createObjectNode()
+                .put("keytype", "SCHEMA")
+                .put("subject", subject)
+                .put("version", version)
+                .put("magic", 1)
+                .toString();
     }
 
     static String schemaValue(String subject, int version, int id, String schema, boolean deleted) {
-        return JSON.createObjectNode().put("subject", subject).put("version", version).put("id", id)
-                .put("schema", schema).put("deleted", deleted).toString();
+        return JSON.createObjectNode()
+                .put("subject", subject)
+                .put("version", version)
+                .put("id", id)
+                .put("schema", schema)
+                .put("deleted", deleted)
+                .toString();
     }
 
     static String configKey(String subjectOrNull) {
@@ -41,12 +50,18 @@ final class LogRecords {
     }
 
     static String deleteSubjectKey(String subject) {
-        return JSON.createObjectNode().put("keytype", "DELETE_SUBJECT").put("subject", subject).put("magic", 0)
+        return JSON.createObjectNode()
+                .put("keytype", "DELETE_SUBJECT")
+                .put("subject", subject)
+                .put("magic", 0)
                 .toString();
     }
 
     static String deleteSubjectValue(String subject, int upToVersion) {
-        return JSON.createObjectNode().put("subject", subject).put("version", upToVersion).toString();
+        return JSON.createObjectNode()
+                .put("subject", subject)
+                .put("version", upToVersion)
+                .toString();
     }
 
     static JsonNode parse(String json) {

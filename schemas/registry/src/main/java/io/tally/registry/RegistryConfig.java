@@ -1,8 +1,8 @@
 package io.tally.registry;
 
-import io.tally.model.Topics;
 import io.tally.common.ServiceSettings;
 import io.tally.common.ServiceSettings.Field;
+import io.tally.model.Topics;
 import java.util.List;
 import java.util.Map;
 
@@ -11,13 +11,25 @@ import java.util.Map;
  * environment variable or {@code --name=value} flag, flags win).
  */
 public final class RegistryConfig {
-    public static final Field HOST = new Field("host", "TALLY_REGISTRY_HOST", "127.0.0.1", "Address the HTTP API binds to.");
+    public static final Field HOST =
+            new Field("host", "TALLY_REGISTRY_HOST", "127.0.0.1", "Address the HTTP API binds to.");
     public static final Field PORT = new Field("port", "TALLY_REGISTRY_PORT", "8085", "HTTP port (Flink has 8081).");
-    public static final Field BOOTSTRAP = new Field("kafka.bootstrap", "TALLY_KAFKA_BOOTSTRAP", "127.0.0.1:9092", "Kafka bootstrap servers.");
-    public static final Field TOPIC = new Field("topic", "TALLY_REGISTRY_TOPIC", Topics.SCHEMAS, "The compacted topic that stores every schema and config.");
-    public static final Field DEFAULT_COMPATIBILITY = new Field("default.compatibility", "TALLY_REGISTRY_DEFAULT_COMPATIBILITY", "BACKWARD", "Global level until one is set.");
-    public static final Field MAX_BODY_BYTES = new Field("max.body.bytes", "TALLY_REGISTRY_MAX_BODY_BYTES", "1048576", "Largest request body accepted (413 above).");
-    public static final Field TIMEOUT_MS = new Field("timeout.ms", "TALLY_REGISTRY_TIMEOUT_MS", "10000", "How long a write waits for Kafka before 500/50001.");
+    public static final Field BOOTSTRAP =
+            new Field("kafka.bootstrap", "TALLY_KAFKA_BOOTSTRAP", "127.0.0.1:9092", "Kafka bootstrap servers.");
+    public static final Field TOPIC = new Field(
+            "topic",
+            "TALLY_REGISTRY_TOPIC",
+            Topics.SCHEMAS,
+            "The compacted topic that stores every schema and config.");
+    public static final Field DEFAULT_COMPATIBILITY = new Field(
+            "default.compatibility",
+            "TALLY_REGISTRY_DEFAULT_COMPATIBILITY",
+            "BACKWARD",
+            "Global level until one is set.");
+    public static final Field MAX_BODY_BYTES = new Field(
+            "max.body.bytes", "TALLY_REGISTRY_MAX_BODY_BYTES", "1048576", "Largest request body accepted (413 above).");
+    public static final Field TIMEOUT_MS = new Field(
+            "timeout.ms", "TALLY_REGISTRY_TIMEOUT_MS", "10000", "How long a write waits for Kafka before 500/50001.");
     public static final Field[] ALL = {HOST, PORT, BOOTSTRAP, TOPIC, DEFAULT_COMPATIBILITY, MAX_BODY_BYTES, TIMEOUT_MS};
 
     private final ServiceSettings settings;

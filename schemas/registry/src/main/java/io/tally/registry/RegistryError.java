@@ -36,12 +36,18 @@ public final class RegistryError extends RuntimeException {
     }
 
     static RegistryError invalidVersion(String version) {
-        return new RegistryError(422, 42202, "The specified version '" + version + "' is not a valid version id. "
-                + "Allowed values are between [1, 2^31-1] and the string \"latest\"");
+        return new RegistryError(
+                422,
+                42202,
+                "The specified version '" + version + "' is not a valid version id. "
+                        + "Allowed values are between [1, 2^31-1] and the string \"latest\"");
     }
 
     static RegistryError invalidCompatibility(String level) {
-        return new RegistryError(422, 42203, "Invalid compatibility level '" + level + "'. Valid values are none, "
-                + "backward, forward, full, backward_transitive, forward_transitive, and full_transitive");
+        return new RegistryError(
+                422,
+                42203,
+                "Invalid compatibility level '" + level + "'. Valid values are none, "
+                        + "backward, forward, full, backward_transitive, forward_transitive, and full_transitive");
     }
 }

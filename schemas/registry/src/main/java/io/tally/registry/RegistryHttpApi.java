@@ -24,8 +24,11 @@ import org.slf4j.LoggerFactory;
 public final class RegistryHttpApi {
     private static final Logger LOG = LoggerFactory.getLogger(RegistryHttpApi.class);
     static final String CONTENT_TYPE = "application/vnd.schemaregistry.v1+json";
-    private static final Set<String> ACCEPTED_BODY_TYPES = Set.of("application/vnd.schemaregistry.v1+json",
-            "application/vnd.schemaregistry+json", "application/json", "application/octet-stream");
+    private static final Set<String> ACCEPTED_BODY_TYPES = Set.of(
+            "application/vnd.schemaregistry.v1+json",
+            "application/vnd.schemaregistry+json",
+            "application/json",
+            "application/octet-stream");
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** What a handler answers: a status and a body (JSON-encoded unless already a String of raw text). */
@@ -57,97 +60,181 @@ public final class RegistryHttpApi {
         api(r, HttpMethod.GET, "/schemas/types", ctx -> Reply.ok(List.of("AVRO")));
         api(r, HttpMethod.GET, "/schemas/ids/:id", ctx -> Reply.ok(Map.of("schema", service.schemaById(id(ctx)))));
         api(r, HttpMethod.GET, "/schemas/ids/:id/schema", ctx -> Reply.rawSchema(service.schemaById(id(ctx))));
-        api(r, HttpMethod.GET, "/schemas/ids/:id/subjects", ctx -> Reply.ok(
-                service.usesOf(id(ctx), flag(ctx, "deleted")).stream().map(Version::subject).distinct().toList()));
-        api(r, HttpMethod.GET, "/schemas/ids/:id/versions", ctx -> Reply.ok(
-                service.usesOf(id(ctx), flag(ctx, "deleted")).stream()
-                        .map(v -> Map.of("subject", v.subject(), "version", v.version())).toList()));
+        api(
+                r,
+                HttpMethod.GET,
+                "/schemas/ids/:id/subjects",
+                ctx -> Reply.ok(service.usesOf(id(ctx), flag(ctx, "deleted")).stream()
+                        .map(Version::subject)
+                        .distinct()
+                        .toList()));
+        api(
+                r,
+                HttpMethod.GET,
+                "/schemas/ids/:id/versions",
+                ctx -> Reply.ok(service.usesOf(id(ctx), flag(ctx, "deleted")).stream()
+                        .map(v -> Map.of("subject", v.subject(), "version", v.version()))
+                        .toList()));
         api(r, HttpMethod.GET, "/subjects", ctx -> Reply.ok(service.subjects(flag(ctx, "deleted"))));
-        api(r, HttpMethod.GET, "/subjects/:subject/versions", ctx -> Reply.ok(
-                service.versions(subject(ctx), flag(ctx, "deleted"))));
+        api(
+                r,
+                HttpMethod.GET,
+                "/subjects/:subject/versions",
+                ctx -> Reply.ok(service.versions(subject(ctx), flag(ctx, "deleted"))));
         api(r, HttpMethod.POST, "/subjects/:subject/versions", ctx -> {
             Schema schema = schemaFromBody(ctx);
             return Reply.ok(Map.of("id", service.register(subject(ctx), schema)));
         });
-        api(r, HttpMethod.POST, "/subjects/:subject", ctx -> Reply.ok(
-                describe(service.lookup(subject(ctx), schemaFromBody(ctx), flag(ctx, "deleted")))));
-        api(r, HttpMethod.GET, "/subjects/:subject/versions/:version", ctx -> Reply.ok(
-                describe(service.version(subject(ctx), ctx.pathParam("version"), flag(ctx, "deleted")))));
-        api(r, HttpMethod.GET, "/subjects/:subject/versions/:version/schema", ctx -> Reply.rawSchema(
-                service.version(subject(ctx), ctx.pathParam("version"), flag(ctx, "deleted")).schema()));
+        api(
+                r,
+                HttpMethod.POST,
+                "/subjects/:subject",
+                ctx -> Reply.ok(describe(service.lookup(subject(ctx), schemaFromBody(ctx), flag(ctx, "deleted")))));
+        api(
+                r,
+                HttpMethod.GET,
+                "/subjects/:subject/versions/:version",
+                ctx -> Reply.ok(
+                        describe(service.version(subject(ctx), ctx.pathParam("version"), flag(ctx, "deleted")))));
+        api(
+                r,
+                HttpMethod.GET,
+                "/subjects/:subject/versions/:version/schema",
+                ctx -> Reply.rawSchema(service.version(subject(ctx), ctx.pathParam("version"), flag(ctx, "deleted"))
+                        .schema()));
         api(r, HttpMethod.GET, "/subjects/:subject/versions/:version/referencedby", ctx -> {
             service.version(subject(ctx), ctx.pathParam("version"), false);
             return Reply.ok(List.of()); // no schema references in this registry
         });
-        api(r, HttpMethod.DELETE, "/subjects/:subject", ctx -> Reply.ok(
-                service.deleteSubject(subject(ctx), flag(ctx, "permanent"))));
-        api(r, HttpMethod.DELETE, "/subjects/:subject/versions/:version", ctx -> Reply.ok(
-                service.deleteVersion(subject(ctx), ctx.pathParam("version"), flag(ctx, "permanent"))));
-        api(r, HttpMethod.GET, "/config", ctx -> Reply.ok(Map.of("compatibilityLevel", service.globalLevel().name())));
-        api(r, HttpMethod.PUT, "/config", ctx -> Reply.ok(Map.of("compatibility",
-                service.setLevel(null, levelFromBody(ctx)).name())));
-        api(r, HttpMethod.DELETE, "/config", ctx -> Reply.ok(Map.of("compatibilityLevel",
-                service.deleteLevel(null).name())));
-        api(r, HttpMethod.GET, "/config/:subject", ctx -> Reply.ok(Map.of("compatibilityLevel",
-                service.subjectLevel(subject(ctx), flag(ctx, "defaultToGlobal")).name())));
-        api(r, HttpMethod.PUT, "/config/:subject", ctx -> Reply.ok(Map.of("compatibility",
-                service.setLevel(subject(ctx), levelFromBody(ctx)).name())));
-        api(r, HttpMethod.DELETE, "/config/:subject", ctx -> Reply.ok(Map.of("compatibilityLevel",
-                service.deleteLevel(subject(ctx)).name())));
-        api(r, HttpMethod.POST, "/compatibility/subjects/:subject/versions/:version", ctx ->
-                compatibility(ctx, ctx.pathParam("version")));
+        api(
+                r,
+                HttpMethod.DELETE,
+                "/subjects/:subject",
+                ctx -> Reply.ok(service.deleteSubject(subject(ctx), flag(ctx, "permanent"))));
+        api(
+                r,
+                HttpMethod.DELETE,
+                "/subjects/:subject/versions/:version",
+                ctx -> Reply.ok(service.deleteVersion(subject(ctx), ctx.pathParam("version"), flag(ctx, "permanent"))));
+        api(
+                r,
+                HttpMethod.GET,
+                "/config",
+                ctx -> Reply.ok(
+                        Map.of("compatibilityLevel", service.globalLevel().name())));
+        api(
+                r,
+                HttpMethod.PUT,
+                "/config",
+                ctx -> Reply.ok(Map.of(
+                        "compatibility",
+                        service.setLevel(null, levelFromBody(ctx)).name())));
+        api(
+                r,
+                HttpMethod.DELETE,
+                "/config",
+                ctx -> Reply.ok(
+                        Map.of("compatibilityLevel", service.deleteLevel(null).name())));
+        api(
+                r,
+                HttpMethod.GET,
+                "/config/:subject",
+                ctx -> Reply.ok(Map.of(
+                        "compatibilityLevel",
+                        service.subjectLevel(subject(ctx), flag(ctx, "defaultToGlobal"))
+                                .name())));
+        api(
+                r,
+                HttpMethod.PUT,
+                "/config/:subject",
+                ctx -> Reply.ok(Map.of(
+                        "compatibility",
+                        service.setLevel(subject(ctx), levelFromBody(ctx)).name())));
+        api(
+                r,
+                HttpMethod.DELETE,
+                "/config/:subject",
+                ctx -> Reply.ok(Map.of(
+                        "compatibilityLevel", service.deleteLevel(subject(ctx)).name())));
+        api(
+                r,
+                HttpMethod.POST,
+                "/compatibility/subjects/:subject/versions/:version",
+                ctx -> compatibility(ctx, ctx.pathParam("version")));
         api(r, HttpMethod.POST, "/compatibility/subjects/:subject/versions", ctx -> compatibility(ctx, null));
         api(r, HttpMethod.GET, "/mode", ctx -> Reply.ok(Map.of("mode", "READWRITE")));
         r.get("/healthz").handler(ctx -> {
             boolean ok = healthy.getAsBoolean();
-            ctx.response().setStatusCode(ok ? 200 : 503).putHeader("Content-Type", "application/json")
+            ctx.response()
+                    .setStatusCode(ok ? 200 : 503)
+                    .putHeader("Content-Type", "application/json")
                     .end("{\"status\":\"" + (ok ? "UP" : "DOWN") + "\"}");
         });
-        r.get("/metrics").blockingHandler(ctx -> {
-            try {
-                ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-                        .end(io.vertx.core.buffer.Buffer.buffer(metrics.scrape()));
-            } catch (Exception e) {
-                ctx.fail(e);
-            }
-        }, false);
+        r.get("/metrics")
+                .blockingHandler(
+                        ctx -> {
+                            try {
+                                ctx.response()
+                                        .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+                                        .end(io.vertx.core.buffer.Buffer.buffer(metrics.scrape()));
+                            } catch (Exception e) {
+                                ctx.fail(e);
+                            }
+                        },
+                        false);
         r.route().last().handler(ctx -> error(ctx, 404, 404, "HTTP 404 Not Found"));
         r.route().failureHandler(this::failure);
         return r;
     }
 
     public static HttpServer listen(Vertx vertx, Router router, String host, int port) throws Exception {
-        return vertx.createHttpServer().requestHandler(router).listen(port, host)
-                .toCompletionStage().toCompletableFuture().get();
+        return vertx.createHttpServer()
+                .requestHandler(router)
+                .listen(port, host)
+                .toCompletionStage()
+                .toCompletableFuture()
+                .get();
     }
 
     // ---- plumbing --------------------------------------------------------------------------
 
     private void api(Router r, HttpMethod method, String path, Function<RoutingContext, Reply> handler) {
-        r.route(method, path).blockingHandler(ctx -> {
-            ctx.put("endpoint", method.name() + " " + path);
-            if ((method == HttpMethod.POST || method == HttpMethod.PUT) && !acceptedBody(ctx)) {
-                error(ctx, 415, 415, "HTTP 415 Unsupported Media Type: send " + CONTENT_TYPE + " or application/json");
-                return;
-            }
-            Reply reply;
-            try {
-                reply = handler.apply(ctx);
-            } catch (RegistryError e) {
-                error(ctx, e.status(), e.errorCode(), e.getMessage());
-                return;
-            } catch (RuntimeException e) {
-                LOG.error("{} {} failed", method, ctx.request().path(), e);
-                error(ctx, 500, 50001, "Error in the backend data store: " + e.getMessage());
-                return;
-            }
-            try {
-                String body = reply.raw() ? (String) reply.body() : JSON.writeValueAsString(reply.body());
-                ctx.response().setStatusCode(reply.status()).putHeader("Content-Type", CONTENT_TYPE).end(body);
-            } catch (JsonProcessingException e) {
-                error(ctx, 500, 50001, "could not encode the response");
-            }
-        }, false);
+        r.route(method, path)
+                .blockingHandler(
+                        ctx -> {
+                            ctx.put("endpoint", method.name() + " " + path);
+                            if ((method == HttpMethod.POST || method == HttpMethod.PUT) && !acceptedBody(ctx)) {
+                                error(
+                                        ctx,
+                                        415,
+                                        415,
+                                        "HTTP 415 Unsupported Media Type: send " + CONTENT_TYPE
+                                                + " or application/json");
+                                return;
+                            }
+                            Reply reply;
+                            try {
+                                reply = handler.apply(ctx);
+                            } catch (RegistryError e) {
+                                error(ctx, e.status(), e.errorCode(), e.getMessage());
+                                return;
+                            } catch (RuntimeException e) {
+                                LOG.error("{} {} failed", method, ctx.request().path(), e);
+                                error(ctx, 500, 50001, "Error in the backend data store: " + e.getMessage());
+                                return;
+                            }
+                            try {
+                                String body =
+                                        reply.raw() ? (String) reply.body() : JSON.writeValueAsString(reply.body());
+                                ctx.response()
+                                        .setStatusCode(reply.status())
+                                        .putHeader("Content-Type", CONTENT_TYPE)
+                                        .end(body);
+                            } catch (JsonProcessingException e) {
+                                error(ctx, 500, 50001, "could not encode the response");
+                            }
+                        },
+                        false);
     }
 
     private void timeRequest(RoutingContext ctx) {
@@ -157,7 +244,9 @@ public final class RegistryHttpApi {
             if (endpoint == null) {
                 endpoint = "other";
             }
-            metrics.requests.labelValues(endpoint, String.valueOf(ctx.response().getStatusCode())).inc();
+            metrics.requests
+                    .labelValues(endpoint, String.valueOf(ctx.response().getStatusCode()))
+                    .inc();
             metrics.latency.labelValues(endpoint).observe((System.nanoTime() - t0) / 1e9);
         });
         ctx.next();
@@ -180,7 +269,10 @@ public final class RegistryHttpApi {
             return;
         }
         ObjectNode body = JSON.createObjectNode().put("error_code", code).put("message", message);
-        ctx.response().setStatusCode(status).putHeader("Content-Type", CONTENT_TYPE).end(body.toString());
+        ctx.response()
+                .setStatusCode(status)
+                .putHeader("Content-Type", CONTENT_TYPE)
+                .end(body.toString());
     }
 
     private static boolean acceptedBody(RoutingContext ctx) {
@@ -216,7 +308,9 @@ public final class RegistryHttpApi {
         }
         JsonNode type = body.get("schemaType");
         JsonNode refs = body.get("references");
-        return RegistryService.parse(type == null || type.isNull() ? null : type.asText(), schema.asText(),
+        return RegistryService.parse(
+                type == null || type.isNull() ? null : type.asText(),
+                schema.asText(),
                 refs != null && refs.isArray() && !refs.isEmpty());
     }
 

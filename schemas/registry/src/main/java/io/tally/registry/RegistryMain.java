@@ -13,25 +13,33 @@ public final class RegistryMain {
 
     public static void main(String[] args) throws Exception {
         if (args.length == 1 && (args[0].equals("--help") || args[0].equals("-h"))) {
-            System.out.println("tally-registry: a Confluent-compatible schema registry stored in Kafka\n" + RegistryConfig.usage());
+            System.out.println("tally-registry: a Confluent-compatible schema registry stored in Kafka\n"
+                    + RegistryConfig.usage());
             return;
         }
         RegistryConfig config = RegistryConfig.from(System.getenv(), args);
         RegistryState state = new RegistryState(config.defaultCompatibility());
-        KafkaLog log = new KafkaLog(config.get(RegistryConfig.BOOTSTRAP), config.get(RegistryConfig.TOPIC), state,
-                config.timeoutMs());
+        KafkaLog log = new KafkaLog(
+                config.get(RegistryConfig.BOOTSTRAP), config.get(RegistryConfig.TOPIC), state, config.timeoutMs());
         log.start();
         RegistryService service = new RegistryService(state, log, config.defaultCompatibility());
         RegistryHttpApi api = new RegistryHttpApi(service, new RegistryMetrics(state), log::healthy);
         Vertx vertx = Vertx.vertx();
-        HttpServer server = RegistryHttpApi.listen(vertx, api.router(vertx, config.maxBodyBytes()), config.host(), config.port());
-        LOG.info("schema registry listening on http://{}:{} (topic {})", config.host(), server.actualPort(),
+        HttpServer server =
+                RegistryHttpApi.listen(vertx, api.router(vertx, config.maxBodyBytes()), config.host(), config.port());
+        LOG.info(
+                "schema registry listening on http://{}:{} (topic {})",
+                config.host(),
+                server.actualPort(),
                 config.get(RegistryConfig.TOPIC));
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            LOG.info("shutting down");
-            server.close();
-            vertx.close();
-            log.close();
-        }, "shutdown"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            LOG.info("shutting down");
+                            server.close();
+                            vertx.close();
+                            log.close();
+                        },
+                        "shutdown"));
     }
 }

@@ -16,18 +16,32 @@ final class RegistryMetrics {
     final Histogram latency;
 
     RegistryMetrics(RegistryState state) {
-        requests = Counter.builder().name("tally_registry_requests_total")
-                .help("Registry HTTP requests by endpoint and status code").labelNames("endpoint", "code").register(registry);
-        latency = Histogram.builder().name("tally_registry_request_seconds")
-                .help("Registry HTTP request latency").labelNames("endpoint")
-                .classicUpperBounds(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5).register(registry);
-        GaugeWithCallback.builder().name("tally_registry_schemas").help("Distinct schemas (ids) held")
-                .callback(cb -> cb.call(state.schemaCount())).register(registry);
-        GaugeWithCallback.builder().name("tally_registry_log_offset").help("Last _schemas offset applied")
-                .callback(cb -> cb.call(state.appliedOffset())).register(registry);
-        GaugeWithCallback.builder().name("tally_registry_ignored_records")
+        requests = Counter.builder()
+                .name("tally_registry_requests_total")
+                .help("Registry HTTP requests by endpoint and status code")
+                .labelNames("endpoint", "code")
+                .register(registry);
+        latency = Histogram.builder()
+                .name("tally_registry_request_seconds")
+                .help("Registry HTTP request latency")
+                .labelNames("endpoint")
+                .classicUpperBounds(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5)
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("tally_registry_schemas")
+                .help("Distinct schemas (ids) held")
+                .callback(cb -> cb.call(state.schemaCount()))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("tally_registry_log_offset")
+                .help("Last _schemas offset applied")
+                .callback(cb -> cb.call(state.appliedOffset()))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("tally_registry_ignored_records")
                 .help("_schemas records ignored because an earlier record won (concurrent writers)")
-                .callback(cb -> cb.call(state.ignoredRecords())).register(registry);
+                .callback(cb -> cb.call(state.ignoredRecords()))
+                .register(registry);
         JvmMetrics.builder().register(registry);
     }
 

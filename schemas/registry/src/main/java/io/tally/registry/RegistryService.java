@@ -37,11 +37,16 @@ public final class RegistryService {
     /** Parses an AVRO schema; its canonical text (Avro's own JSON form) is what is stored and compared. */
     static Schema parse(String schemaType, String text, boolean hasReferences) {
         if (schemaType != null && !schemaType.equalsIgnoreCase("AVRO")) {
-            throw new RegistryError(422, 42201, "Invalid schema: schema type " + schemaType
-                    + " is not supported by this registry (AVRO only)");
+            throw new RegistryError(
+                    422,
+                    42201,
+                    "Invalid schema: schema type " + schemaType + " is not supported by this registry (AVRO only)");
         }
         if (hasReferences) {
-            throw new RegistryError(422, 42201, "Invalid schema: schema references are not supported; register a self-contained schema");
+            throw new RegistryError(
+                    422,
+                    42201,
+                    "Invalid schema: schema references are not supported; register a self-contained schema");
         }
         if (text == null || text.isBlank()) {
             throw RegistryError.invalidSchema("empty schema");
@@ -66,25 +71,34 @@ public final class RegistryService {
                         return v.id();
                     }
                 }
-                List<String> problems = CompatibilityChecker.check(state.effectiveLevel(subject), schema,
-                        earlier(subject, state.versions(subject, false)));
+                List<String> problems = CompatibilityChecker.check(
+                        state.effectiveLevel(subject), schema, earlier(subject, state.versions(subject, false)));
                 if (!problems.isEmpty()) {
-                    throw new RegistryError(409, 409, "Schema being registered is incompatible with an earlier schema "
-                            + "for subject \"" + subject + "\", details: " + problems);
+                    throw new RegistryError(
+                            409,
+                            409,
+                            "Schema being registered is incompatible with an earlier schema " + "for subject \""
+                                    + subject + "\", details: " + problems);
                 }
                 int id = state.idOf(canonical).orElse(state.maxId() + 1);
                 int version = state.maxVersion(subject) + 1;
-                append(LogRecords.schemaKey(subject, version), LogRecords.schemaValue(subject, version, id, canonical, false));
+                append(
+                        LogRecords.schemaKey(subject, version),
+                        LogRecords.schemaValue(subject, version, id, canonical, false));
                 Optional<Version> won = state.versions(subject, true).stream()
-                        .filter(v -> v.version() == version && v.id() == id).findFirst();
+                        .filter(v -> v.version() == version && v.id() == id)
+                        .findFirst();
                 if (won.isPresent()) {
                     return id;
                 }
                 // Another instance wrote first (its record came earlier in the log): try again on the new state.
             }
         }
-        throw new RegistryError(500, 50001, "Error while registering schema: could not claim an id after "
-                + WRITE_ATTEMPTS + " attempts under concurrent writers");
+        throw new RegistryError(
+                500,
+                50001,
+                "Error while registering schema: could not claim an id after " + WRITE_ATTEMPTS
+                        + " attempts under concurrent writers");
     }
 
     public Version lookup(String subject, Schema schema, boolean includeDeleted) {
@@ -93,7 +107,9 @@ public final class RegistryService {
             throw RegistryError.subjectNotFound(subject);
         }
         String canonical = schema.toString();
-        return versions.stream().filter(v -> v.schema().equals(canonical)).reduce((a, b) -> b)
+        return versions.stream()
+                .filter(v -> v.schema().equals(canonical))
+                .reduce((a, b) -> b)
                 .orElseThrow(() -> RegistryError.schemaNotFound("not found under subject '" + subject + "'"));
     }
 
@@ -133,7 +149,9 @@ public final class RegistryService {
             return live.get(live.size() - 1);
         }
         int n = parseVersion(versionId);
-        return vs.stream().filter(v -> v.version() == n).findFirst()
+        return vs.stream()
+                .filter(v -> v.version() == n)
+                .findFirst()
                 .orElseThrow(() -> RegistryError.versionNotFound(subject, n));
     }
 
@@ -147,16 +165,23 @@ public final class RegistryService {
             boolean anyLive = all.stream().anyMatch(v -> !v.deleted());
             if (!permanent) {
                 if (!anyLive) {
-                    throw new RegistryError(404, 40404, "Subject '" + subject
-                            + "' was soft deleted. Set permanent=true to delete permanently");
+                    throw new RegistryError(
+                            404,
+                            40404,
+                            "Subject '" + subject + "' was soft deleted. Set permanent=true to delete permanently");
                 }
-                List<Integer> live = all.stream().filter(v -> !v.deleted()).map(Version::version).toList();
-                append(LogRecords.deleteSubjectKey(subject), LogRecords.deleteSubjectValue(subject, state.maxVersion(subject)));
+                List<Integer> live = all.stream()
+                        .filter(v -> !v.deleted())
+                        .map(Version::version)
+                        .toList();
+                append(
+                        LogRecords.deleteSubjectKey(subject),
+                        LogRecords.deleteSubjectValue(subject, state.maxVersion(subject)));
                 return live;
             }
             if (anyLive) {
-                throw new RegistryError(409, 40405, "Subject '" + subject
-                        + "' was not deleted first before being permanently deleted");
+                throw new RegistryError(
+                        409, 40405, "Subject '" + subject + "' was not deleted first before being permanently deleted");
             }
             List<Integer> removed = new ArrayList<>();
             for (Version v : all) {
@@ -173,15 +198,22 @@ public final class RegistryService {
             Version v = version(subject, versionId, true);
             if (!permanent) {
                 if (v.deleted()) {
-                    throw new RegistryError(404, 40406, "Subject '" + subject + "' Version " + v.version()
-                            + " was soft deleted. Set permanent=true to delete permanently");
+                    throw new RegistryError(
+                            404,
+                            40406,
+                            "Subject '" + subject + "' Version " + v.version()
+                                    + " was soft deleted. Set permanent=true to delete permanently");
                 }
-                append(LogRecords.schemaKey(subject, v.version()),
+                append(
+                        LogRecords.schemaKey(subject, v.version()),
                         LogRecords.schemaValue(subject, v.version(), v.id(), v.schema(), true));
             } else {
                 if (!v.deleted()) {
-                    throw new RegistryError(409, 40407, "Subject '" + subject + "' Version " + v.version()
-                            + " was not deleted first before being permanently deleted");
+                    throw new RegistryError(
+                            409,
+                            40407,
+                            "Subject '" + subject + "' Version " + v.version()
+                                    + " was not deleted first before being permanently deleted");
                 }
                 append(LogRecords.schemaKey(subject, v.version()), null);
             }
@@ -232,7 +264,8 @@ public final class RegistryService {
         if (defaultToGlobal) {
             return state.globalLevel();
         }
-        throw new RegistryError(404, 40408, "Subject '" + subject + "' does not have subject-level compatibility configured");
+        throw new RegistryError(
+                404, 40408, "Subject '" + subject + "' does not have subject-level compatibility configured");
     }
 
     /** Removes a subject's level (or resets the global one to the default); returns the level it had. */
@@ -243,7 +276,8 @@ public final class RegistryService {
             if (subjectOrNull == null) {
                 previous = state.globalLevel();
             } else {
-                previous = state.subjectLevel(subjectOrNull).orElseThrow(() -> RegistryError.subjectNotFound(subjectOrNull));
+                previous = state.subjectLevel(subjectOrNull)
+                        .orElseThrow(() -> RegistryError.subjectNotFound(subjectOrNull));
             }
             append(LogRecords.configKey(subjectOrNull), null);
             return previous;
@@ -281,10 +315,12 @@ public final class RegistryService {
     }
 
     static void checkSubject(String subject) {
-        if (subject == null || subject.isBlank() || subject.length() > MAX_SUBJECT_LENGTH
+        if (subject == null
+                || subject.isBlank()
+                || subject.length() > MAX_SUBJECT_LENGTH
                 || subject.chars().anyMatch(Character::isISOControl)) {
-            throw new RegistryError(422, 42208, "Invalid subject name: it must be 1-" + MAX_SUBJECT_LENGTH
-                    + " printable characters");
+            throw new RegistryError(
+                    422, 42208, "Invalid subject name: it must be 1-" + MAX_SUBJECT_LENGTH + " printable characters");
         }
     }
 

@@ -46,7 +46,7 @@ public final class RegistryState {
                 case "SCHEMA" -> applySchema(key, LogRecords.parse(valueJson));
                 case "CONFIG" -> applyConfig(key, LogRecords.parse(valueJson));
                 case "DELETE_SUBJECT" -> applyDeleteSubject(LogRecords.parse(valueJson));
-                default -> { } // NOOP and record types this registry does not use
+                default -> {} // NOOP and record types this registry does not use
             }
         }
         appliedOffset = Math.max(appliedOffset, offset);
@@ -86,7 +86,8 @@ public final class RegistryState {
             ignored++; // the subject already has this schema live under another version
             return;
         }
-        subjects.computeIfAbsent(subject, s -> new TreeMap<>()).put(version, new Version(subject, version, id, schema, deleted));
+        subjects.computeIfAbsent(subject, s -> new TreeMap<>())
+                .put(version, new Version(subject, version, id, schema, deleted));
         schemaById.put(id, schema);
         idBySchema.put(schema, id);
         maxId = Math.max(maxId, id);
@@ -97,7 +98,8 @@ public final class RegistryState {
         CompatibilityLevel level = null;
         if (value != null) {
             try {
-                level = CompatibilityLevel.parse(value.path("compatibilityLevel").asText());
+                level = CompatibilityLevel.parse(
+                        value.path("compatibilityLevel").asText());
             } catch (RegistryError e) {
                 ignored++;
                 return;
@@ -116,7 +118,8 @@ public final class RegistryState {
         if (value == null) {
             return;
         }
-        NavigableMap<Integer, Version> versions = subjects.get(value.path("subject").asText());
+        NavigableMap<Integer, Version> versions =
+                subjects.get(value.path("subject").asText());
         if (versions == null) {
             return;
         }
@@ -185,7 +188,9 @@ public final class RegistryState {
     public synchronized List<String> subjects(boolean includeDeleted) {
         return subjects.entrySet().stream()
                 .filter(e -> includeDeleted || e.getValue().values().stream().anyMatch(v -> !v.deleted()))
-                .map(Map.Entry::getKey).sorted().collect(Collectors.toList());
+                .map(Map.Entry::getKey)
+                .sorted()
+                .collect(Collectors.toList());
     }
 
     public synchronized int maxVersion(String subject) {

@@ -1,8 +1,8 @@
 package io.tally.registry;
 
+import io.tally.model.TallySchemas;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.RestSchemaRegistryClient;
-import io.tally.model.TallySchemas;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.avro.Schema;

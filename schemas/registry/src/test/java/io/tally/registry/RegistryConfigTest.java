@@ -20,8 +20,11 @@ class RegistryConfigTest {
 
     @Test
     void badValuesAreNamed() {
-        assertThatThrownBy(() -> RegistryConfig.from(Map.of(), new String[] {"--port=x"})).hasMessageContaining("port=x");
-        assertThatThrownBy(() -> RegistryConfig.from(Map.of(), new String[] {"--nope=1"})).hasMessageContaining("--nope=1");
-        assertThatThrownBy(() -> RegistryConfig.from(Map.of(), new String[] {"--max.body.bytes=1"})).hasMessageContaining("outside");
+        assertThatThrownBy(() -> RegistryConfig.from(Map.of(), new String[] {"--port=x"}))
+                .hasMessageContaining("port=x");
+        assertThatThrownBy(() -> RegistryConfig.from(Map.of(), new String[] {"--nope=1"}))
+                .hasMessageContaining("--nope=1");
+        assertThatThrownBy(() -> RegistryConfig.from(Map.of(), new String[] {"--max.body.bytes=1"}))
+                .hasMessageContaining("outside");
     }
 }

@@ -8,11 +8,14 @@ import org.junit.jupiter.api.Test;
 
 class RegistryServiceTest {
     static final String V1 = "{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"a\",\"type\":\"string\"}]}";
-    static final String V2_OPTIONAL = "{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"a\",\"type\":\"string\"},"
-            + "{\"name\":\"b\",\"type\":\"int\",\"default\":0}]}";
-    static final String V2_REQUIRED = "{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"a\",\"type\":\"string\"},"
-            + "{\"name\":\"b\",\"type\":\"int\"}]}";
-    static final String OTHER = "{\"type\":\"record\",\"name\":\"Other\",\"fields\":[{\"name\":\"x\",\"type\":\"long\"}]}";
+    static final String V2_OPTIONAL =
+            "{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"a\",\"type\":\"string\"},"
+                    + "{\"name\":\"b\",\"type\":\"int\",\"default\":0}]}";
+    static final String V2_REQUIRED =
+            "{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"a\",\"type\":\"string\"},"
+                    + "{\"name\":\"b\",\"type\":\"int\"}]}";
+    static final String OTHER =
+            "{\"type\":\"record\",\"name\":\"Other\",\"fields\":[{\"name\":\"x\",\"type\":\"long\"}]}";
 
     final InMemoryLog.Shared shared = new InMemoryLog.Shared();
 
@@ -30,7 +33,9 @@ class RegistryServiceTest {
         RegistryService r = instance();
         int id = r.register("a-value", avro(V1));
         assertThat(r.register("a-value", avro(V1))).isEqualTo(id);
-        assertThat(r.register("b-value", avro(V1))).as("same schema, other subject: same id").isEqualTo(id);
+        assertThat(r.register("b-value", avro(V1)))
+                .as("same schema, other subject: same id")
+                .isEqualTo(id);
         assertThat(r.register("c-value", avro(OTHER))).isEqualTo(id + 1);
         assertThat(r.register("b-value", avro(V2_OPTIONAL))).isEqualTo(id + 2);
         assertThat(r.versions("a-value", false)).containsExactly(1);
@@ -41,12 +46,15 @@ class RegistryServiceTest {
     void backwardCompatibilityIsEnforced() {
         RegistryService r = instance();
         r.register("s", avro(V1));
-        assertThatThrownBy(() -> r.register("s", avro(V2_REQUIRED)))
-                .isInstanceOfSatisfying(RegistryError.class, e -> {
-                    assertThat(e.status()).isEqualTo(409);
-                    assertThat(e.getMessage()).contains("READER_FIELD_MISSING_DEFAULT_VALUE").contains("b");
-                });
-        assertThat(r.versions("s", false)).as("nothing stored for a rejected request").containsExactly(1);
+        assertThatThrownBy(() -> r.register("s", avro(V2_REQUIRED))).isInstanceOfSatisfying(RegistryError.class, e -> {
+            assertThat(e.status()).isEqualTo(409);
+            assertThat(e.getMessage())
+                    .contains("READER_FIELD_MISSING_DEFAULT_VALUE")
+                    .contains("b");
+        });
+        assertThat(r.versions("s", false))
+                .as("nothing stored for a rejected request")
+                .containsExactly(1);
         assertThat(r.register("s", avro(V2_OPTIONAL))).isPositive();
     }
 
@@ -60,15 +68,19 @@ class RegistryServiceTest {
         assertThat(r.subjectLevel("s", false)).isEqualTo(CompatibilityLevel.FORWARD);
         // FORWARD: the latest (V2 with a required b) must read data of the new schema
         assertThat(r.checkCompatibility("s", "latest", avro(V2_OPTIONAL))).isEmpty();
-        assertThat(r.checkCompatibility("s", "latest", avro(V1))).singleElement().asString()
+        assertThat(r.checkCompatibility("s", "latest", avro(V1)))
+                .singleElement()
+                .asString()
                 .contains("READER_FIELD_MISSING_DEFAULT_VALUE");
         r.setLevel("s", "FULL_TRANSITIVE");
-        // both directions against every version: V1 cannot read V2_REQUIRED's... fine, but V2_REQUIRED cannot read V1 data
+        // both directions against every version: V1 cannot read V2_REQUIRED's... fine, but V2_REQUIRED cannot read V1
+        // data
         assertThat(r.checkCompatibility("s", null, avro(V2_REQUIRED))).isNotEmpty();
         assertThatThrownBy(() -> r.setLevel("s", "SIDEWAYS")).hasMessageContaining("Invalid compatibility level");
         assertThat(r.deleteLevel("s")).isEqualTo(CompatibilityLevel.FULL_TRANSITIVE);
         assertThatThrownBy(() -> r.subjectLevel("s", false))
-                .isInstanceOfSatisfying(RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40408));
+                .isInstanceOfSatisfying(
+                        RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40408));
         assertThat(r.subjectLevel("s", true)).isEqualTo(CompatibilityLevel.BACKWARD);
     }
 
@@ -77,18 +89,22 @@ class RegistryServiceTest {
         RegistryService r = instance();
         int id = r.register("s", avro(V1));
         assertThatThrownBy(() -> r.deleteSubject("s", true))
-                .isInstanceOfSatisfying(RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40405));
+                .isInstanceOfSatisfying(
+                        RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40405));
         assertThat(r.deleteSubject("s", false)).containsExactly(1);
         assertThatThrownBy(() -> r.versions("s", false))
-                .isInstanceOfSatisfying(RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40401));
+                .isInstanceOfSatisfying(
+                        RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40401));
         assertThat(r.versions("s", true)).containsExactly(1);
         assertThatThrownBy(() -> r.deleteSubject("s", false))
-                .isInstanceOfSatisfying(RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40404));
+                .isInstanceOfSatisfying(
+                        RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40404));
         assertThat(r.schemaById(id)).isNotNull(); // soft-deleted schemas still decode old data
         assertThat(r.deleteSubject("s", true)).containsExactly(1);
         assertThat(r.subjects(true)).isEmpty();
         assertThatThrownBy(() -> r.schemaById(id))
-                .isInstanceOfSatisfying(RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40403));
+                .isInstanceOfSatisfying(
+                        RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40403));
         assertThat(r.register("s", avro(OTHER))).as("ids are never reused").isGreaterThan(id);
     }
 
@@ -97,19 +113,26 @@ class RegistryServiceTest {
         RegistryService r = instance();
         r.register("s", avro(V1));
         assertThatThrownBy(() -> r.version("nope", "1", false))
-                .isInstanceOfSatisfying(RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40401));
+                .isInstanceOfSatisfying(
+                        RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40401));
         assertThatThrownBy(() -> r.version("s", "7", false))
-                .isInstanceOfSatisfying(RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40402));
+                .isInstanceOfSatisfying(
+                        RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40402));
         assertThatThrownBy(() -> r.version("s", "x", false))
-                .isInstanceOfSatisfying(RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(42202));
+                .isInstanceOfSatisfying(
+                        RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(42202));
         assertThatThrownBy(() -> r.schemaById(999))
-                .isInstanceOfSatisfying(RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40403));
+                .isInstanceOfSatisfying(
+                        RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40403));
         assertThatThrownBy(() -> r.lookup("s", avro(OTHER), false))
-                .isInstanceOfSatisfying(RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40403));
+                .isInstanceOfSatisfying(
+                        RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(40403));
         assertThatThrownBy(() -> RegistryService.parse(null, "{\"type\":\"recrod\"}", false))
-                .isInstanceOfSatisfying(RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(42201));
+                .isInstanceOfSatisfying(
+                        RegistryError.class, e -> assertThat(e.errorCode()).isEqualTo(42201));
         assertThatThrownBy(() -> RegistryService.parse("PROTOBUF", "syntax = \"proto3\";", false))
-                .isInstanceOfSatisfying(RegistryError.class, e -> assertThat(e.getMessage()).contains("AVRO only"));
+                .isInstanceOfSatisfying(
+                        RegistryError.class, e -> assertThat(e.getMessage()).contains("AVRO only"));
     }
 
     @Test

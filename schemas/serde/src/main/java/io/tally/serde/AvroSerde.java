@@ -1,5 +1,6 @@
 package io.tally.serde;
 
+import io.tally.model.TallySchemas;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.util.Map;
@@ -12,16 +13,15 @@ import org.apache.avro.generic.GenericDatumWriter;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.avro.io.BinaryDecoder;
 import org.apache.avro.io.BinaryEncoder;
-import org.apache.avro.io.DecoderFactory;
 import org.apache.avro.io.DatumReader;
 import org.apache.avro.io.DatumWriter;
+import org.apache.avro.io.DecoderFactory;
 import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificDatumReader;
 import org.apache.avro.specific.SpecificDatumWriter;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.avro.util.ClassSecurityValidator;
-import io.tally.model.TallySchemas;
 
 /**
  * Avro records in Confluent wire format, with schemas from a registry (TopicNameStrategy:
@@ -49,7 +49,8 @@ public final class AvroSerde {
         // Avro 1.12 loads only trusted classes by a schema's name; Tally's generated records are.
         ClassSecurityValidator.Builder trusted = ClassSecurityValidator.builder();
         TallySchemas.GENERATED.forEach(trusted::add);
-        ClassSecurityValidator.setGlobal(ClassSecurityValidator.composite(ClassSecurityValidator.getGlobal(), trusted.build()));
+        ClassSecurityValidator.setGlobal(
+                ClassSecurityValidator.composite(ClassSecurityValidator.getGlobal(), trusted.build()));
     }
 
     public AvroSerde(SchemaRegistryClient registry) {
@@ -79,11 +80,13 @@ public final class AvroSerde {
         BinaryEncoder enc = EncoderFactory.get().directBinaryEncoder(out, null);
         try {
             (published != null || record instanceof SpecificRecord
-                    ? specificWriters.computeIfAbsent(schema, AvroSerde::specificWriter)
-                    : writers.computeIfAbsent(schema, GenericDatumWriter::new)).write(record, enc);
+                            ? specificWriters.computeIfAbsent(schema, AvroSerde::specificWriter)
+                            : writers.computeIfAbsent(schema, GenericDatumWriter::new))
+                    .write(record, enc);
             enc.flush();
         } catch (IOException | AvroRuntimeException | ClassCastException | NullPointerException e) {
-            throw new SerdeException("record does not match its schema " + schema.getFullName() + ": " + e.getMessage(), e);
+            throw new SerdeException(
+                    "record does not match its schema " + schema.getFullName() + ": " + e.getMessage(), e);
         }
         byte[] bytes = out.toByteArray();
         WireFormat.writeHeader(bytes, id);
@@ -121,8 +124,8 @@ public final class AvroSerde {
         DatumReader<?> datumReader = readers.get(((long) id << 32) | readerKey);
         if (datumReader == null) {
             Schema writer = registry.schemaById(id);
-            datumReader = readers.computeIfAbsent(((long) id << 32) | readerKey,
-                    k -> new SpecificDatumReader<T>(writer, reader, model));
+            datumReader = readers.computeIfAbsent(
+                    ((long) id << 32) | readerKey, k -> new SpecificDatumReader<T>(writer, reader, model));
         }
         return (T) decode(data, id, datumReader);
     }
@@ -130,23 +133,27 @@ public final class AvroSerde {
     /** A generated record's writer, with its class's conversions (a generic record's has none). */
     @SuppressWarnings("unchecked")
     private static DatumWriter<GenericRecord> specificWriter(Schema schema) {
-        return (DatumWriter<GenericRecord>) (DatumWriter<?>) new SpecificDatumWriter<>(schema, SpecificData.getForSchema(schema));
+        return (DatumWriter<GenericRecord>)
+                (DatumWriter<?>) new SpecificDatumWriter<>(schema, SpecificData.getForSchema(schema));
     }
 
     private GenericRecord decode(byte[] data, int id, Schema writer, Schema reader) {
         int readerKey = readerIds.computeIfAbsent(reader, r -> nextReaderId.getAndIncrement());
-        return (GenericRecord) decode(data, id, readers.computeIfAbsent(((long) id << 32) | readerKey,
-                k -> new GenericDatumReader<GenericRecord>(writer, reader)));
+        return (GenericRecord) decode(
+                data,
+                id,
+                readers.computeIfAbsent(
+                        ((long) id << 32) | readerKey, k -> new GenericDatumReader<GenericRecord>(writer, reader)));
     }
 
     private Object decode(byte[] data, int id, DatumReader<?> datumReader) {
-        BinaryDecoder dec = DecoderFactory.get().binaryDecoder(data, WireFormat.HEADER_SIZE,
-                data.length - WireFormat.HEADER_SIZE, null);
+        BinaryDecoder dec = DecoderFactory.get()
+                .binaryDecoder(data, WireFormat.HEADER_SIZE, data.length - WireFormat.HEADER_SIZE, null);
         try {
             Object record = datumReader.read(null, dec);
             if (!dec.isEnd()) {
-                throw new SerdeException("corrupt Avro payload for schema id " + id + ": "
-                        + "bytes left over after the record");
+                throw new SerdeException(
+                        "corrupt Avro payload for schema id " + id + ": " + "bytes left over after the record");
             }
             return record;
         } catch (IOException | AvroRuntimeException | ArrayIndexOutOfBoundsException | NegativeArraySizeException e) {

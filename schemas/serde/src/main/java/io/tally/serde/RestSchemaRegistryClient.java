@@ -46,7 +46,8 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         if (cached != null) {
             return cached; // the hot path: no allocation, no lock
         }
-        return idsBySubject.computeIfAbsent(subject, s -> new ConcurrentHashMap<>())
+        return idsBySubject
+                .computeIfAbsent(subject, s -> new ConcurrentHashMap<>())
                 .computeIfAbsent(schema, s -> {
                     JsonNode r = call("POST", "subjects/" + enc(subject) + "/versions", body(s));
                     int id = r.get("id").asInt();
@@ -61,7 +62,8 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         if (cached != null) {
             return cached;
         }
-        int id = call("POST", "subjects/" + enc(subject), body(schema)).get("id").asInt();
+        int id =
+                call("POST", "subjects/" + enc(subject), body(schema)).get("id").asInt();
         idsBySubject.computeIfAbsent(subject, s -> new ConcurrentHashMap<>()).put(schema, id);
         return id;
     }
@@ -87,8 +89,8 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
     }
 
     private JsonNode call(String method, String path, String body) {
-        HttpRequest.Builder req = HttpRequest.newBuilder(base.resolve(path)).timeout(timeout)
-                .header("Accept", CONTENT_TYPE);
+        HttpRequest.Builder req =
+                HttpRequest.newBuilder(base.resolve(path)).timeout(timeout).header("Accept", CONTENT_TYPE);
         if (body != null) {
             req.header("Content-Type", CONTENT_TYPE).method(method, HttpRequest.BodyPublishers.ofString(body));
         } else {
@@ -107,11 +109,13 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         try {
             json = JSON.readTree(resp.body());
         } catch (IOException e) {
-            throw new SerdeException("schema registry answered HTTP " + resp.statusCode() + " with a body that is not JSON");
+            throw new SerdeException(
+                    "schema registry answered HTTP " + resp.statusCode() + " with a body that is not JSON");
         }
         if (resp.statusCode() / 100 != 2) {
             int code = json.path("error_code").asInt(resp.statusCode());
-            throw new RegistryException(resp.statusCode(), code, json.path("message").asText("(no message)"));
+            throw new RegistryException(
+                    resp.statusCode(), code, json.path("message").asText("(no message)"));
         }
         return json;
     }

@@ -18,7 +18,8 @@ public final class WireFormat {
             throw new SerdeException("no payload (null value; a tombstone is not an Avro record)");
         }
         if (data.length < HEADER_SIZE) {
-            throw new SerdeException("payload of " + data.length + " bytes is shorter than the 5-byte Confluent header");
+            throw new SerdeException(
+                    "payload of " + data.length + " bytes is shorter than the 5-byte Confluent header");
         }
         if (data[0] != MAGIC) {
             throw new SerdeException(String.format(

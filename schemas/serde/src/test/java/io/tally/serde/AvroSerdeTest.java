@@ -18,11 +18,17 @@ class AvroSerdeTest {
 
     static GenericRecord timeSeriesEvent() {
         GenericRecord item = new GenericRecordBuilder(TallySchemas.EVENT_ITEM)
-                .set("key", "deviceType").set("value", ByteBuffer.wrap(new byte[] {1, 2, 3})).build();
+                .set("key", "deviceType")
+                .set("value", ByteBuffer.wrap(new byte[] {1, 2, 3}))
+                .build();
         return new GenericRecordBuilder(TallySchemas.TIME_SERIES_EVENT)
-                .set("namespace", "playback").set("time_series_id", "profile-1")
-                .set("event_time", 1_763_800_000_000_000L).set("event_id", "e-1")
-                .set("items", List.of(item)).set("source", "test").build();
+                .set("namespace", "playback")
+                .set("time_series_id", "profile-1")
+                .set("event_time", 1_763_800_000_000_000L)
+                .set("event_id", "e-1")
+                .set("items", List.of(item))
+                .set("source", "test")
+                .build();
     }
 
     @Test
@@ -46,12 +52,15 @@ class AvroSerdeTest {
 
     @Test
     void oldAndNewProducersBothDecodeForTheReader() {
-        Schema v1 = new Schema.Parser().parse("{\"type\":\"record\",\"name\":\"R\",\"fields\":["
-                + "{\"name\":\"a\",\"type\":\"string\"}]}");
-        Schema v2 = new Schema.Parser().parse("{\"type\":\"record\",\"name\":\"R\",\"fields\":["
-                + "{\"name\":\"a\",\"type\":\"string\"},{\"name\":\"b\",\"type\":\"int\",\"default\":7}]}");
-        byte[] old = serde.serialize("t", new GenericRecordBuilder(v1).set("a", "x").build());
-        byte[] neu = serde.serialize("t", new GenericRecordBuilder(v2).set("a", "y").set("b", 9).build());
+        Schema v1 = new Schema.Parser()
+                .parse("{\"type\":\"record\",\"name\":\"R\",\"fields\":[" + "{\"name\":\"a\",\"type\":\"string\"}]}");
+        Schema v2 = new Schema.Parser()
+                .parse("{\"type\":\"record\",\"name\":\"R\",\"fields\":["
+                        + "{\"name\":\"a\",\"type\":\"string\"},{\"name\":\"b\",\"type\":\"int\",\"default\":7}]}");
+        byte[] old =
+                serde.serialize("t", new GenericRecordBuilder(v1).set("a", "x").build());
+        byte[] neu = serde.serialize(
+                "t", new GenericRecordBuilder(v2).set("a", "y").set("b", 9).build());
         GenericRecord oldAsV2 = serde.deserialize(old, v2);
         assertThat(oldAsV2.get("a").toString()).isEqualTo("x");
         assertThat(oldAsV2.get("b")).isEqualTo(7);
@@ -64,7 +73,8 @@ class AvroSerdeTest {
     void badMagicByteIsNamed() {
         byte[] bytes = serde.serialize("t", timeSeriesEvent());
         bytes[0] = 7;
-        assertThatThrownBy(() -> serde.deserialize(bytes)).isInstanceOf(SerdeException.class)
+        assertThatThrownBy(() -> serde.deserialize(bytes))
+                .isInstanceOf(SerdeException.class)
                 .hasMessageContaining("unknown magic byte 0x07");
     }
 
@@ -77,15 +87,18 @@ class AvroSerdeTest {
     @Test
     void unknownSchemaIdIsReportedWithTheRegistryCode() {
         byte[] bytes = {0, 0, 0, 0x30, 0x39, 2, 'a'};
-        assertThatThrownBy(() -> serde.deserialize(bytes)).isInstanceOf(RegistryException.class)
-                .hasMessageContaining("12345").hasMessageContaining("40403");
+        assertThatThrownBy(() -> serde.deserialize(bytes))
+                .isInstanceOf(RegistryException.class)
+                .hasMessageContaining("12345")
+                .hasMessageContaining("40403");
     }
 
     @Test
     void corruptAvroBytesAreRejectedNotMisread() {
         byte[] good = serde.serialize("t", timeSeriesEvent());
         byte[] truncated = java.util.Arrays.copyOf(good, good.length - 3);
-        assertThatThrownBy(() -> serde.deserialize(truncated)).isInstanceOf(SerdeException.class)
+        assertThatThrownBy(() -> serde.deserialize(truncated))
+                .isInstanceOf(SerdeException.class)
                 .hasMessageContaining("corrupt Avro payload");
         byte[] trailing = java.util.Arrays.copyOf(good, good.length + 2);
         assertThatThrownBy(() -> serde.deserialize(trailing)).hasMessageContaining("left over");
@@ -94,7 +107,8 @@ class AvroSerdeTest {
     @Test
     void aRecordThatDoesNotMatchItsSchemaIsRejected() {
         GenericRecord bad = new GenericData.Record(TallySchemas.COUNTER_EVENT); // required fields unset
-        assertThatThrownBy(() -> serde.serialize("t", bad)).isInstanceOf(SerdeException.class)
+        assertThatThrownBy(() -> serde.serialize("t", bad))
+                .isInstanceOf(SerdeException.class)
                 .hasMessageContaining("tally.v1.CounterEvent");
     }
 

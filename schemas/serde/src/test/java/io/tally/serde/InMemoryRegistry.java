@@ -13,8 +13,11 @@ final class InMemoryRegistry implements SchemaRegistryClient {
     @Override
     public synchronized int register(String subject, Schema schema) {
         calls++;
-        Integer existing = byId.entrySet().stream().filter(e -> e.getValue().equals(schema))
-                .map(Map.Entry::getKey).findFirst().orElse(null);
+        Integer existing = byId.entrySet().stream()
+                .filter(e -> e.getValue().equals(schema))
+                .map(Map.Entry::getKey)
+                .findFirst()
+                .orElse(null);
         int id = existing != null ? existing : byId.size() + 1;
         byId.put(id, schema);
         bySubject.computeIfAbsent(subject, s -> new HashMap<>()).put(schema, id);
