@@ -1,6 +1,7 @@
 """Integration tests run against the stack that ./tally up started (./tally test starts it)."""
 
 import pytest
+from cassandra.cluster import Cluster
 from tally.settings import Settings
 from tally.stack import Stack
 
@@ -22,6 +23,20 @@ def stack(settings) -> Stack:
 @pytest.fixture(scope="session")
 def host(settings) -> str:
     return settings.host
+
+
+@pytest.fixture(scope="module")
+def gw(stack) -> str:
+    """The gateway's base URL."""
+    return stack.component("gateway").url()
+
+
+@pytest.fixture(scope="module")
+def cql(settings):
+    """A CQL session on the stack's Cassandra (one per module: a module may restart Cassandra)."""
+    cluster = Cluster([settings.host], port=settings.port("TALLY_CASSANDRA_PORT"))
+    yield cluster.connect()
+    cluster.shutdown()
 
 
 def pytest_configure(config):

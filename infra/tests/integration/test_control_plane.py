@@ -8,11 +8,11 @@ import os
 import signal
 import time
 import uuid
-from datetime import UTC, datetime, timedelta
 
 import pytest
 import requests
-from cassandra.cluster import Cluster
+from support import now_iso as iso
+from support import until
 from tally import process
 from tally.jobs import Jobs
 
@@ -23,31 +23,7 @@ def gw(stack, settings):
     return stack.component("gateway").url()
 
 
-@pytest.fixture(scope="module")
-def cql(stack, settings):
-    cluster = Cluster([settings.host], port=settings.port("TALLY_CASSANDRA_PORT"))
-    session = cluster.connect()
-    yield session
-    cluster.shutdown()
-
-
-def iso(offset_s: float = 0) -> str:
-    t = datetime.now(UTC) + timedelta(seconds=offset_s)
-    return t.isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
 PROVISIONED_S = 180  # how long provisioning may take: Cassandra DDL costs seconds a statement here
-
-
-def until(what, fn, timeout=30.0, every=0.2):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(every)
-    raise AssertionError(f"{what}: not within {timeout}s (last: {last!r})")
 
 
 def put(gw, name, config, version=None):

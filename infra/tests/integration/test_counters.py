@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 import requests
-from cassandra.cluster import Cluster
 from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from kafka_tail import KafkaTail
+from support import iso, now_iso
 from tally.jobs import Jobs
 
 REPO = Path(__file__).resolve().parents[3]
@@ -31,19 +31,6 @@ def jobs(stack, settings):
     j = Jobs(settings, log=lambda *_: None)
     j.ensure_deployed()
     return j
-
-
-@pytest.fixture(scope="module")
-def gw(stack):
-    return stack.component("gateway").url()
-
-
-def iso(t: datetime) -> str:
-    return t.isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def now_iso(offset_s: float = 0) -> str:
-    return iso(datetime.now(UTC) + timedelta(seconds=offset_s))
 
 
 def call(gw, endpoint, body, timeout=30):
@@ -147,13 +134,6 @@ class Generator:
             t.join(timeout)
             assert not t.is_alive(), "the generator did not finish"
         return self
-
-
-@pytest.fixture(scope="module")
-def cql(stack, settings):
-    cluster = Cluster([settings.host], port=settings.port("TALLY_CASSANDRA_PORT"))
-    yield cluster.connect()
-    cluster.shutdown()
 
 
 def avro_producer(stack, settings):

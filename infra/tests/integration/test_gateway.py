@@ -4,14 +4,15 @@ Kafka and decoded with a third-party Avro client."""
 import base64
 import os
 import signal
-import socket
 import time
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 import pytest
 import requests
 from kafka_tail import KafkaTail
+from support import free_port
+from support import now_iso as _now_iso
 from tally import process
 from tally.components.base import JAVA
 from tally.components.gateway import gateway_jar
@@ -19,20 +20,11 @@ from tally.components.gateway import gateway_jar
 TOPICS = ["tally.counter.events", "tally.timeseries.events"]
 
 
-@pytest.fixture(scope="module")
-def gw(stack):
-    return stack.component("gateway").url()
-
-
 @pytest.fixture
 def tail(stack, settings):
     t = KafkaTail(f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}", stack.component("registry").url(), TOPICS)
     yield t
     t.close()
-
-
-def now_iso(offset_s: float = 0) -> str:
-    return (datetime.now(UTC) + timedelta(seconds=offset_s)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def micros(iso: str) -> int:
@@ -315,12 +307,6 @@ def test_metrics_and_health(gw):
 # ---- faults: broker down, back-pressure, graceful shutdown --------------------------------------
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def second_gateway(settings, stack, tmp_path, **env):
     port = free_port()
     e = {**os.environ, **stack.component("gateway").service_env(), "TALLY_GATEWAY_PORT": str(port), **env}
@@ -461,3 +447,7 @@ def test_sigterm_drains_and_loses_no_accepted_write(stack, settings, tmp_path, t
     recs = [v for _, key, v in tail.records(accepted) if key == f"playback/{tsid}"]
     assert sorted(v["event_id"] for v in recs) == sorted(f"d{i}" for i in range(accepted))
     assert "gateway stopped" in (tmp_path / f"gateway-{url.rsplit(':', 1)[1]}.log").read_text()
+
+
+def now_iso(offset_s: float = 0) -> str:
+    return _now_iso(offset_s, "milliseconds")  # the article's examples carry milliseconds

@@ -3,7 +3,6 @@ SchemaRegistryClient / AvroSerializer / AvroDeserializer, and Tally's Java serde
 
 import json
 import os
-import socket
 import subprocess
 import threading
 import time
@@ -16,6 +15,7 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
+from support import free_port
 from tally import process
 from tally.components.base import JAVA
 from tally.components.registry import registry_jar
@@ -241,12 +241,6 @@ def test_ids_survive_a_registry_restart(stack, client):
     assert json.loads(fresh.get_schema(sid).schema_str)["name"] == "Reading"
     assert fresh.register_schema(s, Schema(json.dumps(V1), "AVRO")) == sid
     assert fresh.get_latest_version(s).version == 1
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_two_instances_register_concurrently_without_conflicts(stack, settings, tmp_path, url):

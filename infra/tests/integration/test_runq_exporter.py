@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 from kafka_tail import KafkaTail
+from support import until
 
 HOST = socket.gethostname()
 
@@ -60,16 +61,6 @@ def metric(url: str, name: str, **labels) -> float:
         if line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
             total += float(line.rsplit(" ", 1)[1])
     return total
-
-
-def until(what, fn, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.5)
-    raise AssertionError(f"{what}: not within {timeout}s")
 
 
 def test_a_noisy_neighbor_shows_up_in_metrics_kafka_and_tally(stack, settings, containers):

@@ -15,16 +15,10 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from kafka_tail import KafkaTail
+from support import now_iso
 from tally.jobs import Jobs
 
 DAY_US, HOUR_US = 86_400_000_000, 3_600_000_000  # playback: daily slices, hourly buckets, 4 event buckets
-
-
-@pytest.fixture(scope="module")
-def cql(stack, settings):
-    cluster = Cluster([settings.host], port=settings.port("TALLY_CASSANDRA_PORT"))
-    yield cluster.connect()
-    cluster.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -32,10 +26,6 @@ def writer_running(stack, settings):
     jobs = Jobs(settings, log=lambda *_: None)
     jobs.ensure_deployed()
     return jobs
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def micros(iso: str) -> int:

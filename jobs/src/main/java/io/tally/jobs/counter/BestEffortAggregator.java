@@ -6,6 +6,7 @@ import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 
@@ -19,46 +20,64 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
     static final long FLUSH_MS = 250;
     /** How long an idle counter's total is kept (its rollup row outlives it by the namespace's delete_after). */
     static final Duration IDLE_TTL = Duration.ofDays(7);
-    /** [total, pending flush time, the namespace's delete_after in seconds]. */
-    private transient ValueState<long[]> total;
+
+    private transient ValueState<BestEffortTotal> total;
+    /** The layout up to 2026-11, read once per counter after an upgrade from such a savepoint. */
+    private transient ValueState<long[]> legacyTotal;
 
     public BestEffortAggregator() {}
 
     @Override
     public void open(OpenContext ctx) throws Exception {
         Duration ttl = IDLE_TTL;
-        ValueStateDescriptor<long[]> desc =
-                new ValueStateDescriptor<>("best-effort-total", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO);
+        ValueStateDescriptor<BestEffortTotal> desc =
+                new ValueStateDescriptor<>("best-effort-state", TypeInformation.of(BestEffortTotal.class));
         desc.enableTimeToLive(StateTtlConfig.newBuilder(ttl).build());
         total = getRuntimeContext().getState(desc);
+        ValueStateDescriptor<long[]> legacy =
+                new ValueStateDescriptor<>("best-effort-total", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO);
+        legacy.enableTimeToLive(StateTtlConfig.newBuilder(ttl).build());
+        legacyTotal = getRuntimeContext().getState(legacy);
     }
 
     @Override
     public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
-        long[] t = total.value();
-        t = t == null ? new long[3] : t.length < 3 ? java.util.Arrays.copyOf(t, 3) : t;
-        t[0] = m.clear ? 0 : t[0] + m.delta;
-        t[2] = m.deleteAfterSeconds;
-        if (t[1] == 0) {
-            t[1] = ctx.timerService().currentProcessingTime() + Math.min(FLUSH_MS, Math.max(1, m.coalesceMs));
-            ctx.timerService().registerProcessingTimeTimer(t[1]);
+        BestEffortTotal t = load();
+        t = t == null ? new BestEffortTotal() : t;
+        t.total = m.clear ? 0 : t.total + m.delta;
+        t.deleteAfterSeconds = m.deleteAfterSeconds;
+        if (t.flushAtMillis == 0) {
+            t.flushAtMillis =
+                    ctx.timerService().currentProcessingTime() + Math.min(FLUSH_MS, Math.max(1, m.coalesceMs));
+            ctx.timerService().registerProcessingTimeTimer(t.flushAtMillis);
         }
         total.update(t);
     }
 
+    private BestEffortTotal load() throws Exception {
+        BestEffortTotal t = total.value();
+        long[] old = t == null ? legacyTotal.value() : null;
+        if (old != null) {
+            t = BestEffortTotal.fromSlots(old);
+            legacyTotal.clear();
+            total.update(t);
+        }
+        return t;
+    }
+
     @Override
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<RollupWrite> out) throws Exception {
-        long[] t = total.value();
+        BestEffortTotal t = load();
         if (t == null) {
             return;
         }
         String key = ctx.getCurrentKey();
         int slash = key.indexOf('/');
         String namespace = key.substring(0, slash);
-        long ttlSeconds = t.length > 2 && t[2] > 0 ? t[2] : IDLE_TTL.toSeconds();
-        out.collect(RollupWrite.rollup(namespace, key.substring(slash + 1), t[0], timestamp * 1000, (int)
+        long ttlSeconds = t.deleteAfterSeconds > 0 ? t.deleteAfterSeconds : IDLE_TTL.toSeconds();
+        out.collect(RollupWrite.rollup(namespace, key.substring(slash + 1), t.total, timestamp * 1000, (int)
                 Math.min(Integer.MAX_VALUE, ttlSeconds)));
-        t[1] = 0;
+        t.flushAtMillis = 0;
         total.update(t);
     }
 }

@@ -19,6 +19,7 @@ import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
@@ -50,21 +51,18 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
     static final Duration DEDUP_MARGIN = Duration.ofMinutes(5);
     /** Where a bounded input's final watermark (Long.MAX_VALUE) is capped, so times stay in range. */
     static final long END_OF_INPUT_MILLIS = 253_402_300_799_000L; // 9999-12-31T23:59:59Z
-    // rollup state slots
-    private static final int COUNT = 0;
-    private static final int ROLLUP_TS = 1;
-    private static final int LAST_WRITE = 2;
-    private static final int LAST_WRITE_STORED = 3;
-    private static final int TIMER = 4;
-    // the namespace's config at the counter's last mutation, for its timers
-    private static final int ACCEPT_MS = 5;
-    private static final int COALESCE_MS = 6;
-    private static final int SKEW_MS = 7;
-    private static final int SLOTS = 8;
 
     private transient MapState<String, String> seen;
-    private transient MapState<Long, long[]> pending;
-    private transient ValueState<long[]> rollup;
+    private transient MapState<Long, PendingMutations> pending;
+    private transient ValueState<CounterRollupState> rollup;
+    /**
+     * The layout up to 2026-11 (slot arrays), still declared so a savepoint of that time restores:
+     * a counter's state moves to the POJOs the first time the counter is touched (a mutation or its
+     * timer), then these are cleared.
+     */
+    private transient ValueState<long[]> legacyRollup;
+
+    private transient MapState<Long, long[]> legacyPending;
     private transient Counter dedupHits;
     private transient Counter countersTracked;
     private transient Counter rollups;
@@ -85,8 +83,13 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         seen = getRuntimeContext().getMapState(seenDesc);
         pending = getRuntimeContext()
                 .getMapState(new MapStateDescriptor<>(
-                        "pending-by-event-time", Types.LONG, PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
+                        "pending-mutations", Types.LONG, TypeInformation.of(PendingMutations.class)));
         rollup = getRuntimeContext()
+                .getState(new ValueStateDescriptor<>("rollup-state", TypeInformation.of(CounterRollupState.class)));
+        legacyPending = getRuntimeContext()
+                .getMapState(new MapStateDescriptor<>(
+                        "pending-by-event-time", Types.LONG, PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
+        legacyRollup = getRuntimeContext()
                 .getState(new ValueStateDescriptor<>("rollup", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
         var metrics = getRuntimeContext().getMetricGroup().addGroup("tally");
         dedupHits = metrics.counter("dedupHits");
@@ -114,50 +117,68 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             }
             return;
         }
-        long[] r = rollup.value();
+        CounterRollupState r = load();
         if (r == null) {
-            r = new long[SLOTS];
+            r = new CounterRollupState();
             countersTracked.inc();
-        } else if (r.length < SLOTS) {
-            r = java.util.Arrays.copyOf(r, SLOTS); // state written before the control plane
         }
-        r[ACCEPT_MS] = m.acceptLimitMs;
-        r[COALESCE_MS] = m.coalesceMs;
-        r[SKEW_MS] = m.clockSkewMs;
-        if (m.eventTimeMicros < r[ROLLUP_TS]) {
+        r.acceptLimitMs = m.acceptLimitMs;
+        r.coalesceMs = m.coalesceMs;
+        r.clockSkewMs = m.clockSkewMs;
+        if (m.eventTimeMicros < r.rollupMicros) {
             ctx.output(
                     DEAD_LETTERS,
                     new DeadLetterRecord(
                             m.raw,
                             DeadLetterReason.OUTSIDE_ACCEPT_WINDOW,
                             "event_time " + m.eventTimeMicros + " us is behind the counter's immutable rollup at "
-                                    + r[ROLLUP_TS] + " us",
+                                    + r.rollupMicros + " us",
                             CounterEventDecoder.STAGE));
             return;
         }
         seen.put(m.eventId, payload);
-        long[] slot = pending.get(m.eventTimeMicros);
-        slot = slot == null ? new long[2] : slot;
+        PendingMutations at = pending.get(m.eventTimeMicros);
+        at = at == null ? new PendingMutations() : at;
         if (m.clear) {
-            slot[1] = 1;
+            at.cleared = true;
         } else {
-            slot[0] += m.delta;
+            at.delta += m.delta;
         }
-        pending.put(m.eventTimeMicros, slot);
+        pending.put(m.eventTimeMicros, at);
         ctx.output(EVENT_LOG, eventRow(m));
-        if (m.eventTimeMicros > r[LAST_WRITE]) {
-            r[LAST_WRITE] = m.eventTimeMicros;
-            if (m.eventTimeMicros - r[LAST_WRITE_STORED] >= m.coalesceMs * 1000) {
-                r[LAST_WRITE_STORED] = m.eventTimeMicros;
+        if (m.eventTimeMicros > r.lastWriteMicros) {
+            r.lastWriteMicros = m.eventTimeMicros;
+            if (m.eventTimeMicros - r.lastWriteStoredMicros >= m.coalesceMs * 1000) {
+                r.lastWriteStoredMicros = m.eventTimeMicros;
                 out.collect(RollupWrite.lastWrite(m.namespace, m.counter, m.eventTimeMicros));
             }
         }
         long due = dueMillis(r, m.eventTimeMicros);
-        if (r[TIMER] == 0 || due < r[TIMER]) {
+        if (r.timerMillis == 0 || due < r.timerMillis) {
             ctx.timerService().registerEventTimeTimer(due);
-            r[TIMER] = due;
+            r.timerMillis = due;
         }
         rollup.update(r);
+    }
+
+    /** The counter's state, moved from the slot-array layout the first time it is touched. */
+    private CounterRollupState load() throws Exception {
+        CounterRollupState r = rollup.value();
+        if (r != null) {
+            return r;
+        }
+        long[] old = legacyRollup.value();
+        if (old == null) {
+            return null;
+        }
+        r = CounterRollupState.fromSlots(old);
+        for (Map.Entry<Long, long[]> e : legacyPending.entries()) {
+            pending.put(e.getKey(), PendingMutations.fromSlots(e.getValue()));
+        }
+        legacyPending.clear();
+        legacyRollup.clear();
+        rollup.update(r);
+        return r;
     }
 
     /** The first watermark at which a rollup covers an event, on the coalesce grid. */
@@ -175,8 +196,8 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         return Math.floorDiv(earliest + coalesce - 1, coalesce) * coalesce;
     }
 
-    private static long dueMillis(long[] r, long eventTimeMicros) {
-        return dueMillis(r[ACCEPT_MS], r[COALESCE_MS], r[SKEW_MS], eventTimeMicros);
+    private static long dueMillis(CounterRollupState r, long eventTimeMicros) {
+        return dueMillis(r.acceptLimitMs, r.coalesceMs, r.clockSkewMs, eventTimeMicros);
     }
 
     /** The rollup time a watermark allows: no accepted event older than it can still arrive. */
@@ -190,52 +211,46 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
 
     @Override
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<RollupWrite> out) throws Exception {
-        long[] r = rollup.value();
-        if (r == null || (r[TIMER] != 0 && r[TIMER] != timestamp)) {
+        CounterRollupState r = load();
+        if (r == null || (r.timerMillis != 0 && r.timerMillis != timestamp)) {
             return; // a timer that an earlier one superseded
         }
         String key = ctx.getCurrentKey();
         int slash = key.indexOf('/');
         String namespace = key.substring(0, slash);
         String counter = key.substring(slash + 1);
-        if (r.length < SLOTS) {
-            r = java.util.Arrays.copyOf(r, SLOTS); // state written before the control plane: the defaults of DESIGN.md
-            r[ACCEPT_MS] = 5_000;
-            r[COALESCE_MS] = 1_000;
-            r[SKEW_MS] = 500;
-        }
         long t = rollupMicros(
-                r[ACCEPT_MS], r[SKEW_MS], Math.min(ctx.timerService().currentWatermark(), END_OF_INPUT_MILLIS));
+                r.acceptLimitMs, r.clockSkewMs, Math.min(ctx.timerService().currentWatermark(), END_OF_INPUT_MILLIS));
         long next = Long.MAX_VALUE;
-        if (t > r[ROLLUP_TS]) {
+        if (t > r.rollupMicros) {
             List<CounterFold.Mutation> due = new ArrayList<>();
-            for (Iterator<Map.Entry<Long, long[]>> it = pending.iterator(); it.hasNext(); ) {
-                Map.Entry<Long, long[]> e = it.next();
+            for (Iterator<Map.Entry<Long, PendingMutations>> it = pending.iterator(); it.hasNext(); ) {
+                Map.Entry<Long, PendingMutations> e = it.next();
                 if (e.getKey() < t) {
-                    due.add(new CounterFold.Mutation(e.getKey(), e.getValue()[1] == 1, e.getValue()[0]));
+                    due.add(new CounterFold.Mutation(e.getKey(), e.getValue().cleared, e.getValue().delta));
                     it.remove();
                 } else {
                     next = Math.min(next, e.getKey());
                 }
             }
-            r[COUNT] = CounterFold.fold(r[COUNT], due);
-            r[ROLLUP_TS] = t;
-            out.collect(RollupWrite.rollup(namespace, counter, r[COUNT], t, 0));
+            r.count = CounterFold.fold(r.count, due);
+            r.rollupMicros = t;
+            out.collect(RollupWrite.rollup(namespace, counter, r.count, t, 0));
             rollups.inc();
             rollupLagMs.update(System.currentTimeMillis() - t / 1000);
-            if (r[LAST_WRITE] > r[LAST_WRITE_STORED]) {
-                r[LAST_WRITE_STORED] = r[LAST_WRITE];
-                out.collect(RollupWrite.lastWrite(namespace, counter, r[LAST_WRITE]));
+            if (r.lastWriteMicros > r.lastWriteStoredMicros) {
+                r.lastWriteStoredMicros = r.lastWriteMicros;
+                out.collect(RollupWrite.lastWrite(namespace, counter, r.lastWriteMicros));
             }
         } else {
             for (Long time : pending.keys()) {
                 next = Math.min(next, time);
             }
         }
-        r[TIMER] = 0;
+        r.timerMillis = 0;
         if (next != Long.MAX_VALUE) {
-            r[TIMER] = dueMillis(r, next);
-            ctx.timerService().registerEventTimeTimer(r[TIMER]);
+            r.timerMillis = dueMillis(r, next);
+            ctx.timerService().registerEventTimeTimer(r.timerMillis);
         }
         rollup.update(r);
     }

@@ -6,11 +6,18 @@ import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.model.DeadLetterReason;
 import java.util.List;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
+import org.apache.flink.util.Collector;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -134,5 +141,55 @@ class CounterRollupFunctionTest {
         send(add("s1", T0, 4)); // a replay after the restore: still a retry
         h.processWatermark(T0 + 6_000);
         assertThat(rollups()).extracting(w -> w.count).containsExactly(4L);
+    }
+
+    /** The state layout up to 2026-11 (slot arrays), as that release's function left it in a savepoint. */
+    static final class LegacyLayout extends KeyedProcessFunction<String, CounterMutation, RollupWrite> {
+        @Override
+        public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
+            ValueState<long[]> rollup = getRuntimeContext()
+                    .getState(new ValueStateDescriptor<>(
+                            "rollup", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
+            MapState<Long, long[]> pending = getRuntimeContext()
+                    .getMapState(new MapStateDescriptor<>(
+                            "pending-by-event-time",
+                            Types.LONG,
+                            PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
+            long due = CounterRollupFunction.dueMillis(5_000, 1_000, 500, m.eventTimeMicros);
+            // count 40 rolled up to T0 - 10 s, one ADD of 2 pending at the mutation's time, its timer set
+            rollup.update(new long[] {40, (T0 - 10_000) * 1000, m.eventTimeMicros, 0, due, 5_000, 1_000, 500});
+            pending.put(m.eventTimeMicros, new long[] {2, 0});
+            ctx.timerService().registerEventTimeTimer(due);
+        }
+    }
+
+    /** Replaces the harness with one restored from a savepoint of the old layout (counter c1: 40, and 2 pending at T0). */
+    void restoreFromTheSlotArrayLayout() throws Exception {
+        h.close();
+        var legacy = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new LegacyLayout()), CounterMutation::key, Types.STRING);
+        legacy.open();
+        legacy.processElement(new StreamRecord<>(add("old", T0, 2), T0));
+        var snapshot = legacy.snapshot(1, T0);
+        legacy.close();
+        h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new CounterRollupFunction()), CounterMutation::key, Types.STRING);
+        h.initializeState(snapshot);
+        h.open();
+    }
+
+    @Test
+    void aSavepointOfTheSlotArrayLayoutRestoresAndMovesToThePojos() throws Exception {
+        restoreFromTheSlotArrayLayout();
+        send(add("new", T0 + 100, 3)); // touches the counter: its state moves to the POJOs
+        h.processWatermark(T0 + 6_000); // the timer the old release set
+        assertThat(rollups()).extracting(w -> w.count).containsExactly(45L);
+    }
+
+    @Test
+    void aCounterWhoseOnlyTouchIsItsTimerMovesToo() throws Exception {
+        restoreFromTheSlotArrayLayout();
+        h.processWatermark(T0 + 6_000);
+        assertThat(rollups()).extracting(w -> w.count).containsExactly(42L);
     }
 }

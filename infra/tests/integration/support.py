@@ -1,0 +1,32 @@
+"""Plain helpers the integration tests share (fixtures live in conftest.py)."""
+
+import socket
+import time
+from datetime import UTC, datetime, timedelta
+
+
+def iso(t: datetime, timespec: str = "microseconds") -> str:
+    """An instant as the gateway's JSON takes it (ISO-8601, UTC, Z)."""
+    return t.isoformat(timespec=timespec).replace("+00:00", "Z")
+
+
+def now_iso(offset_s: float = 0, timespec: str = "microseconds") -> str:
+    return iso(datetime.now(UTC) + timedelta(seconds=offset_s), timespec)
+
+
+def until(what: str, fn, timeout: float = 30.0, every: float = 0.2):
+    """fn's first truthy value within timeout, else an AssertionError naming what was awaited."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(every)
+    raise AssertionError(f"{what}: not within {timeout}s (last: {last!r})")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

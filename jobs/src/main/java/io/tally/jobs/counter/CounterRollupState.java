@@ -1,0 +1,47 @@
+package io.tally.jobs.counter;
+
+/**
+ * What {@link CounterRollupFunction} keeps per counter (a Flink POJO: its serializer evolves when
+ * a field is added). Times are microseconds since the epoch unless named millis.
+ */
+public class CounterRollupState {
+    /** The count at the last rollup. */
+    public long count;
+    /** The last rollup time T: every accepted event before it is counted, none after. */
+    public long rollupMicros;
+    /** The newest event time seen, and the one last written to counter_rollups.last_write_ts. */
+    public long lastWriteMicros;
+
+    public long lastWriteStoredMicros;
+    /** The event-time timer set for the next rollup (0: none). */
+    public long timerMillis;
+    /** The namespace's config at the counter's last mutation, for its timers. */
+    public long acceptLimitMs;
+
+    public long coalesceMs;
+    public long clockSkewMs;
+
+    public CounterRollupState() {}
+
+    /**
+     * The state as the job kept it up to 2026-11 (ValueState of a long[8]: count, rollup time,
+     * last write, last write stored, timer, accept, coalesce, skew), read once per counter after
+     * an upgrade from such a savepoint.
+     */
+    static CounterRollupState fromSlots(long[] r) {
+        if (r.length < 8) {
+            throw new IllegalStateException("counter state of " + r.length
+                    + " slots predates the control plane; restore it with a release before 2026-11 first");
+        }
+        CounterRollupState s = new CounterRollupState();
+        s.count = r[0];
+        s.rollupMicros = r[1];
+        s.lastWriteMicros = r[2];
+        s.lastWriteStoredMicros = r[3];
+        s.timerMillis = r[4];
+        s.acceptLimitMs = r[5];
+        s.coalesceMs = r[6];
+        s.clockSkewMs = r[7];
+        return s;
+    }
+}

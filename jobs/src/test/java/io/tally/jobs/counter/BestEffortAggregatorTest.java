@@ -1,0 +1,76 @@
+package io.tally.jobs.counter;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.apache.flink.api.common.state.StateTtlConfig;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.flink.util.Collector;
+import org.junit.jupiter.api.Test;
+
+class BestEffortAggregatorTest {
+    static CounterMutation add(long delta) {
+        CounterMutation m = CounterRollupFunctionTest.add("x", CounterRollupFunctionTest.T0, delta);
+        m.namespace = "page_hits";
+        m.bestEffort = true;
+        m.deleteAfterSeconds = 3600;
+        return m;
+    }
+
+    static KeyedOneInputStreamOperatorTestHarness<String, CounterMutation, RollupWrite> harness() throws Exception {
+        return new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new BestEffortAggregator()), CounterMutation::key, Types.STRING);
+    }
+
+    @Test
+    void aBurstIsOneFlushWithTheNamespacesRetentionAsTtl() throws Exception {
+        try (var h = harness()) {
+            h.open();
+            h.setProcessingTime(1_000);
+            h.processElement(new StreamRecord<>(add(2)));
+            h.processElement(new StreamRecord<>(add(3)));
+            h.setProcessingTime(1_000 + BestEffortAggregator.FLUSH_MS);
+            assertThat(h.extractOutputValues()).singleElement().satisfies(w -> {
+                assertThat(w.count).isEqualTo(5);
+                assertThat(w.ttlSeconds).isEqualTo(3600);
+            });
+        }
+    }
+
+    /** The layout up to 2026-11: long[] {total, pending flush time, delete_after seconds}. */
+    static final class LegacyLayout extends KeyedProcessFunction<String, CounterMutation, RollupWrite> {
+        @Override
+        public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
+            ValueStateDescriptor<long[]> desc = new ValueStateDescriptor<>(
+                    "best-effort-total", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO);
+            desc.enableTimeToLive(
+                    StateTtlConfig.newBuilder(BestEffortAggregator.IDLE_TTL).build()); // as it was
+            ValueState<long[]> t = getRuntimeContext().getState(desc);
+            t.update(new long[] {40, 0, 3600});
+        }
+    }
+
+    @Test
+    void aSavepointOfTheSlotArrayLayoutKeepsItsTotal() throws Exception {
+        var legacy = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new LegacyLayout()), CounterMutation::key, Types.STRING);
+        legacy.open();
+        legacy.processElement(new StreamRecord<>(add(0)));
+        var snapshot = legacy.snapshot(1, 0);
+        legacy.close();
+        try (var h = harness()) {
+            h.initializeState(snapshot);
+            h.open();
+            h.setProcessingTime(1_000);
+            h.processElement(new StreamRecord<>(add(2)));
+            h.setProcessingTime(2_000);
+            assertThat(h.extractOutputValues()).extracting(w -> w.count).containsExactly(42L);
+        }
+    }
+}
