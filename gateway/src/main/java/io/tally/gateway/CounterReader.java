@@ -7,6 +7,8 @@ import com.datastax.oss.driver.api.core.cql.Row;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.gateway.service.ServiceException;
+import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.model.AcceptWindow;
 import io.tally.model.cassandra.CounterRollupsTable;
 import io.tally.namespace.CounterFold;
@@ -155,7 +157,8 @@ final class CounterReader {
         try {
             row = events.session().execute(ps.bind(counter)).one();
         } catch (RuntimeException e) {
-            throw new ApiError(503, "CASSANDRA_UNAVAILABLE", "the counter read failed: " + e.getMessage(), null);
+            throw new ServiceException(
+                    Kind.UNAVAILABLE, "CASSANDRA_UNAVAILABLE", "the counter read failed: " + e.getMessage(), null);
         }
         return toRollup(row);
     }
@@ -181,14 +184,15 @@ final class CounterReader {
         RequestJson.object(body, "body");
         NamespaceConfig ns = parser.namespace(body, NamespaceConfig.Kind.COUNTER);
         if (!ns.counterType().durable()) {
-            throw ApiError.badRequest(
+            throw ServiceException.invalid(
                     "NO_EVENT_LOG", "BEST_EFFORT counters keep no event log to recount from", "namespace");
         }
         String counter = RequestJson.text(body, "counter_name", "counter_name", maxIdLength);
         boolean repair = body.path("repair").asBoolean(false);
         Rollup r = rollup(ns, counter);
         if (r.rollupMicros() == 0) {
-            throw new ApiError(404, "NO_ROLLUP", "counter '" + counter + "' has no rollup yet", "counter_name");
+            throw new ServiceException(
+                    Kind.NOT_FOUND, "NO_ROLLUP", "counter '" + counter + "' has no rollup yet", "counter_name");
         }
         long now = System.currentTimeMillis() * 1000;
         long from = body.hasNonNull("from")
@@ -196,7 +200,7 @@ final class CounterReader {
                 : now - ns.retention().deleteAfter().toNanos() / 1000;
         long to = body.hasNonNull("to") ? RequestJson.instantMicros(body, "to", "to") : r.rollupMicros();
         if (from >= to) {
-            throw ApiError.badRequest(
+            throw ServiceException.invalid(
                     "INVALID_FIELD",
                     "from must be before " + (body.hasNonNull("to") ? "to" : "the rollup time"),
                     "from");
@@ -232,7 +236,7 @@ final class CounterReader {
             reply.putNull("difference");
         }
         if (repair && !comparable) {
-            throw ApiError.badRequest(
+            throw ServiceException.invalid(
                     "INVALID_FIELD", "repair compares with the rollup, so it needs to = last_rollup_ts", "to");
         }
         if (repair && recounted != r.count()) {

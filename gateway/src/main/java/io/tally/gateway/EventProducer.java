@@ -1,6 +1,9 @@
 package io.tally.gateway;
 
-import io.tally.gateway.WriteBatch.Outgoing;
+import io.tally.gateway.service.WriteBatch.Outgoing;
+import io.tally.gateway.service.WriteService;
+import io.tally.gateway.service.WriteService.Backpressure;
+import io.tally.gateway.service.WriteService.Unavailable;
 import io.tally.namespace.NamespaceChange;
 import io.tally.serde.AvroSerde;
 import java.nio.charset.StandardCharsets;
@@ -24,20 +27,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * does not fit the free buffer is refused whole before anything is sent (429), so memory
  * never grows without bound and a refused request writes nothing.
  */
-final class EventProducer implements AutoCloseable {
-    /** The producer buffer cannot take the batch now; retry later. */
-    static final class Backpressure extends RuntimeException {
-        Backpressure(String message) {
-            super(message, null, false, false);
-        }
-    }
-
-    /** Kafka could not take the batch at all (no metadata within max.block.ms). */
-    static final class Unavailable extends RuntimeException {
-        Unavailable(String message) {
-            super(message, null, false, false);
-        }
-    }
+final class EventProducer implements WriteService.RecordSink, AutoCloseable {
 
     private final KafkaProducer<byte[], byte[]> producer;
     private final AvroSerde serde;
@@ -96,7 +86,8 @@ final class EventProducer implements AutoCloseable {
      *     when other requests filled the buffer meanwhile, only a prefix of it)
      * @throws Unavailable when Kafka cannot take records at all (same proviso)
      */
-    CompletableFuture<Void> send(List<Outgoing> batch) {
+    @Override
+    public CompletableFuture<Void> send(List<Outgoing> batch) {
         List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>(batch.size());
         long bytes = 0;
         for (Outgoing o : batch) {

@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.gateway.service.ServiceException;
+import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.model.cassandra.SliceTable;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceName;
@@ -90,8 +92,11 @@ final class EventReader {
                                 .withLocalDatacenter("datacenter1")
                                 .build();
                     } catch (DriverException e) {
-                        throw new ApiError(
-                                503, "CASSANDRA_UNAVAILABLE", "Cassandra is unreachable: " + e.getMessage(), null);
+                        throw new ServiceException(
+                                Kind.UNAVAILABLE,
+                                "CASSANDRA_UNAVAILABLE",
+                                "Cassandra is unreachable: " + e.getMessage(),
+                                null);
                     }
                 }
                 s = session;
@@ -109,7 +114,7 @@ final class EventReader {
         long start = RequestJson.instantMicros(interval, "start", "timeInterval.start");
         long end = RequestJson.instantMicros(interval, "end", "timeInterval.end");
         if (end <= start || end - start > MAX_INTERVAL_MICROS) {
-            throw ApiError.badRequest(
+            throw ServiceException.invalid(
                     "INVALID_FIELD", "timeInterval must have start < end and span at most 400 days", "timeInterval");
         }
         List<Map.Entry<String, byte[]>> filters = filters(body);
@@ -219,8 +224,8 @@ final class EventReader {
                 }
             }
         } catch (java.util.concurrent.CompletionException e) {
-            throw new ApiError(
-                    503,
+            throw new ServiceException(
+                    Kind.UNAVAILABLE,
                     "CASSANDRA_UNAVAILABLE",
                     "a partition read failed: " + e.getCause().getMessage(),
                     null);
@@ -252,10 +257,10 @@ final class EventReader {
         try {
             reads.forEach(f -> out.addAll(f.join()));
         } catch (java.util.concurrent.CompletionException e) {
-            throw e.getCause() instanceof ApiError a
+            throw e.getCause() instanceof ServiceException a
                     ? a
-                    : new ApiError(
-                            503,
+                    : new ServiceException(
+                            Kind.UNAVAILABLE,
                             "CASSANDRA_UNAVAILABLE",
                             "a bucket read failed: " + e.getCause().getMessage(),
                             null);
@@ -289,7 +294,7 @@ final class EventReader {
             return out;
         }
         if (!fs.isArray()) {
-            throw ApiError.badRequest("INVALID_FIELD", "eventFilters must be an array", "eventFilters");
+            throw ServiceException.invalid("INVALID_FIELD", "eventFilters must be an array", "eventFilters");
         }
         for (int i = 0; i < fs.size(); i++) {
             String p = "eventFilters[" + i + "]";
@@ -299,7 +304,7 @@ final class EventReader {
             try {
                 out.add(Map.entry(key, Base64.getDecoder().decode(value)));
             } catch (IllegalArgumentException e) {
-                throw ApiError.badRequest(
+                throw ServiceException.invalid(
                         "INVALID_BASE64", p + ".matchEventItemValue is not valid base64", p + ".matchEventItemValue");
             }
         }

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.gateway.service.ServiceException;
+import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.namespace.FieldValues;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceConfig.FieldType;
@@ -138,7 +140,8 @@ final class EventSearch {
     private NamespaceConfig indexed(JsonNode body) {
         NamespaceConfig ns = parser.namespace(body, NamespaceConfig.Kind.TIMESERIES);
         if (!ns.index().enabled()) {
-            throw ApiError.badRequest("INDEX_DISABLED", "namespace '" + ns.name() + "' is not indexed", "namespace");
+            throw ServiceException.invalid(
+                    "INDEX_DISABLED", "namespace '" + ns.name() + "' is not indexed", "namespace");
         }
         return ns;
     }
@@ -150,7 +153,7 @@ final class EventSearch {
         long start = RequestJson.instantMicros(interval, "start", "timeInterval.start");
         long end = RequestJson.instantMicros(interval, "end", "timeInterval.end");
         if (end <= start) {
-            throw ApiError.badRequest("INVALID_FIELD", "timeInterval must have start < end", "timeInterval");
+            throw ServiceException.invalid("INVALID_FIELD", "timeInterval must have start < end", "timeInterval");
         }
         ObjectNode q = JSON.createObjectNode();
         ArrayNode filter = q.putObject("bool").putArray("filter");
@@ -168,10 +171,10 @@ final class EventSearch {
     private ObjectNode criterion(NamespaceConfig ns, JsonNode c, String path, int depth) {
         RequestJson.object(c, path);
         if (depth > MAX_DEPTH) {
-            throw ApiError.badRequest("INVALID_FIELD", path + " nests deeper than " + MAX_DEPTH, path);
+            throw ServiceException.invalid("INVALID_FIELD", path + " nests deeper than " + MAX_DEPTH, path);
         }
         if (c.size() != 1) {
-            throw ApiError.badRequest(
+            throw ServiceException.invalid(
                     "INVALID_FIELD", path + " must hold exactly one of equals, range, booleanQuery", path);
         }
         ObjectNode out = JSON.createObjectNode();
@@ -199,7 +202,7 @@ final class EventSearch {
             JsonNode parts = RequestJson.array(b, "searchQuery", path + ".booleanQuery.searchQuery");
             String operator = b.path("operator").asText("AND");
             if (!operator.equals("AND") && !operator.equals("OR")) {
-                throw ApiError.badRequest(
+                throw ServiceException.invalid(
                         "INVALID_FIELD", "operator must be AND or OR", path + ".booleanQuery.operator");
             }
             ObjectNode bool = out.putObject("bool");
@@ -211,7 +214,7 @@ final class EventSearch {
                 bool.put("minimum_should_match", 1);
             }
         } else {
-            throw ApiError.badRequest("INVALID_FIELD", path + " must be one of equals, range, booleanQuery", path);
+            throw ServiceException.invalid("INVALID_FIELD", path + " must be one of equals, range, booleanQuery", path);
         }
         return out;
     }
@@ -219,7 +222,7 @@ final class EventSearch {
     private static FieldType field(NamespaceConfig ns, String key, String path) {
         FieldType type = ns.index().fieldMapping().get(key);
         if (type == null) {
-            throw ApiError.badRequest(
+            throw ServiceException.invalid(
                     "UNMAPPED_FIELD",
                     "'" + key + "' is not in the field_mapping of '" + ns.name() + "' (mapped: "
                             + ns.index().fieldMapping().keySet() + ")",
@@ -234,11 +237,11 @@ final class EventSearch {
         try {
             text = new String(Base64.getDecoder().decode(b64), StandardCharsets.UTF_8);
         } catch (IllegalArgumentException e) {
-            throw ApiError.badRequest("INVALID_BASE64", path + " is not valid base64", path);
+            throw ServiceException.invalid("INVALID_BASE64", path + " is not valid base64", path);
         }
         Object v = FieldValues.convert(type, text);
         if (v == null) {
-            throw ApiError.badRequest("INVALID_FIELD", path + " '" + text + "' is not a " + type, path);
+            throw ServiceException.invalid("INVALID_FIELD", path + " '" + text + "' is not a " + type, path);
         }
         return v;
     }
@@ -255,16 +258,22 @@ final class EventSearch {
                 return JSON.createObjectNode(); // nothing indexed yet: no alias
             }
             if (r.statusCode() / 100 != 2) {
-                throw new ApiError(
-                        503, "ELASTICSEARCH_UNAVAILABLE", "Elasticsearch answered HTTP " + r.statusCode(), null);
+                throw new ServiceException(
+                        Kind.UNAVAILABLE,
+                        "ELASTICSEARCH_UNAVAILABLE",
+                        "Elasticsearch answered HTTP " + r.statusCode(),
+                        null);
             }
             return JSON.readTree(r.body());
         } catch (IOException e) {
-            throw new ApiError(
-                    503, "ELASTICSEARCH_UNAVAILABLE", "Elasticsearch is unreachable: " + e.getMessage(), null);
+            throw new ServiceException(
+                    Kind.UNAVAILABLE,
+                    "ELASTICSEARCH_UNAVAILABLE",
+                    "Elasticsearch is unreachable: " + e.getMessage(),
+                    null);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new ApiError(503, "ELASTICSEARCH_UNAVAILABLE", "interrupted", null);
+            throw new ServiceException(Kind.UNAVAILABLE, "ELASTICSEARCH_UNAVAILABLE", "interrupted", null);
         }
     }
 }

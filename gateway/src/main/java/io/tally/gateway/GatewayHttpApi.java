@@ -3,7 +3,10 @@ package io.tally.gateway;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.tally.gateway.WriteBatch.Outgoing;
+import io.tally.gateway.service.ServiceException;
+import io.tally.gateway.service.ServiceException.Kind;
+import io.tally.gateway.service.WriteBatch;
+import io.tally.gateway.service.WriteService;
 import io.tally.model.Micros;
 import io.tally.namespace.CounterFold;
 import io.tally.serde.SerdeException;
@@ -14,15 +17,8 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -33,51 +29,81 @@ import tally.v1.CounterEvent;
 final class GatewayHttpApi {
     private static final Logger LOG = LoggerFactory.getLogger(GatewayHttpApi.class);
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final long TOKEN_MARGIN_MS = 60_000;
 
     private final WriteRequestParser parser;
+    private final WriteService writes;
     private final EventReader reader;
     private final EventSearch search;
     private final CounterReader counters;
-    private final EventProducer producer;
-    private final IdempotencyCache tokens;
-    private final KafkaHealth kafka;
+    private final Health health;
     private final GatewayMetrics metrics;
-    private final long syncTimeoutMs;
     private final int maxBodyBytes;
     private final NamespaceAdminApi admin;
-    private final ControlPlaneHealth control;
-    private volatile boolean draining;
 
+    /** What /healthz reports besides draining: the data plane's Kafka and the control plane. */
+    interface Health {
+        boolean kafkaUp();
+
+        String kafkaDetail();
+
+        boolean controlPlaneUp();
+
+        ObjectNode controlPlane();
+
+        /** For tests of the HTTP layer alone. */
+        Health ALWAYS_UP = new Health() {
+            @Override
+            public boolean kafkaUp() {
+                return true;
+            }
+
+            @Override
+            public String kafkaDetail() {
+                return "";
+            }
+
+            @Override
+            public boolean controlPlaneUp() {
+                return true;
+            }
+
+            @Override
+            public ObjectNode controlPlane() {
+                return JSON.createObjectNode().put("status", "UP");
+            }
+        };
+    }
+
+    /**
+     * The HTTP mapping of the gateway's services: routes, JSON in and out, and the one place a
+     * refusal becomes a status ({@link HttpErrors}).
+     *
+     * @param parser JSON requests to validated write batches (and the namespace they name)
+     */
     GatewayHttpApi(
             WriteRequestParser parser,
+            WriteService writes,
             EventReader reader,
             EventSearch search,
             CounterReader counters,
-            EventProducer producer,
-            IdempotencyCache tokens,
-            KafkaHealth kafka,
+            Health health,
             GatewayMetrics metrics,
-            GatewayConfig config,
-            NamespaceAdminApi admin,
-            ControlPlaneHealth control) {
-        this.admin = admin;
-        this.control = control;
+            int maxBodyBytes,
+            NamespaceAdminApi admin) {
         this.parser = parser;
+        this.writes = writes;
         this.reader = reader;
         this.search = search;
         this.counters = counters;
-        this.producer = producer;
-        this.tokens = tokens;
-        this.kafka = kafka;
+        this.health = health;
         this.metrics = metrics;
-        this.syncTimeoutMs = config.longOf(GatewayConfig.SYNC_TIMEOUT_MS);
-        this.maxBodyBytes = config.intOf(GatewayConfig.MAX_BODY);
+        this.maxBodyBytes = maxBodyBytes;
+        this.admin = admin;
     }
 
     /** From now on, writes are refused with 503 and /healthz says so (graceful shutdown). */
     void drain() {
-        draining = true;
+        writes.drain();
     }
 
     Router router(Vertx vertx) {
@@ -103,13 +129,14 @@ final class GatewayHttpApi {
         r.get("/healthz").handler(ctx -> {
             // The data plane decides up/down; a control plane that cannot take changes only
             // degrades the gateway (it serves with the last known namespace configs).
-            boolean ok = kafka.up() && !draining;
+            boolean kafkaUp = health.kafkaUp();
+            boolean ok = kafkaUp && !writes.draining();
             ObjectNode body = JSON.createObjectNode()
-                    .put("status", !ok ? "DOWN" : control.up() ? "UP" : "DEGRADED")
-                    .put("kafka", kafka.up() ? "UP" : "DOWN")
-                    .put("kafka_detail", kafka.detail())
-                    .put("draining", draining);
-            body.set("control_plane", control.toJson());
+                    .put("status", !ok ? "DOWN" : health.controlPlaneUp() ? "UP" : "DEGRADED")
+                    .put("kafka", kafkaUp ? "UP" : "DOWN")
+                    .put("kafka_detail", health.kafkaDetail())
+                    .put("draining", writes.draining());
+            body.set("control_plane", health.controlPlane());
             ctx.put("endpoint", "healthz");
             ctx.response()
                     .setStatusCode(ok ? 200 : 503)
@@ -133,8 +160,8 @@ final class GatewayHttpApi {
                 .last()
                 .handler(ctx -> error(
                         ctx,
-                        new ApiError(
-                                404,
+                        new ServiceException(
+                                Kind.NOT_FOUND,
                                 "NOT_FOUND",
                                 "no endpoint " + ctx.request().method() + " "
                                         + ctx.request().path(),
@@ -143,11 +170,11 @@ final class GatewayHttpApi {
             if (ctx.statusCode() == 413) {
                 error(
                         ctx,
-                        ApiError.tooLarge(
+                        ServiceException.tooLarge(
                                 "BODY_TOO_LARGE", "the request body is larger than " + maxBodyBytes + " bytes", null));
             } else {
                 LOG.error("request failed", ctx.failure());
-                error(ctx, new ApiError(500, "INTERNAL", "internal error", null));
+                error(ctx, new ServiceException(Kind.INTERNAL, "INTERNAL", "internal error", null));
             }
         });
         return r;
@@ -187,16 +214,19 @@ final class GatewayHttpApi {
         r.route(path).handler(ctx -> {
             ctx.put("endpoint", endpoint);
             if (ctx.request().method() != HttpMethod.POST) {
-                error(ctx, new ApiError(405, "METHOD_NOT_ALLOWED", path + " takes POST", null));
+                error(
+                        ctx,
+                        new ServiceException(
+                                Kind.METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", path + " takes POST", null));
                 return;
             }
             try {
                 handleWrite(ctx, parse, mode, followUp);
-            } catch (ApiError e) {
+            } catch (ServiceException e) {
                 error(ctx, e);
             } catch (SerdeException e) {
                 LOG.warn("encoding failed: {}", e.getMessage());
-                error(ctx, new ApiError(503, "SCHEMA_REGISTRY_UNAVAILABLE", e.getMessage(), null));
+                error(ctx, new ServiceException(Kind.UNAVAILABLE, "SCHEMA_REGISTRY_UNAVAILABLE", e.getMessage(), null));
             }
         });
     }
@@ -210,21 +240,22 @@ final class GatewayHttpApi {
                             ctx.put("endpoint", endpoint);
                             try {
                                 if (ctx.request().method() != HttpMethod.POST) {
-                                    throw new ApiError(405, "METHOD_NOT_ALLOWED", path + " takes POST", null);
+                                    throw new ServiceException(
+                                            Kind.METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", path + " takes POST", null);
                                 }
                                 JsonNode body = jsonBody(ctx);
                                 ctx.response()
                                         .setStatusCode(200)
                                         .putHeader("Content-Type", "application/json")
                                         .end(handler.apply(body).toString());
-                            } catch (ApiError e) {
+                            } catch (ServiceException e) {
                                 error(ctx, e);
                             } catch (RuntimeException e) {
                                 LOG.error("{} failed", path, e);
                                 error(
                                         ctx,
-                                        new ApiError(
-                                                503,
+                                        new ServiceException(
+                                                Kind.UNAVAILABLE,
                                                 "STORAGE_UNAVAILABLE",
                                                 "the read failed: " + e.getMessage(),
                                                 null));
@@ -245,10 +276,11 @@ final class GatewayHttpApi {
             CompletionStage<ObjectNode> answer;
             try {
                 if (ctx.request().method() != HttpMethod.POST) {
-                    throw new ApiError(405, "METHOD_NOT_ALLOWED", path + " takes POST", null);
+                    throw new ServiceException(
+                            Kind.METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", path + " takes POST", null);
                 }
                 answer = handler.apply(jsonBody(ctx));
-            } catch (ApiError e) {
+            } catch (ServiceException e) {
                 error(ctx, e);
                 return;
             }
@@ -259,13 +291,17 @@ final class GatewayHttpApi {
                             .setStatusCode(200)
                             .putHeader("Content-Type", "application/json")
                             .end(reply.toString());
-                } else if (cause instanceof ApiError e) {
+                } else if (cause instanceof ServiceException e) {
                     error(ctx, e);
                 } else {
                     LOG.error("{} failed", path, cause);
                     error(
                             ctx,
-                            new ApiError(503, "STORAGE_UNAVAILABLE", "the read failed: " + cause.getMessage(), null));
+                            new ServiceException(
+                                    Kind.UNAVAILABLE,
+                                    "STORAGE_UNAVAILABLE",
+                                    "the read failed: " + cause.getMessage(),
+                                    null));
                 }
             }));
         });
@@ -275,7 +311,11 @@ final class GatewayHttpApi {
     static JsonNode jsonBody(RoutingContext ctx) {
         String ct = ctx.request().getHeader("Content-Type");
         if (ct == null || !ct.split(";")[0].trim().equalsIgnoreCase("application/json")) {
-            throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "send the request as application/json", null);
+            throw new ServiceException(
+                    Kind.UNSUPPORTED_MEDIA_TYPE,
+                    "UNSUPPORTED_MEDIA_TYPE",
+                    "send the request as application/json",
+                    null);
         }
         JsonNode body;
         try {
@@ -284,11 +324,11 @@ final class GatewayHttpApi {
                             ? new byte[0]
                             : ctx.body().buffer().getBytes());
         } catch (Exception e) {
-            throw ApiError.badRequest(
+            throw ServiceException.invalid(
                     "MALFORMED_JSON", "the body is not valid JSON: " + firstLine(e.getMessage()), null);
         }
         if (body == null || body.isMissingNode()) {
-            throw ApiError.badRequest("MALFORMED_JSON", "the body is empty", null);
+            throw ServiceException.invalid("MALFORMED_JSON", "the body is empty", null);
         }
         return body;
     }
@@ -298,83 +338,33 @@ final class GatewayHttpApi {
             BiFunction<JsonNode, Long, WriteBatch> parse,
             Mode mode,
             Function<WriteBatch, ObjectNode> followUp) {
-        if (draining) {
-            throw new ApiError(503, "SHUTTING_DOWN", "the gateway is shutting down; retry on another instance", null);
-        }
+        writes.checkOpen();
         JsonNode body = jsonBody(ctx);
         long nowMillis = System.currentTimeMillis();
         WriteBatch batch = parse.apply(body, nowMillis * 1000);
-        boolean sync = mode == Mode.SYNC
+        boolean durable = mode == Mode.SYNC
                 || (mode == Mode.BY_COUNTER_TYPE
                         && batch.namespace().counterType().durable());
-        if (sync && !kafka.up()) {
-            throw new ApiError(
-                    503,
-                    "KAFKA_UNAVAILABLE",
-                    "Kafka is unreachable; nothing was written, retry with the same ids",
-                    null);
-        }
-        List<Long> remembered = claimIdempotencyKeys(batch, nowMillis);
-        CompletableFuture<Void> acks;
-        try {
-            acks = producer.send(batch.records());
-        } catch (EventProducer.Backpressure e) {
-            remembered.forEach(tokens::forget);
-            throw new ApiError(429, "BACKPRESSURE", e.getMessage(), null);
-        } catch (EventProducer.Unavailable e) {
-            remembered.forEach(tokens::forget);
-            throw new ApiError(503, "KAFKA_UNAVAILABLE", e.getMessage(), null);
-        }
-        metrics.eventsAccepted
-                .labelValues(batch.records().get(0).topic())
-                .inc(batch.records().size());
-        ObjectNode reply =
-                JSON.createObjectNode().put("accepted", batch.records().size());
-        if (!batch.generatedIds().isEmpty()) {
-            reply.set("eventIds", JSON.valueToTree(batch.eventIds()));
-            reply.set("generatedEventIds", JSON.valueToTree(batch.generatedIds()));
-        }
-        if (!sync && followUp != null) {
-            answerWith(ctx, followUp, batch);
-            return;
-        }
-        if (!sync) {
-            ctx.response()
-                    .setStatusCode(202)
-                    .putHeader("Content-Type", "application/json")
-                    .end(reply.toString());
-            return;
-        }
         Context context = Vertx.currentContext();
-        acks.orTimeout(syncTimeoutMs, TimeUnit.MILLISECONDS)
-                .whenComplete((ok, err) -> context.runOnContext(v -> {
-                    if (err == null && followUp != null) {
+        writes.write(batch, durable, nowMillis)
+                .whenComplete((written, err) -> context.runOnContext(v -> {
+                    if (err != null) {
+                        Throwable cause =
+                                err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+                        error(ctx, cause instanceof ServiceException e ? e : HttpErrors.internal(cause));
+                    } else if (followUp != null) {
                         answerWith(ctx, followUp, batch);
-                        return;
-                    }
-                    if (err == null) {
+                    } else {
+                        ObjectNode reply = JSON.createObjectNode()
+                                .put("accepted", batch.records().size());
+                        if (!batch.generatedIds().isEmpty()) {
+                            reply.set("eventIds", JSON.valueToTree(batch.eventIds()));
+                            reply.set("generatedEventIds", JSON.valueToTree(batch.generatedIds()));
+                        }
                         ctx.response()
-                                .setStatusCode(200)
+                                .setStatusCode(durable ? 200 : 202)
                                 .putHeader("Content-Type", "application/json")
                                 .end(reply.toString());
-                        return;
-                    }
-                    remembered.forEach(tokens::forget);
-                    Throwable cause =
-                            err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
-                    if (cause instanceof EventProducer.Backpressure) {
-                        error(ctx, new ApiError(429, "BACKPRESSURE", cause.getMessage(), null));
-                    } else {
-                        String why = cause instanceof TimeoutException
-                                ? "Kafka did not acknowledge within " + syncTimeoutMs + " ms"
-                                : "Kafka did not acknowledge: " + cause.getMessage();
-                        error(
-                                ctx,
-                                new ApiError(
-                                        503,
-                                        "KAFKA_UNAVAILABLE",
-                                        why + "; retry with the same ids (writes are idempotent)",
-                                        null));
                     }
                 }));
     }
@@ -388,59 +378,20 @@ final class GatewayHttpApi {
                                 .setStatusCode(200)
                                 .putHeader("Content-Type", "application/json")
                                 .end(res.result().toString());
-                    } else if (res.cause() instanceof ApiError e) {
+                    } else if (res.cause() instanceof ServiceException e) {
                         error(ctx, e);
                     } else {
                         LOG.error("follow-up read failed", res.cause());
                         error(
                                 ctx,
-                                new ApiError(
-                                        503,
+                                new ServiceException(
+                                        Kind.UNAVAILABLE,
                                         "STORAGE_UNAVAILABLE",
                                         "written, but the read failed: "
                                                 + res.cause().getMessage(),
                                         null));
                     }
                 });
-    }
-
-    /**
-     * 409 when a client-given idempotency key comes back with another payload (in this request
-     * or recently); remembers the new keys and returns them (forgotten again if the write fails).
-     */
-    private List<Long> claimIdempotencyKeys(WriteBatch batch, long nowMillis) {
-        Map<Long, Long> inRequest = new HashMap<>();
-        java.util.Set<Integer> generated = new java.util.HashSet<>(batch.generatedIds());
-        List<Long> fresh = new ArrayList<>();
-        long expires = nowMillis + batch.namespace().acceptLimit().toMillis() + TOKEN_MARGIN_MS;
-        boolean counter = batch.namespace().isCounter();
-        for (int i = 0; i < batch.records().size(); i++) {
-            if (generated.contains(i)) {
-                continue; // ids the gateway made are new by construction
-            }
-            Outgoing o = batch.records().get(i);
-            Long prior = inRequest.putIfAbsent(o.idempotencyKey(), o.payloadDigest());
-            IdempotencyCache.Verdict v = prior != null
-                    ? (prior == o.payloadDigest()
-                            ? IdempotencyCache.Verdict.SAME_PAYLOAD
-                            : IdempotencyCache.Verdict.DIFFERENT_PAYLOAD)
-                    : tokens.checkAndRemember(o.idempotencyKey(), o.payloadDigest(), nowMillis, expires);
-            if (v == IdempotencyCache.Verdict.DIFFERENT_PAYLOAD) {
-                fresh.forEach(tokens::forget);
-                String field = counter ? "idempotency_token.token" : "events[" + i + "].eventId";
-                throw new ApiError(
-                        409,
-                        "IDEMPOTENCY_KEY_REUSE",
-                        "the idempotency key of " + field + " was already used with a different payload",
-                        field);
-            }
-            if (v == IdempotencyCache.Verdict.NEW) {
-                fresh.add(o.idempotencyKey());
-            } else {
-                metrics.dedupHits.inc();
-            }
-        }
-        return fresh;
     }
 
     private void timeRequest(RoutingContext ctx) {
@@ -459,7 +410,7 @@ final class GatewayHttpApi {
         ctx.next();
     }
 
-    static void error(RoutingContext ctx, ApiError e) {
+    static void error(RoutingContext ctx, ServiceException e) {
         if (ctx.response().ended()) {
             return;
         }
@@ -467,11 +418,11 @@ final class GatewayHttpApi {
         if (e.field() != null) {
             err.put("field", e.field());
         }
-        if (e.status() == 429 || e.status() == 503) {
+        if (e.kind() == Kind.BACKPRESSURE || e.kind() == Kind.UNAVAILABLE) {
             ctx.response().putHeader("Retry-After", "1");
         }
         ctx.response()
-                .setStatusCode(e.status())
+                .setStatusCode(HttpErrors.status(e.kind()))
                 .putHeader("Content-Type", "application/json")
                 .end(JSON.createObjectNode().set("error", err).toString());
     }

@@ -1,5 +1,7 @@
 package io.tally.gateway;
 
+import io.tally.gateway.service.IdempotencyCache;
+import io.tally.gateway.service.WriteService;
 import io.tally.model.TallySchemas;
 import io.tally.namespace.NamespaceCatalog;
 import io.tally.serde.AvroSerde;
@@ -65,18 +67,43 @@ public final class GatewayMain {
         EventReader reader = new EventReader(parser, pageTokens, config);
         EventSearch search = new EventSearch(parser, pageTokens, config);
         CounterReader counters = new CounterReader(parser, reader, metrics, config);
+        WriteService writes = new WriteService(
+                producer,
+                new IdempotencyCache(config.intOf(GatewayConfig.TOKEN_CACHE)),
+                kafka::up,
+                config.longOf(GatewayConfig.SYNC_TIMEOUT_MS),
+                metrics.forWrites());
+        GatewayHttpApi.Health health = new GatewayHttpApi.Health() {
+            @Override
+            public boolean kafkaUp() {
+                return kafka.up();
+            }
+
+            @Override
+            public String kafkaDetail() {
+                return kafka.detail();
+            }
+
+            @Override
+            public boolean controlPlaneUp() {
+                return control.up();
+            }
+
+            @Override
+            public com.fasterxml.jackson.databind.node.ObjectNode controlPlane() {
+                return control.toJson();
+            }
+        };
         GatewayHttpApi api = new GatewayHttpApi(
                 parser,
+                writes,
                 reader,
                 search,
                 counters,
-                producer,
-                new IdempotencyCache(config.intOf(GatewayConfig.TOKEN_CACHE)),
-                kafka,
+                health,
                 metrics,
-                config,
-                new NamespaceAdminApi(store, catalog, config.get(GatewayConfig.ADMIN_TOKEN)),
-                control);
+                config.intOf(GatewayConfig.MAX_BODY),
+                new NamespaceAdminApi(store, catalog, config.get(GatewayConfig.ADMIN_TOKEN)));
 
         Vertx vertx = Vertx.vertx();
         Router router = api.router(vertx);

@@ -5,6 +5,7 @@ import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.tally.gateway.service.WriteService;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 
@@ -77,5 +78,20 @@ final class GatewayMetrics {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         new PrometheusTextFormatWriter(false).write(out, registry.scrape());
         return out.toByteArray();
+    }
+
+    /** What the write service counts, on these metrics. */
+    WriteService.Metrics forWrites() {
+        return new WriteService.Metrics() {
+            @Override
+            public void dedupHit() {
+                dedupHits.inc();
+            }
+
+            @Override
+            public void accepted(String topic, int records) {
+                eventsAccepted.labelValues(topic).inc(records);
+            }
+        };
     }
 }

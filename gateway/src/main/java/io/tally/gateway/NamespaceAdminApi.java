@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.gateway.service.ServiceException;
+import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.namespace.InvalidConfigException;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceConfigParser;
@@ -64,7 +66,7 @@ final class NamespaceAdminApi {
                     try {
                         parsed = NamespaceConfigParser.parse(name, body);
                     } catch (InvalidConfigException e) {
-                        throw ApiError.badRequest("INVALID_NAMESPACE_CONFIG", e.getMessage(), e.field());
+                        throw ServiceException.invalid("INVALID_NAMESPACE_CONFIG", e.getMessage(), e.field());
                     }
                     NamespaceStore.Put put = store.put(parsed, body, expectedVersion(ctx));
                     ObjectNode out = put.row().toJson().put("changed", put.changed());
@@ -92,14 +94,14 @@ final class NamespaceAdminApi {
         try {
             authorize(ctx);
             action.run();
-        } catch (ApiError e) {
+        } catch (ServiceException e) {
             GatewayHttpApi.error(ctx, e);
         } catch (SQLException e) {
             LOG.warn("control plane unavailable: {}", e.getMessage());
             GatewayHttpApi.error(
                     ctx,
-                    new ApiError(
-                            503,
+                    new ServiceException(
+                            Kind.UNAVAILABLE,
                             "CONTROL_PLANE_UNAVAILABLE",
                             "the control plane (Postgres) cannot take this request now; the data plane keeps its last configs: "
                                     + e.getMessage(),
@@ -117,7 +119,11 @@ final class NamespaceAdminApi {
                 : new byte[0];
         if (!MessageDigest.isEqual(given, token)) { // constant time: the token is not guessable byte by byte
             ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"tally-admin\"");
-            throw new ApiError(401, "UNAUTHORIZED", "the admin API needs 'Authorization: Bearer <admin token>'", null);
+            throw new ServiceException(
+                    Kind.UNAUTHORIZED,
+                    "UNAUTHORIZED",
+                    "the admin API needs 'Authorization: Bearer <admin token>'",
+                    null);
         }
     }
 
@@ -126,13 +132,14 @@ final class NamespaceAdminApi {
         try {
             NamespaceName.require(name, "name");
         } catch (InvalidConfigException e) {
-            throw ApiError.badRequest("INVALID_NAMESPACE_NAME", e.getMessage(), "name");
+            throw ServiceException.invalid("INVALID_NAMESPACE_NAME", e.getMessage(), "name");
         }
         return name;
     }
 
-    private static ApiError unknown(String name) {
-        return new ApiError(404, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", "name");
+    private static ServiceException unknown(String name) {
+        return new ServiceException(
+                Kind.NOT_FOUND, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", "name");
     }
 
     /** If-Match: "3" (or W/"3", or 3), else ?expected_version=3, else null (unconditional). */
@@ -154,7 +161,7 @@ final class NamespaceAdminApi {
             }
             return n;
         } catch (NumberFormatException e) {
-            throw ApiError.badRequest(
+            throw ServiceException.invalid(
                     "INVALID_VERSION",
                     field + " must be a namespace version (a whole number >= 0), not '" + raw + "'",
                     "version");

@@ -3,6 +3,8 @@ package io.tally.gateway;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.gateway.service.ServiceException;
+import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceConfigParser;
 import io.tally.namespace.TimeSlicePlanner;
@@ -96,14 +98,14 @@ final class NamespaceStore {
                     }
                     result = new Put(get(c, parsed.name(), false).orElseThrow(), true, true);
                 } else if (!current.get().kind().equals(kind)) {
-                    throw ApiError.badRequest(
+                    throw ServiceException.invalid(
                             "INVALID_NAMESPACE_CONFIG",
                             "namespace '" + parsed.name() + "' is a "
                                     + current.get().kind()
                                     + " namespace; its kind cannot change (delete it and create it again)",
                             "kind");
                 } else if (bestEffortSwitch(parsed, current.get())) {
-                    throw ApiError.badRequest(
+                    throw ServiceException.invalid(
                             "INVALID_NAMESPACE_CONFIG",
                             "namespace '" + parsed.name() + "': counter_type cannot "
                                     + "change to or from BEST_EFFORT (its totals and the durable rollups are kept apart); create a new namespace "
@@ -126,8 +128,8 @@ final class NamespaceStore {
             } catch (SQLException e) {
                 c.rollback();
                 if ("23505".equals(e.getSQLState())) { // a concurrent create won
-                    throw new ApiError(
-                            409,
+                    throw new ServiceException(
+                            Kind.CONFLICT,
                             "VERSION_CONFLICT",
                             "namespace '" + parsed.name() + "' was created concurrently",
                             "version");
@@ -150,7 +152,8 @@ final class NamespaceStore {
             try {
                 Optional<Row> current = get(c, name, true);
                 if (current.isEmpty()) {
-                    throw new ApiError(404, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", "name");
+                    throw new ServiceException(
+                            Kind.NOT_FOUND, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", "name");
                 }
                 checkVersion(name, current, expectedVersion);
                 try (PreparedStatement s = c.prepareStatement("DELETE FROM namespaces WHERE name = ?")) {
@@ -206,8 +209,8 @@ final class NamespaceStore {
         }
         long actual = current.map(Row::version).orElse(0L);
         if (actual != expected) {
-            throw new ApiError(
-                    409,
+            throw new ServiceException(
+                    Kind.CONFLICT,
                     "VERSION_CONFLICT",
                     current.isEmpty()
                             ? "namespace '" + name + "' does not exist (expected version " + expected + ")"

@@ -1,5 +1,6 @@
 package io.tally.gateway;
 
+import io.tally.gateway.service.ServiceException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -54,17 +55,18 @@ final class PageTokens {
             }
             ByteBuffer b = ByteBuffer.wrap(body);
             if (b.getLong() != queryDigest) {
-                throw ApiError.badRequest("INVALID_PAGE_TOKEN", "the pageToken belongs to another query", "pageToken");
+                throw ServiceException.invalid(
+                        "INVALID_PAGE_TOKEN", "the pageToken belongs to another query", "pageToken");
             }
             long time = b.getLong();
             long returned = b.getLong();
             byte[] id = new byte[b.getInt()];
             b.get(id);
             return new Cursor(time, new String(id, StandardCharsets.UTF_8), returned);
-        } catch (ApiError e) {
+        } catch (ServiceException e) {
             throw e;
         } catch (RuntimeException e) {
-            throw ApiError.badRequest(
+            throw ServiceException.invalid(
                     "INVALID_PAGE_TOKEN", "the pageToken is not one this service issued", "pageToken");
         }
     }

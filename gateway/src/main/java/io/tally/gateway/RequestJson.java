@@ -1,6 +1,7 @@
 package io.tally.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tally.gateway.service.ServiceException;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 
@@ -11,7 +12,7 @@ final class RequestJson {
     static JsonNode required(JsonNode parent, String key, String path) {
         JsonNode v = parent.get(key);
         if (v == null || v.isNull()) {
-            throw ApiError.badRequest("MISSING_FIELD", path + " is required", path);
+            throw ServiceException.invalid("MISSING_FIELD", path + " is required", path);
         }
         return v;
     }
@@ -19,7 +20,7 @@ final class RequestJson {
     static String text(JsonNode parent, String key, String path, int maxLength) {
         JsonNode v = required(parent, key, path);
         if (!v.isTextual()) {
-            throw ApiError.badRequest("INVALID_FIELD", path + " must be a string", path);
+            throw ServiceException.invalid("INVALID_FIELD", path + " must be a string", path);
         }
         return checkedId(v.asText(), path, maxLength);
     }
@@ -30,7 +31,7 @@ final class RequestJson {
             return null;
         }
         if (!v.isTextual()) {
-            throw ApiError.badRequest("INVALID_FIELD", path + " must be a string", path);
+            throw ServiceException.invalid("INVALID_FIELD", path + " must be a string", path);
         }
         return checkedId(v.asText(), path, maxLength);
     }
@@ -38,14 +39,15 @@ final class RequestJson {
     /** Identifiers (ids, names, keys, tokens): non-empty, bounded, no control characters. */
     static String checkedId(String s, String path, int maxLength) {
         if (s.isEmpty()) {
-            throw ApiError.badRequest("INVALID_FIELD", path + " must not be empty", path);
+            throw ServiceException.invalid("INVALID_FIELD", path + " must not be empty", path);
         }
         if (s.length() > maxLength) {
-            throw ApiError.tooLarge("FIELD_TOO_LONG", path + " is longer than " + maxLength + " characters", path);
+            throw ServiceException.tooLarge(
+                    "FIELD_TOO_LONG", path + " is longer than " + maxLength + " characters", path);
         }
         for (int i = 0; i < s.length(); i++) {
             if (Character.isISOControl(s.charAt(i))) {
-                throw ApiError.badRequest("INVALID_FIELD", path + " contains a control character", path);
+                throw ServiceException.invalid("INVALID_FIELD", path + " contains a control character", path);
             }
         }
         return s;
@@ -54,7 +56,7 @@ final class RequestJson {
     static long integer(JsonNode parent, String key, String path) {
         JsonNode v = required(parent, key, path);
         if (!v.isIntegralNumber() || !v.canConvertToLong()) {
-            throw ApiError.badRequest("INVALID_FIELD", path + " must be a whole number (64-bit)", path);
+            throw ServiceException.invalid("INVALID_FIELD", path + " must be a whole number (64-bit)", path);
         }
         return v.asLong();
     }
@@ -66,7 +68,8 @@ final class RequestJson {
             return dflt;
         }
         if (!v.isIntegralNumber() || v.asLong() < min || v.asLong() > max) {
-            throw ApiError.badRequest("INVALID_FIELD", key + " must be a whole number from " + min + " to " + max, key);
+            throw ServiceException.invalid(
+                    "INVALID_FIELD", key + " must be a whole number from " + min + " to " + max, key);
         }
         return v.asLong();
     }
@@ -75,13 +78,13 @@ final class RequestJson {
     static long instantMicros(JsonNode parent, String key, String path) {
         JsonNode v = required(parent, key, path);
         if (!v.isTextual()) {
-            throw ApiError.badRequest("INVALID_FIELD", path + " must be an ISO-8601 timestamp string", path);
+            throw ServiceException.invalid("INVALID_FIELD", path + " must be an ISO-8601 timestamp string", path);
         }
         try {
             Instant t = Instant.parse(v.asText());
             return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1_000);
         } catch (DateTimeParseException | ArithmeticException e) {
-            throw ApiError.badRequest(
+            throw ServiceException.invalid(
                     "INVALID_FIELD",
                     path + " '" + v.asText() + "' is not an ISO-8601 timestamp such as 2024-10-03T21:24:23.988Z",
                     path);
@@ -91,14 +94,14 @@ final class RequestJson {
     static JsonNode array(JsonNode parent, String key, String path) {
         JsonNode v = required(parent, key, path);
         if (!v.isArray()) {
-            throw ApiError.badRequest("INVALID_FIELD", path + " must be an array", path);
+            throw ServiceException.invalid("INVALID_FIELD", path + " must be an array", path);
         }
         return v;
     }
 
     static JsonNode object(JsonNode v, String path) {
         if (v == null || !v.isObject()) {
-            throw ApiError.badRequest("INVALID_FIELD", path + " must be a JSON object", path);
+            throw ServiceException.invalid("INVALID_FIELD", path + " must be a JSON object", path);
         }
         return v;
     }

@@ -1,7 +1,10 @@
 package io.tally.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.tally.gateway.WriteBatch.Outgoing;
+import io.tally.gateway.service.ServiceException;
+import io.tally.gateway.service.ServiceException.Kind;
+import io.tally.gateway.service.WriteBatch;
+import io.tally.gateway.service.WriteBatch.Outgoing;
 import io.tally.model.AcceptWindow;
 import io.tally.model.Micros;
 import io.tally.model.Topics;
@@ -50,13 +53,13 @@ final class WriteRequestParser {
         try {
             NamespaceName.require(name, "namespace");
         } catch (InvalidConfigException e) {
-            throw ApiError.badRequest("INVALID_NAME", e.getMessage(), "namespace");
+            throw ServiceException.invalid("INVALID_NAME", e.getMessage(), "namespace");
         }
         NamespaceConfig ns = catalog.get(name)
-                .orElseThrow(() ->
-                        new ApiError(404, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", "namespace"));
+                .orElseThrow(() -> new ServiceException(
+                        Kind.NOT_FOUND, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", "namespace"));
         if (ns.kind() != kind) {
-            throw ApiError.badRequest(
+            throw ServiceException.invalid(
                     "WRONG_NAMESPACE_KIND",
                     "namespace '" + name + "' is a " + ns.kind().name().toLowerCase() + " namespace, not a "
                             + kind.name().toLowerCase() + " one",
@@ -77,7 +80,7 @@ final class WriteRequestParser {
         List<Integer> generated = new ArrayList<>();
         if (token == null || token.isNull()) {
             if (ns.counterType().durable()) {
-                throw ApiError.badRequest(
+                throw ServiceException.invalid(
                         "IDEMPOTENCY_TOKEN_REQUIRED",
                         ns.counterType()
                                 + " counters need an idempotency_token {token, generation_time}, so retries count once",
@@ -113,10 +116,10 @@ final class WriteRequestParser {
         NamespaceConfig ns = namespace(body, NamespaceConfig.Kind.TIMESERIES);
         JsonNode events = RequestJson.array(body, "events", "events");
         if (events.isEmpty()) {
-            throw ApiError.badRequest("INVALID_FIELD", "events must not be empty", "events");
+            throw ServiceException.invalid("INVALID_FIELD", "events must not be empty", "events");
         }
         if (events.size() > maxEvents) {
-            throw ApiError.tooLarge(
+            throw ServiceException.tooLarge(
                     "TOO_MANY_EVENTS", events.size() + " events in one request; the limit is " + maxEvents, "events");
         }
         List<Outgoing> out = new ArrayList<>(events.size());
@@ -135,7 +138,7 @@ final class WriteRequestParser {
             }
             JsonNode items = RequestJson.array(e, "eventItems", p + ".eventItems");
             if (items.size() > maxItems) {
-                throw ApiError.tooLarge(
+                throw ServiceException.tooLarge(
                         "TOO_MANY_ITEMS",
                         items.size() + " items in " + p + "; the limit is " + maxItems,
                         p + ".eventItems");
@@ -168,30 +171,32 @@ final class WriteRequestParser {
     private byte[] base64(JsonNode item, String path) {
         JsonNode v = item.get("eventItemValue");
         if (v == null || v.isNull()) {
-            throw ApiError.badRequest("MISSING_FIELD", path + " is required", path);
+            throw ServiceException.invalid("MISSING_FIELD", path + " is required", path);
         }
         if (!v.isTextual()) {
-            throw ApiError.badRequest("INVALID_FIELD", path + " must be a base64 string", path);
+            throw ServiceException.invalid("INVALID_FIELD", path + " must be a base64 string", path);
         }
         String s = v.asText();
         if ((long) s.length() * 3 / 4 > maxValueBytes + 3) {
-            throw ApiError.tooLarge("VALUE_TOO_LARGE", path + " is larger than " + maxValueBytes + " bytes", path);
+            throw ServiceException.tooLarge(
+                    "VALUE_TOO_LARGE", path + " is larger than " + maxValueBytes + " bytes", path);
         }
         byte[] bytes;
         try {
             bytes = Base64.getDecoder().decode(s);
         } catch (IllegalArgumentException e) {
-            throw ApiError.badRequest("INVALID_BASE64", path + " is not valid base64: " + e.getMessage(), path);
+            throw ServiceException.invalid("INVALID_BASE64", path + " is not valid base64: " + e.getMessage(), path);
         }
         if (bytes.length > maxValueBytes) {
-            throw ApiError.tooLarge("VALUE_TOO_LARGE", path + " is larger than " + maxValueBytes + " bytes", path);
+            throw ServiceException.tooLarge(
+                    "VALUE_TOO_LARGE", path + " is larger than " + maxValueBytes + " bytes", path);
         }
         return bytes;
     }
 
     private void checkWindow(NamespaceConfig ns, long eventTimeMicros, long nowMicros, String field) {
         if (!ns.accepts(eventTimeMicros, nowMicros)) {
-            throw ApiError.badRequest(
+            throw ServiceException.invalid(
                     "OUTSIDE_ACCEPT_WINDOW",
                     field + " " + Instant.EPOCH.plusNanos(eventTimeMicros * 1000)
                             + " is outside the accept window of namespace '" + ns.name() + "' (from now - "

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tally.gateway.service.ServiceException;
+import io.tally.gateway.service.WriteBatch;
 import io.tally.model.Micros;
 import io.tally.namespace.NamespaceCatalog;
 import java.nio.file.Path;
@@ -42,13 +44,13 @@ class WriteRequestParserTest {
         return JSON.readTree(s.replace('\'', '"'));
     }
 
-    static ApiError error(Runnable r) {
+    static ServiceException error(Runnable r) {
         try {
             r.run();
-        } catch (ApiError e) {
+        } catch (ServiceException e) {
             return e;
         }
-        throw new AssertionError("no ApiError");
+        throw new AssertionError("no ServiceException");
     }
 
     @Test
@@ -117,7 +119,7 @@ class WriteRequestParserTest {
     static void parseCounter(String s) {
         try {
             parser.counter(json(s), false, NOW_MICROS);
-        } catch (ApiError e) {
+        } catch (ServiceException e) {
             throw e;
         } catch (Exception e) {
             throw new AssertionError(e);
@@ -127,7 +129,7 @@ class WriteRequestParserTest {
     static void parseEvents(String s) {
         try {
             parser.events(json(s), NOW_MICROS);
-        } catch (ApiError e) {
+        } catch (ServiceException e) {
             throw e;
         } catch (Exception e) {
             throw new AssertionError(e);
@@ -196,15 +198,16 @@ class WriteRequestParserTest {
             },
         };
         for (Object[] c : cases) {
-            ApiError e = error(() -> parseEvents((String) c[0]));
-            assertThat(new Object[] {e.status(), e.code(), e.field()})
+            ServiceException e = error(() -> parseEvents((String) c[0]));
+            assertThat(new Object[] {HttpErrors.status(e.kind()), e.code(), e.field()})
                     .as((String) c[0])
                     .containsExactly(c[1], c[2], c[3]);
         }
-        ApiError delta = error(() -> parseCounter("{'namespace':'video_views','counter_name':'c','delta':'two',"
+        ServiceException delta = error(() -> parseCounter("{'namespace':'video_views','counter_name':'c','delta':'two',"
                 + "'idempotency_token':{'token':'t','generation_time':'2026-11-22T10:00:00Z'}}"));
         assertThat(delta.field()).isEqualTo("delta");
-        ApiError control = error(() -> parseCounter("{'namespace':'page_hits','counter_name':'a\\u0000b','delta':1}"));
+        ServiceException control =
+                error(() -> parseCounter("{'namespace':'page_hits','counter_name':'a\\u0000b','delta':1}"));
         assertThat(control.field()).isEqualTo("counter_name");
     }
 

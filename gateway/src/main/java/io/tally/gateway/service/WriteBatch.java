@@ -1,18 +1,18 @@
-package io.tally.gateway;
+package io.tally.gateway.service;
 
 import io.tally.namespace.NamespaceConfig;
 import java.util.List;
 import org.apache.avro.specific.SpecificRecordBase;
 
 /** A validated write request: the records to produce, nothing produced yet. */
-record WriteBatch(
+public record WriteBatch(
         NamespaceConfig namespace, List<Outgoing> records, List<String> eventIds, List<Integer> generatedIds) {
 
     /**
      * One record for Kafka, with a digest of the idempotency key it carries and one of its
      * payload, and the namespace version it was accepted under (sent as a header).
      */
-    record Outgoing(
+    public record Outgoing(
             String topic,
             String key,
             SpecificRecordBase value,

@@ -1,4 +1,4 @@
-package io.tally.gateway;
+package io.tally.gateway.service;
 
 import java.util.LinkedHashMap;
 import java.util.Map;

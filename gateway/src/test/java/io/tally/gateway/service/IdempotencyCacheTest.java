@@ -1,8 +1,8 @@
-package io.tally.gateway;
+package io.tally.gateway.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tally.gateway.IdempotencyCache.Verdict;
+import io.tally.gateway.service.IdempotencyCache.Verdict;
 import org.junit.jupiter.api.Test;
 
 class IdempotencyCacheTest {

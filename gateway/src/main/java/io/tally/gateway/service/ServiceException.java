@@ -1,0 +1,71 @@
+package io.tally.gateway.service;
+
+/**
+ * A request the gateway's services refuse, in Tally's error model (shared DESIGN.md): a stable
+ * code, a message for people, the field at fault when there is one, and what kind of refusal it
+ * is. The HTTP layer maps the kind to a status in one place (HttpErrors); never a stack trace.
+ */
+public final class ServiceException extends RuntimeException {
+    /** What kind of refusal (the HTTP layer's status for it in parentheses). */
+    public enum Kind {
+        /** The request is wrong and will stay wrong (400). */
+        INVALID,
+        /** Credentials are missing or wrong (401). */
+        UNAUTHORIZED,
+        /** What the request names does not exist (404). */
+        NOT_FOUND,
+        /** The endpoint takes another method (405). */
+        METHOD_NOT_ALLOWED,
+        /** It collides with what is there: a reused idempotency key, a stale version (409). */
+        CONFLICT,
+        /** Larger than a limit (413). */
+        TOO_LARGE,
+        /** Not JSON (415). */
+        UNSUPPORTED_MEDIA_TYPE,
+        /** Full right now; retry later (429). */
+        BACKPRESSURE,
+        /** A server it needs is down; retry (503). */
+        UNAVAILABLE,
+        /** A bug (500). */
+        INTERNAL
+    }
+
+    private final Kind kind;
+    private final String code;
+    private final String field;
+
+    public ServiceException(Kind kind, String code, String message, String field) {
+        super(message, null, false, false);
+        this.kind = kind;
+        this.code = code;
+        this.field = field;
+    }
+
+    public static ServiceException invalid(String code, String message, String field) {
+        return new ServiceException(Kind.INVALID, code, message, field);
+    }
+
+    public static ServiceException tooLarge(String code, String message, String field) {
+        return new ServiceException(Kind.TOO_LARGE, code, message, field);
+    }
+
+    public static ServiceException notFound(String code, String message, String field) {
+        return new ServiceException(Kind.NOT_FOUND, code, message, field);
+    }
+
+    public static ServiceException unavailable(String code, String message) {
+        return new ServiceException(Kind.UNAVAILABLE, code, message, null);
+    }
+
+    public Kind kind() {
+        return kind;
+    }
+
+    public String code() {
+        return code;
+    }
+
+    public String field() {
+        return field;
+    }
+}

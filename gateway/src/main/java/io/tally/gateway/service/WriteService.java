@@ -1,0 +1,184 @@
+package io.tally.gateway.service;
+
+import io.tally.gateway.service.ServiceException.Kind;
+import io.tally.gateway.service.WriteBatch.Outgoing;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Writes a validated batch to Kafka: the idempotency keys a client gave are claimed first (a key
+ * seen recently, or twice in the request, with another payload is a CONFLICT and nothing is
+ * written), then the records go to the sink. A durable write completes when Kafka acknowledged
+ * every record (acks=all) within the sync timeout, a fire-and-forget one once the sink took them;
+ * a write that fails releases its keys, so the client's retry with the same ids is taken.
+ * Nothing unacknowledged is ever reported as written.
+ */
+public final class WriteService {
+    /** How long past a namespace's accept window a claimed key is remembered. */
+    static final long TOKEN_MARGIN_MS = 60_000;
+
+    /** Where records go: the gateway's Kafka producer. */
+    public interface RecordSink {
+        /**
+         * Sends the records; the future completes when all are acknowledged.
+         *
+         * @throws Backpressure when the sink's buffer cannot take them now
+         * @throws Unavailable when Kafka cannot take records at all
+         */
+        CompletableFuture<Void> send(List<Outgoing> records);
+    }
+
+    /** The sink is full; retry later. */
+    public static final class Backpressure extends RuntimeException {
+        public Backpressure(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** The sink cannot reach Kafka. */
+    public static final class Unavailable extends RuntimeException {
+        public Unavailable(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** What the service counts (the gateway's Prometheus metrics). */
+    public interface Metrics {
+        void dedupHit();
+
+        void accepted(String topic, int records);
+    }
+
+    /** A write that counts as done: acknowledged (durable) or handed to the sink. */
+    public record Written(WriteBatch batch, boolean durable) {}
+
+    private final RecordSink sink;
+    private final IdempotencyCache tokens;
+    private final BooleanSupplier kafkaUp;
+    private final long syncTimeoutMs;
+    private final Metrics metrics;
+    private volatile boolean draining;
+
+    public WriteService(
+            RecordSink sink, IdempotencyCache tokens, BooleanSupplier kafkaUp, long syncTimeoutMs, Metrics metrics) {
+        this.sink = sink;
+        this.tokens = tokens;
+        this.kafkaUp = kafkaUp;
+        this.syncTimeoutMs = syncTimeoutMs;
+        this.metrics = metrics;
+    }
+
+    /** From now on, writes are refused (graceful shutdown). */
+    public void drain() {
+        draining = true;
+    }
+
+    public boolean draining() {
+        return draining;
+    }
+
+    /** Refuses writes while draining: checked before a request is even read. */
+    public void checkOpen() {
+        if (draining) {
+            throw ServiceException.unavailable(
+                    "SHUTTING_DOWN", "the gateway is shutting down; retry on another instance");
+        }
+    }
+
+    /**
+     * @param durable wait for Kafka's acknowledgement (sync writes, EVENTUAL and ACCURATE counters)
+     * @return completes with the write, or exceptionally with a {@link ServiceException}
+     * @throws ServiceException when the write is refused before anything is sent
+     */
+    public CompletionStage<Written> write(WriteBatch batch, boolean durable, long nowMillis) {
+        checkOpen();
+        if (durable && !kafkaUp.getAsBoolean()) {
+            throw ServiceException.unavailable(
+                    "KAFKA_UNAVAILABLE", "Kafka is unreachable; nothing was written, retry with the same ids");
+        }
+        List<Long> claimed = claimIdempotencyKeys(batch, nowMillis);
+        CompletableFuture<Void> acks;
+        try {
+            acks = sink.send(batch.records());
+        } catch (Backpressure e) {
+            claimed.forEach(tokens::forget);
+            throw new ServiceException(Kind.BACKPRESSURE, "BACKPRESSURE", e.getMessage(), null);
+        } catch (Unavailable e) {
+            claimed.forEach(tokens::forget);
+            throw ServiceException.unavailable("KAFKA_UNAVAILABLE", e.getMessage());
+        }
+        metrics.accepted(batch.records().get(0).topic(), batch.records().size());
+        Written written = new Written(batch, durable);
+        if (!durable) {
+            return CompletableFuture.completedFuture(written);
+        }
+        return acks.orTimeout(syncTimeoutMs, TimeUnit.MILLISECONDS).handle((ok, err) -> {
+            if (err == null) {
+                return written;
+            }
+            claimed.forEach(tokens::forget);
+            throw unacknowledged(err);
+        });
+    }
+
+    private ServiceException unacknowledged(Throwable err) {
+        Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+        if (cause instanceof Backpressure) {
+            return new ServiceException(Kind.BACKPRESSURE, "BACKPRESSURE", cause.getMessage(), null);
+        }
+        String why = cause instanceof TimeoutException
+                ? "Kafka did not acknowledge within " + syncTimeoutMs + " ms"
+                : "Kafka did not acknowledge: " + cause.getMessage();
+        return ServiceException.unavailable(
+                "KAFKA_UNAVAILABLE", why + "; retry with the same ids (writes are idempotent)");
+    }
+
+    /**
+     * A CONFLICT when a client-given idempotency key comes back with another payload (in this
+     * request or recently); remembers the new keys and returns them (forgotten again if the write fails).
+     */
+    private List<Long> claimIdempotencyKeys(WriteBatch batch, long nowMillis) {
+        Map<Long, Long> inRequest = new HashMap<>();
+        Set<Integer> generated = new HashSet<>(batch.generatedIds());
+        List<Long> fresh = new ArrayList<>();
+        long expires = nowMillis + batch.namespace().acceptLimit().toMillis() + TOKEN_MARGIN_MS;
+        boolean counter = batch.namespace().isCounter();
+        for (int i = 0; i < batch.records().size(); i++) {
+            if (generated.contains(i)) {
+                continue; // ids the gateway made are new by construction
+            }
+            Outgoing o = batch.records().get(i);
+            Long prior = inRequest.putIfAbsent(o.idempotencyKey(), o.payloadDigest());
+            IdempotencyCache.Verdict v = prior != null
+                    ? (prior == o.payloadDigest()
+                            ? IdempotencyCache.Verdict.SAME_PAYLOAD
+                            : IdempotencyCache.Verdict.DIFFERENT_PAYLOAD)
+                    : tokens.checkAndRemember(o.idempotencyKey(), o.payloadDigest(), nowMillis, expires);
+            if (v == IdempotencyCache.Verdict.DIFFERENT_PAYLOAD) {
+                fresh.forEach(tokens::forget);
+                String field = counter ? "idempotency_token.token" : "events[" + i + "].eventId";
+                throw new ServiceException(
+                        Kind.CONFLICT,
+                        "IDEMPOTENCY_KEY_REUSE",
+                        "the idempotency key of " + field + " was already used with a different payload",
+                        field);
+            }
+            if (v == IdempotencyCache.Verdict.NEW) {
+                fresh.add(o.idempotencyKey());
+            } else {
+                metrics.dedupHit();
+            }
+        }
+        return fresh;
+    }
+}

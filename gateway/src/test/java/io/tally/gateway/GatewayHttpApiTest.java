@@ -1,0 +1,181 @@
+package io.tally.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.gateway.service.IdempotencyCache;
+import io.tally.gateway.service.WriteService;
+import io.tally.namespace.NamespaceCatalog;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpServer;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The HTTP layer on a real Vert.x server (a free port) with the seed namespaces and a sink that
+ * acknowledges at once: for each endpoint, bad input gets its status, code and field, and no
+ * record reaches the sink. No Kafka, Cassandra or Elasticsearch is involved: everything here is
+ * refused before any of them would be asked.
+ */
+class GatewayHttpApiTest {
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final HttpClient HTTP = HttpClient.newHttpClient();
+    static Vertx vertx;
+    static HttpServer server;
+    static int sent;
+
+    @BeforeAll
+    static void start() throws Exception {
+        NamespaceCatalog catalog = NamespaceCatalog.fromDirectory(Path.of("../infra/namespaces"));
+        GatewayConfig config = GatewayConfig.from(Map.of("TALLY_GATEWAY_MAX_BODY_BYTES", "2048"), new String[0]);
+        WriteRequestParser parser = new WriteRequestParser(catalog, config);
+        PageTokens tokens = new PageTokens("test-secret");
+        EventReader reader = new EventReader(parser, tokens, config);
+        GatewayMetrics metrics = new GatewayMetrics();
+        WriteService writes = new WriteService(
+                records -> {
+                    sent += records.size();
+                    return CompletableFuture.completedFuture(null);
+                },
+                new IdempotencyCache(100),
+                () -> true,
+                5_000,
+                metrics.forWrites());
+        GatewayHttpApi api = new GatewayHttpApi(
+                parser,
+                writes,
+                reader,
+                new EventSearch(parser, tokens, config),
+                new CounterReader(parser, reader, metrics, config),
+                GatewayHttpApi.Health.ALWAYS_UP,
+                metrics,
+                config.intOf(GatewayConfig.MAX_BODY),
+                new NamespaceAdminApi(new NamespaceStore("jdbc:postgresql://127.0.0.1:1/none", "u", "p"), catalog, ""));
+        vertx = Vertx.vertx();
+        server = vertx.createHttpServer()
+                .requestHandler(api.router(vertx))
+                .listen(0, "127.0.0.1")
+                .toCompletionStage()
+                .toCompletableFuture()
+                .get();
+    }
+
+    @AfterAll
+    static void stop() {
+        vertx.close();
+    }
+
+    static HttpResponse<String> post(String path, String body, String contentType) throws Exception {
+        return HTTP.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.actualPort() + path))
+                        .header("Content-Type", contentType)
+                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    static String now() {
+        return Instant.now().toString();
+    }
+
+    /** Every endpoint: path | body ('' = none) | status | code | field ('' = none). */
+    @ParameterizedTest(name = "{0} {3}")
+    @CsvSource(
+            delimiter = '|',
+            quoteCharacter = '`',
+            value = {
+                "/v1/counter/AddCount | {not json | 400 | MALFORMED_JSON | ",
+                "/v1/counter/AddCount | `{\"namespace\":\"nope\",\"counter_name\":\"c\",\"delta\":1}` | 404 | UNKNOWN_NAMESPACE | namespace",
+                "/v1/counter/AddCount | `{\"namespace\":\"Bad Name\",\"counter_name\":\"c\",\"delta\":1}` | 400 | INVALID_NAME | namespace",
+                "/v1/counter/AddCount | `{\"namespace\":\"playback\",\"counter_name\":\"c\",\"delta\":1}` | 400 | WRONG_NAMESPACE_KIND | namespace",
+                "/v1/counter/AddCount | `{\"namespace\":\"video_views\",\"counter_name\":\"c\",\"delta\":1}` | 400 | IDEMPOTENCY_TOKEN_REQUIRED | idempotency_token",
+                "/v1/counter/AddCount | `{\"namespace\":\"video_views\",\"delta\":1}` | 400 | MISSING_FIELD | counter_name",
+                "/v1/counter/AddCount | `{\"namespace\":\"video_views\",\"counter_name\":\"c\",\"delta\":\"x\",\"idempotency_token\":{\"token\":\"t\",\"generation_time\":\"NOW\"}}` | 400 | INVALID_FIELD | delta",
+                "/v1/counter/AddCount | `{\"namespace\":\"video_views\",\"counter_name\":\"c\",\"delta\":1,\"idempotency_token\":{\"token\":\"t\",\"generation_time\":\"2020-01-01T00:00:00Z\"}}` | 400 | OUTSIDE_ACCEPT_WINDOW | idempotency_token.generation_time",
+                "/v1/counter/ClearCount | `{\"namespace\":\"video_views\"}` | 400 | MISSING_FIELD | counter_name",
+                "/v1/counter/AddAndGetCount | `[]` | 400 | INVALID_FIELD | body",
+                "/v1/counter/GetCount | `{\"namespace\":\"nope\",\"counter_name\":\"c\"}` | 404 | UNKNOWN_NAMESPACE | namespace",
+                "/v1/counter/Recount | `{\"namespace\":\"video_views\"}` | 400 | MISSING_FIELD | counter_name",
+                "/v1/timeseries/WriteEventRecords | `{\"namespace\":\"playback\",\"events\":[]}` | 400 | INVALID_FIELD | events",
+                "/v1/timeseries/WriteEventRecordsSync | `{\"namespace\":\"playback\",\"events\":[{\"timeSeriesId\":\"a\",\"eventTime\":\"NOW\",\"eventItems\":[{\"eventItemKey\":\"k\",\"eventItemValue\":\"%%%\"}]}]}` | 400 | INVALID_BASE64 | events[0].eventItems[0].eventItemValue",
+                "/v1/timeseries/WriteEventRecordsSync | `{\"namespace\":\"playback\",\"events\":[{\"timeSeriesId\":\"a\",\"eventTime\":\"yesterday\",\"eventItems\":[]}]}` | 400 | INVALID_FIELD | events[0].eventTime",
+                "/v1/timeseries/ReadEventRecords | `{\"namespace\":\"playback\"}` | 400 | MISSING_FIELD | timeSeriesId",
+                "/v1/timeseries/SearchEventRecords | `{\"namespace\":\"video_views\"}` | 400 | WRONG_NAMESPACE_KIND | namespace",
+                "/v1/timeseries/AggregateEventRecords | `{\"namespace\":\"nope\"}` | 404 | UNKNOWN_NAMESPACE | namespace",
+            })
+    void badInputIsRefusedWithItsCodeAndFieldAndWritesNothing(
+            String path, String body, int status, String code, String field) throws Exception {
+        int before = sent;
+        HttpResponse<String> r = post(path, body == null ? "" : body.replace("NOW", now()), "application/json");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(status);
+        JsonNode error = JSON.readTree(r.body()).path("error");
+        assertThat(error.path("code").asText()).isEqualTo(code);
+        assertThat(error.path("message").asText()).isNotBlank();
+        if (field == null) {
+            assertThat(error.has("field")).isFalse();
+        } else {
+            assertThat(error.path("field").asText()).isEqualTo(field);
+        }
+        assertThat(sent).isEqualTo(before);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "/v1/counter/AddCount",
+        "/v1/counter/GetCount",
+        "/v1/timeseries/WriteEventRecordsSync",
+        "/v1/timeseries/ReadEventRecords"
+    })
+    void onlyJsonIsTaken(String path) throws Exception {
+        HttpResponse<String> r = post(path, "namespace=x", "application/x-www-form-urlencoded");
+        assertThat(r.statusCode()).isEqualTo(415);
+        assertThat(JSON.readTree(r.body()).path("error").path("code").asText()).isEqualTo("UNSUPPORTED_MEDIA_TYPE");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"/v1/counter/AddCount", "/v1/timeseries/WriteEventRecordsSync"})
+    void aBodyOverTheLimitIs413(String path) throws Exception {
+        HttpResponse<String> r = post(path, "{\"namespace\":\"" + "x".repeat(4096) + "\"}", "application/json");
+        assertThat(r.statusCode()).isEqualTo(413);
+        assertThat(JSON.readTree(r.body()).path("error").path("code").asText()).isEqualTo("BODY_TOO_LARGE");
+    }
+
+    @org.junit.jupiter.api.Test
+    void aReusedTokenWithAnotherPayloadIs409AndTheRetryIsTaken() throws Exception {
+        String token = "{\"token\":\"tok-" + System.nanoTime() + "\",\"generation_time\":\"" + now() + "\"}";
+        String add =
+                "{\"namespace\":\"page_hits\",\"counter_name\":\"c\",\"idempotency_token\":" + token + ",\"delta\":";
+        assertThat(post("/v1/counter/AddCount", add + "1}", "application/json").statusCode())
+                .isEqualTo(202);
+        assertThat(post("/v1/counter/AddCount", add + "1}", "application/json").statusCode())
+                .isEqualTo(202);
+        HttpResponse<String> reuse = post("/v1/counter/AddCount", add + "2}", "application/json");
+        assertThat(reuse.statusCode()).isEqualTo(409);
+        ObjectNode error = (ObjectNode) JSON.readTree(reuse.body()).path("error");
+        assertThat(error.path("code").asText()).isEqualTo("IDEMPOTENCY_KEY_REUSE");
+        assertThat(error.path("field").asText()).isEqualTo("idempotency_token.token");
+    }
+
+    @org.junit.jupiter.api.Test
+    void aGetOnAWriteEndpointIs405AndAnUnknownPathIs404() throws Exception {
+        HttpResponse<String> get = HTTP.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.actualPort() + "/v1/counter/AddCount"))
+                        .GET()
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(get.statusCode()).isEqualTo(405);
+        assertThat(post("/v1/nothing", "{}", "application/json").statusCode()).isEqualTo(404);
+    }
+}
