@@ -7,6 +7,7 @@ import com.datastax.oss.driver.api.core.cql.Row;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.gateway.service.NamespaceResolver;
 import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.model.AcceptWindow;
@@ -45,7 +46,7 @@ final class CounterReader {
     /** A counter's row: count, rollup time and last write (micros; 0 when absent). */
     record Rollup(long count, long rollupMicros, long lastWriteMicros, long writeTime) {}
 
-    private final WriteRequestParser parser;
+    private final NamespaceResolver namespaces;
     private final EventReader events;
     private final GatewayMetrics metrics;
     private final int maxIdLength;
@@ -58,8 +59,8 @@ final class CounterReader {
         return t;
     });
 
-    CounterReader(WriteRequestParser parser, EventReader events, GatewayMetrics metrics, GatewayConfig config) {
-        this.parser = parser;
+    CounterReader(NamespaceResolver namespaces, EventReader events, GatewayMetrics metrics, GatewayConfig config) {
+        this.namespaces = namespaces;
         this.events = events;
         this.metrics = metrics;
         this.maxIdLength = config.intOf(GatewayConfig.MAX_ID);
@@ -71,7 +72,7 @@ final class CounterReader {
      */
     CompletionStage<ObjectNode> getCountAsync(JsonNode body) {
         RequestJson.object(body, "body");
-        NamespaceConfig ns = parser.namespace(body, NamespaceConfig.Kind.COUNTER);
+        NamespaceConfig ns = RequestJson.namespace(body, namespaces, NamespaceConfig.Kind.COUNTER, maxIdLength);
         String counter = RequestJson.text(body, "counter_name", "counter_name", maxIdLength);
         String keyspace = NamespaceName.keyspace(ns.name());
         CqlSession session = events.sessionIfOpen();
@@ -182,7 +183,7 @@ final class CounterReader {
      */
     ObjectNode recount(JsonNode body) {
         RequestJson.object(body, "body");
-        NamespaceConfig ns = parser.namespace(body, NamespaceConfig.Kind.COUNTER);
+        NamespaceConfig ns = RequestJson.namespace(body, namespaces, NamespaceConfig.Kind.COUNTER, maxIdLength);
         if (!ns.counterType().durable()) {
             throw ServiceException.invalid(
                     "NO_EVENT_LOG", "BEST_EFFORT counters keep no event log to recount from", "namespace");

@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.gateway.service.Fnv64;
+import io.tally.gateway.service.NamespaceResolver;
 import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.model.cassandra.SliceTable;
@@ -45,7 +47,7 @@ final class EventReader {
     /** An event as stored, with its items in key order. */
     record Event(long timeMicros, String eventId, List<Map.Entry<String, byte[]>> items) {}
 
-    private final WriteRequestParser parser;
+    private final NamespaceResolver namespaces;
     private final String contactHost;
     private final int contactPort;
     private final PageTokens tokens;
@@ -66,8 +68,8 @@ final class EventReader {
 
     private volatile CqlSession session;
 
-    EventReader(WriteRequestParser parser, PageTokens tokens, GatewayConfig config) {
-        this.parser = parser;
+    EventReader(NamespaceResolver namespaces, PageTokens tokens, GatewayConfig config) {
+        this.namespaces = namespaces;
         String[] hp = config.get(GatewayConfig.CASSANDRA).split(":");
         this.contactHost = hp[0];
         this.contactPort = hp.length > 1 ? Integer.parseInt(hp[1]) : 9042;
@@ -107,7 +109,7 @@ final class EventReader {
 
     ObjectNode read(JsonNode body) {
         RequestJson.object(body, "body");
-        NamespaceConfig ns = parser.namespace(body, NamespaceConfig.Kind.TIMESERIES);
+        NamespaceConfig ns = RequestJson.namespace(body, namespaces, NamespaceConfig.Kind.TIMESERIES, maxIdLength);
         String tsid = RequestJson.text(body, "timeSeriesId", "timeSeriesId", maxIdLength);
         JsonNode interval =
                 RequestJson.object(RequestJson.required(body, "timeInterval", "timeInterval"), "timeInterval");
@@ -326,7 +328,7 @@ final class EventReader {
                     .append('=')
                     .append(Base64.getEncoder().encodeToString(f.getValue()));
         }
-        return WriteRequestParser.digest(sb.toString());
+        return Fnv64.of(sb.toString());
     }
 
     void close() {

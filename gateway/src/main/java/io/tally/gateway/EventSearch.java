@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.gateway.service.Fnv64;
+import io.tally.gateway.service.NamespaceResolver;
 import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.namespace.FieldValues;
@@ -30,18 +32,20 @@ final class EventSearch {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int MAX_DEPTH = 8;
 
-    private final WriteRequestParser parser;
+    private final NamespaceResolver namespaces;
     private final PageTokens tokens;
     private final String elasticsearch;
     private final int maxPage;
+    private final int maxIdLength;
     private final HttpClient http =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    EventSearch(WriteRequestParser parser, PageTokens tokens, GatewayConfig config) {
-        this.parser = parser;
+    EventSearch(NamespaceResolver namespaces, PageTokens tokens, GatewayConfig config) {
+        this.namespaces = namespaces;
         this.tokens = tokens;
         this.elasticsearch = config.get(GatewayConfig.ELASTICSEARCH);
         this.maxPage = config.intOf(GatewayConfig.MAX_PAGE);
+        this.maxIdLength = config.intOf(GatewayConfig.MAX_ID);
     }
 
     ObjectNode search(JsonNode body) {
@@ -50,7 +54,7 @@ final class EventSearch {
         ObjectNode query = query(ns, body);
         int pageSize = (int) RequestJson.boundedInteger(body, "pageSize", 100, 1, maxPage);
         long totalLimit = RequestJson.boundedInteger(body, "totalRecordLimit", 1000, 1, 1_000_000);
-        long digest = WriteRequestParser.digest(ns.name() + "\u0000" + query);
+        long digest = Fnv64.of(ns.name() + "\u0000" + query);
         PageTokens.Cursor cursor = body.hasNonNull("pageToken")
                 ? tokens.decode(RequestJson.text(body, "pageToken", "pageToken", 4096), digest)
                 : null;
@@ -138,7 +142,7 @@ final class EventSearch {
     }
 
     private NamespaceConfig indexed(JsonNode body) {
-        NamespaceConfig ns = parser.namespace(body, NamespaceConfig.Kind.TIMESERIES);
+        NamespaceConfig ns = RequestJson.namespace(body, namespaces, NamespaceConfig.Kind.TIMESERIES, maxIdLength);
         if (!ns.index().enabled()) {
             throw ServiceException.invalid(
                     "INDEX_DISABLED", "namespace '" + ns.name() + "' is not indexed", "namespace");

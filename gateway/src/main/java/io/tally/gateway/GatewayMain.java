@@ -1,6 +1,7 @@
 package io.tally.gateway;
 
 import io.tally.gateway.service.IdempotencyCache;
+import io.tally.gateway.service.NamespaceResolver;
 import io.tally.gateway.service.WriteService;
 import io.tally.model.TallySchemas;
 import io.tally.namespace.NamespaceCatalog;
@@ -62,11 +63,12 @@ public final class GatewayMain {
         List<String> topics = List.of(WriteRequestParser.COUNTER_TOPIC, WriteRequestParser.TIMESERIES_TOPIC);
         KafkaHealth kafka = new KafkaHealth(config.get(GatewayConfig.BOOTSTRAP), () -> producer.ready(topics));
         kafka.start();
-        WriteRequestParser parser = new WriteRequestParser(catalog, config);
+        NamespaceResolver namespaces = new NamespaceResolver(catalog);
+        WriteRequestParser parser = new WriteRequestParser(namespaces, config);
         PageTokens pageTokens = new PageTokens(config.get(GatewayConfig.TOKEN_SECRET));
-        EventReader reader = new EventReader(parser, pageTokens, config);
-        EventSearch search = new EventSearch(parser, pageTokens, config);
-        CounterReader counters = new CounterReader(parser, reader, metrics, config);
+        EventReader reader = new EventReader(namespaces, pageTokens, config);
+        EventSearch search = new EventSearch(namespaces, pageTokens, config);
+        CounterReader counters = new CounterReader(namespaces, reader, metrics, config);
         WriteService writes = new WriteService(
                 producer,
                 new IdempotencyCache(config.intOf(GatewayConfig.TOKEN_CACHE)),

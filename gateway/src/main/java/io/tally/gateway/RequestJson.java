@@ -1,7 +1,9 @@
 package io.tally.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tally.gateway.service.NamespaceResolver;
 import io.tally.gateway.service.ServiceException;
+import io.tally.namespace.NamespaceConfig;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 
@@ -104,5 +106,11 @@ final class RequestJson {
             throw ServiceException.invalid("INVALID_FIELD", path + " must be a JSON object", path);
         }
         return v;
+    }
+
+    /** The namespace the body's "namespace" field names, resolved (of the endpoint's kind). */
+    static NamespaceConfig namespace(
+            JsonNode body, NamespaceResolver namespaces, NamespaceConfig.Kind kind, int maxIdLength) {
+        return namespaces.require(text(body, "namespace", "namespace", maxIdLength), kind);
     }
 }

@@ -1,17 +1,15 @@
 package io.tally.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tally.gateway.service.Fnv64;
+import io.tally.gateway.service.NamespaceResolver;
 import io.tally.gateway.service.ServiceException;
-import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.gateway.service.WriteBatch;
 import io.tally.gateway.service.WriteBatch.Outgoing;
 import io.tally.model.AcceptWindow;
 import io.tally.model.Micros;
 import io.tally.model.Topics;
-import io.tally.namespace.InvalidConfigException;
-import io.tally.namespace.NamespaceCatalog;
 import io.tally.namespace.NamespaceConfig;
-import io.tally.namespace.NamespaceName;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -34,14 +32,14 @@ final class WriteRequestParser {
     /** The events' source field. */
     static final String SOURCE = "gateway";
 
-    private final NamespaceCatalog catalog;
+    private final NamespaceResolver namespaces;
     private final int maxEvents;
     private final int maxItems;
     private final int maxValueBytes;
     private final int maxIdLength;
 
-    WriteRequestParser(NamespaceCatalog catalog, GatewayConfig config) {
-        this.catalog = catalog;
+    WriteRequestParser(NamespaceResolver namespaces, GatewayConfig config) {
+        this.namespaces = namespaces;
         this.maxEvents = config.intOf(GatewayConfig.MAX_EVENTS);
         this.maxItems = config.intOf(GatewayConfig.MAX_ITEMS);
         this.maxValueBytes = config.intOf(GatewayConfig.MAX_VALUE);
@@ -49,23 +47,7 @@ final class WriteRequestParser {
     }
 
     NamespaceConfig namespace(JsonNode body, NamespaceConfig.Kind kind) {
-        String name = RequestJson.text(body, "namespace", "namespace", maxIdLength);
-        try {
-            NamespaceName.require(name, "namespace");
-        } catch (InvalidConfigException e) {
-            throw ServiceException.invalid("INVALID_NAME", e.getMessage(), "namespace");
-        }
-        NamespaceConfig ns = catalog.get(name)
-                .orElseThrow(() -> new ServiceException(
-                        Kind.NOT_FOUND, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", "namespace"));
-        if (ns.kind() != kind) {
-            throw ServiceException.invalid(
-                    "WRONG_NAMESPACE_KIND",
-                    "namespace '" + name + "' is a " + ns.kind().name().toLowerCase() + " namespace, not a "
-                            + kind.name().toLowerCase() + " one",
-                    "namespace");
-        }
-        return ns;
+        return RequestJson.namespace(body, namespaces, kind, maxIdLength);
     }
 
     /** AddCount (op ADD, with delta) and ClearCount (op CLEAR). */
@@ -106,7 +88,7 @@ final class WriteRequestParser {
         long idemKey = digest(ns.name() + "/" + counter + "/" + eventId);
         long digest = digest((clear ? "CLEAR" : "ADD") + "|" + delta + "|" + eventTime);
         Outgoing out = new Outgoing(
-                COUNTER_TOPIC, ns.name() + "/" + counter, rec, idemKey, digest, catalog.version(ns.name()));
+                COUNTER_TOPIC, ns.name() + "/" + counter, rec, idemKey, digest, namespaces.version(ns.name()));
         return new WriteBatch(ns, List.of(out), List.of(eventId), generated);
     }
 
@@ -144,7 +126,7 @@ final class WriteRequestParser {
                         p + ".eventItems");
             }
             List<EventItem> avroItems = new ArrayList<>(items.size());
-            long payloadDigest = FNV_OFFSET;
+            long payloadDigest = Fnv64.OFFSET;
             for (int j = 0; j < items.size(); j++) {
                 String ip = p + ".eventItems[" + j + "]";
                 JsonNode item = RequestJson.object(items.get(j), ip);
@@ -162,7 +144,7 @@ final class WriteRequestParser {
                     rec,
                     digest(ns.name() + "/" + tsid + "/" + eventTime + "/" + eventId),
                     payloadDigest,
-                    catalog.version(ns.name())));
+                    namespaces.version(ns.name())));
             ids.add(eventId);
         }
         return new WriteBatch(ns, out, ids, generated);
@@ -207,19 +189,13 @@ final class WriteRequestParser {
         }
     }
 
-    private static final long FNV_OFFSET = 0xcbf29ce484222325L;
     private static final byte[] SEPARATOR = {0};
 
-    /** 64-bit FNV-1a of the payload: enough to tell a retry from a reuse with other content. */
-    static long digest(String s) {
-        return fnv(FNV_OFFSET, s.getBytes(StandardCharsets.UTF_8));
+    private static long digest(String s) {
+        return Fnv64.of(s);
     }
 
     private static long fnv(long h, byte[] bytes) {
-        for (byte b : bytes) {
-            h ^= (b & 0xff);
-            h *= 0x100000001b3L;
-        }
-        return h;
+        return Fnv64.add(h, bytes);
     }
 }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tally.gateway.service.IdempotencyCache;
+import io.tally.gateway.service.NamespaceResolver;
 import io.tally.gateway.service.WriteService;
 import io.tally.namespace.NamespaceCatalog;
 import io.vertx.core.Vertx;
@@ -40,9 +41,10 @@ class GatewayHttpApiTest {
     static void start() throws Exception {
         NamespaceCatalog catalog = NamespaceCatalog.fromDirectory(Path.of("../infra/namespaces"));
         GatewayConfig config = GatewayConfig.from(Map.of("TALLY_GATEWAY_MAX_BODY_BYTES", "2048"), new String[0]);
-        WriteRequestParser parser = new WriteRequestParser(catalog, config);
+        NamespaceResolver namespaces = new NamespaceResolver(catalog);
+        WriteRequestParser parser = new WriteRequestParser(namespaces, config);
         PageTokens tokens = new PageTokens("test-secret");
-        EventReader reader = new EventReader(parser, tokens, config);
+        EventReader reader = new EventReader(namespaces, tokens, config);
         GatewayMetrics metrics = new GatewayMetrics();
         WriteService writes = new WriteService(
                 records -> {
@@ -57,8 +59,8 @@ class GatewayHttpApiTest {
                 parser,
                 writes,
                 reader,
-                new EventSearch(parser, tokens, config),
-                new CounterReader(parser, reader, metrics, config),
+                new EventSearch(namespaces, tokens, config),
+                new CounterReader(namespaces, reader, metrics, config),
                 GatewayHttpApi.Health.ALWAYS_UP,
                 metrics,
                 config.intOf(GatewayConfig.MAX_BODY),
