@@ -17,6 +17,20 @@ public final class Topics {
     public static final String CONTROL_NAMESPACES = "tally.control.namespaces";
     public static final String SCHEMAS = "_schemas";
 
+    // Scheduler data travels in the event topics under these namespaces (shared DESIGN.md): the
+    // runq exporter writes samples and switch-outs, NoisyNeighborJob its summaries and alerts.
+    /** Run-queue samples: TimeSeriesEvents, time_series_id {@code host/container}. */
+    public static final String SCHED_RUNQ = "sched.runq";
+    /** Switch-outs by cause: CounterEvents, counter {@code host/container/cause}. */
+    public static final String SCHED_SWITCH_OUT = "sched.switchout";
+    /** NoisyNeighborJob's per-window summaries. */
+    public static final String SCHED_SUMMARY = "sched.summary";
+    /** NoisyNeighborJob's FIRING/RESOLVED alerts, as events. */
+    public static final String SCHED_ALERTS = "sched.alerts";
+    /** The scheduler namespaces by role, for model/topics.json. */
+    public static final Map<String, String> SCHED_NAMESPACES = new TreeMap<>(Map.of(
+            "runq", SCHED_RUNQ, "switchout", SCHED_SWITCH_OUT, "summary", SCHED_SUMMARY, "alerts", SCHED_ALERTS));
+
     private static final String WEEK_MS = Long.toString(7L * 24 * 3600 * 1000);
     private static final String FOUR_WEEKS_MS = Long.toString(4L * 7 * 24 * 3600 * 1000);
 
@@ -103,7 +117,7 @@ public final class Topics {
         }
         b.append("  ],\n  \"sched_namespaces\": {");
         int k = 0;
-        for (Map.Entry<String, String> n : SchedNamespaces.BY_ROLE.entrySet()) {
+        for (Map.Entry<String, String> n : SCHED_NAMESPACES.entrySet()) {
             b.append(k++ > 0 ? ", " : "").append(quote(n.getKey())).append(": ").append(quote(n.getValue()));
         }
         return b.append("}\n}\n").toString();

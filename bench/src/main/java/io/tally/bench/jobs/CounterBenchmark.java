@@ -1,6 +1,7 @@
 package io.tally.bench.jobs;
 
 import io.tally.model.TallySchemas;
+import io.tally.model.Topics;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.RestSchemaRegistryClient;
 import java.util.Map;
@@ -36,7 +37,7 @@ public final class CounterBenchmark {
                     "usage: CounterBenchmark produce [--namespace NS --events N --counters K --run R ...]");
         }
         Map<String, String> o = a.options();
-        String topic = "tally.counter.events";
+        String topic = Topics.COUNTER_EVENTS;
         AvroSerde serde = new AvroSerde(new RestSchemaRegistryClient(o.get("registry")), false);
         int events = Integer.parseInt(o.get("events"));
         int counters = Integer.parseInt(o.get("counters"));

@@ -3,6 +3,7 @@ package io.tally.bench.jobs;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import io.tally.model.TallySchemas;
+import io.tally.model.Topics;
 import io.tally.namespace.NamespaceConfig.TimePartition;
 import io.tally.namespace.TimeSlicePlanner;
 import io.tally.serde.AvroSerde;
@@ -88,7 +89,7 @@ public final class TimeSeriesBenchmark {
     }
 
     private static void produce(Map<String, String> o) throws Exception {
-        String topic = "tally.timeseries.events";
+        String topic = Topics.TIMESERIES_EVENTS;
         AvroSerde serde = new AvroSerde(new RestSchemaRegistryClient(o.get("registry")), false);
         int events = Integer.parseInt(o.get("events"));
         String ns = o.get("namespace");

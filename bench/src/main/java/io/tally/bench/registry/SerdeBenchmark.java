@@ -1,6 +1,7 @@
 package io.tally.bench.registry;
 
 import io.tally.model.TallySchemas;
+import io.tally.model.Topics;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.RestSchemaRegistryClient;
 import java.io.ByteArrayOutputStream;
@@ -36,7 +37,7 @@ public final class SerdeBenchmark {
         GenericDatumWriter<GenericRecord> writer = new GenericDatumWriter<>(rec.getSchema());
         GenericDatumReader<GenericRecord> reader = new GenericDatumReader<>(rec.getSchema());
         AvroSerde serde = new AvroSerde(new RestSchemaRegistryClient(url));
-        String topic = "tally.timeseries.events";
+        String topic = Topics.TIMESERIES_EVENTS;
         byte[] plainBytes = plainEncode(writer, rec);
         byte[] framed = serde.serialize(topic, rec); // registers/looks up once; cached afterwards
         System.out.printf("record: TimeSeriesEvent, %d B Avro binary, %d B framed%n", plainBytes.length, framed.length);

@@ -8,7 +8,6 @@ import io.tally.jobs.kafka.AvroRecordSerializer.Keyed;
 import io.tally.jobs.kafka.JobKafka;
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.model.Micros;
-import io.tally.model.SchedNamespaces;
 import io.tally.model.Topics;
 import io.tally.serde.SchemaRegistryClient;
 import java.nio.ByteBuffer;
@@ -49,8 +48,8 @@ public final class NoisyNeighborJob {
     public static final String NAME = "tally-noisy-neighbor";
     public static final String ALERTS_TOPIC = Topics.ALERTS;
     public static final String EVENTS_TOPIC = Topics.TIMESERIES_EVENTS;
-    public static final String SUMMARY_NAMESPACE = SchedNamespaces.SUMMARY;
-    public static final String ALERT_NAMESPACE = SchedNamespaces.ALERTS;
+    public static final String SUMMARY_NAMESPACE = Topics.SCHED_SUMMARY;
+    public static final String ALERT_NAMESPACE = Topics.SCHED_ALERTS;
 
     public static final JobSetting WINDOW_SIZE_MS =
             new JobSetting("window.size.ms", JobSetting.Kind.MILLIS, "60000", "sliding window size per container");

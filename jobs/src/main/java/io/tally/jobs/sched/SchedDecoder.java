@@ -1,7 +1,7 @@
 package io.tally.jobs.sched;
 
 import io.tally.jobs.kafka.RawRecord;
-import io.tally.model.SchedNamespaces;
+import io.tally.model.Topics;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.SchemaRegistryClient;
 import io.tally.serde.SerdeException;
@@ -23,8 +23,8 @@ import tally.v1.TimeSeriesEvent;
  * job's to judge: the writer and the rollup job dead-letter bad records.
  */
 public class SchedDecoder extends ProcessFunction<RawRecord, SchedObservation> {
-    public static final String RUNQ = SchedNamespaces.RUNQ;
-    public static final String SWITCH_OUT = SchedNamespaces.SWITCH_OUT;
+    public static final String RUNQ = Topics.SCHED_RUNQ;
+    public static final String SWITCH_OUT = Topics.SCHED_SWITCH_OUT;
     private final SerializableSupplier<SchemaRegistryClient> registry;
     private transient AvroSerde serde;
 
