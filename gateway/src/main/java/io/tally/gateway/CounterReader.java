@@ -47,6 +47,7 @@ final class CounterReader {
     record Rollup(long count, long rollupMicros, long lastWriteMicros, long writeTime) {}
 
     private final NamespaceResolver namespaces;
+    private final CassandraSession cassandra;
     private final EventReader events;
     private final GatewayMetrics metrics;
     private final int maxIdLength;
@@ -59,7 +60,13 @@ final class CounterReader {
         return t;
     });
 
-    CounterReader(NamespaceResolver namespaces, EventReader events, GatewayMetrics metrics, GatewayConfig config) {
+    CounterReader(
+            NamespaceResolver namespaces,
+            EventReader events,
+            CassandraSession cassandra,
+            GatewayMetrics metrics,
+            GatewayConfig config) {
+        this.cassandra = cassandra;
         this.namespaces = namespaces;
         this.events = events;
         this.metrics = metrics;
@@ -75,7 +82,7 @@ final class CounterReader {
         NamespaceConfig ns = RequestJson.namespace(body, namespaces, NamespaceConfig.Kind.COUNTER, maxIdLength);
         String counter = RequestJson.text(body, "counter_name", "counter_name", maxIdLength);
         String keyspace = NamespaceName.keyspace(ns.name());
-        CqlSession session = events.sessionIfOpen();
+        CqlSession session = cassandra.ifOpen();
         PreparedStatement ps = selects.get(keyspace);
         CompletionStage<Rollup> rollup;
         if (session == null || ps == null) {
@@ -145,7 +152,8 @@ final class CounterReader {
 
     Rollup rollup(NamespaceConfig ns, String counter) {
         String keyspace = NamespaceName.keyspace(ns.name());
-        if (events.session()
+        if (cassandra
+                .get()
                 .getMetadata()
                 .getKeyspace(keyspace)
                 .flatMap(k -> k.getTable(CounterRollupsTable.TABLE))
@@ -153,10 +161,10 @@ final class CounterReader {
             return new Rollup(0, 0, 0, 0);
         }
         PreparedStatement ps =
-                selects.computeIfAbsent(keyspace, k -> events.session().prepare(CounterRollupsTable.select(k)));
+                selects.computeIfAbsent(keyspace, k -> cassandra.get().prepare(CounterRollupsTable.select(k)));
         Row row;
         try {
-            row = events.session().execute(ps.bind(counter)).one();
+            row = cassandra.get().execute(ps.bind(counter)).one();
         } catch (RuntimeException e) {
             throw new ServiceException(
                     Kind.UNAVAILABLE, "CASSANDRA_UNAVAILABLE", "the counter read failed: " + e.getMessage(), null);
@@ -243,10 +251,10 @@ final class CounterReader {
         if (repair && recounted != r.count()) {
             String keyspace = NamespaceName.keyspace(ns.name());
             PreparedStatement ps = repairs.computeIfAbsent(
-                    keyspace, k -> events.session().prepare(CounterRollupsTable.insertRollup(k)));
+                    keyspace, k -> cassandra.get().prepare(CounterRollupsTable.insertRollup(k)));
             BoundStatement write =
                     ps.bind(counter, recounted, Instant.EPOCH.plusNanos(to * 1000), Math.max(r.writeTime(), to) + 1);
-            events.session().execute(write);
+            cassandra.get().execute(write);
             reply.put("repaired", true);
         }
         return reply;

@@ -1,7 +1,5 @@
 package io.tally.gateway;
 
-import com.datastax.oss.driver.api.core.CqlSession;
-import com.datastax.oss.driver.api.core.DriverException;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -17,7 +15,6 @@ import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceName;
 import io.tally.namespace.TimeSlicePlanner;
 import io.tally.namespace.TimeSlicePlanner.Slice;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -48,8 +45,7 @@ final class EventReader {
     record Event(long timeMicros, String eventId, List<Map.Entry<String, byte[]>> items) {}
 
     private final NamespaceResolver namespaces;
-    private final String contactHost;
-    private final int contactPort;
+    private final CassandraSession cassandra;
     private final PageTokens tokens;
     private final int maxPage;
     private final int maxIdLength;
@@ -66,45 +62,12 @@ final class EventReader {
         return t;
     });
 
-    private volatile CqlSession session;
-
-    EventReader(NamespaceResolver namespaces, PageTokens tokens, GatewayConfig config) {
+    EventReader(NamespaceResolver namespaces, CassandraSession cassandra, PageTokens tokens, GatewayConfig config) {
         this.namespaces = namespaces;
-        String[] hp = config.get(GatewayConfig.CASSANDRA).split(":");
-        this.contactHost = hp[0];
-        this.contactPort = hp.length > 1 ? Integer.parseInt(hp[1]) : 9042;
+        this.cassandra = cassandra;
         this.tokens = tokens;
         this.maxPage = config.intOf(GatewayConfig.MAX_PAGE);
         this.maxIdLength = config.intOf(GatewayConfig.MAX_ID);
-    }
-
-    /** The session if it is connected already (never blocks), else null. */
-    CqlSession sessionIfOpen() {
-        return session;
-    }
-
-    CqlSession session() {
-        CqlSession s = session;
-        if (s == null) {
-            synchronized (this) {
-                if (session == null) {
-                    try {
-                        session = CqlSession.builder()
-                                .addContactPoint(new InetSocketAddress(contactHost, contactPort))
-                                .withLocalDatacenter("datacenter1")
-                                .build();
-                    } catch (DriverException e) {
-                        throw new ServiceException(
-                                Kind.UNAVAILABLE,
-                                "CASSANDRA_UNAVAILABLE",
-                                "Cassandra is unreachable: " + e.getMessage(),
-                                null);
-                    }
-                }
-                s = session;
-            }
-        }
-        return s;
     }
 
     ObjectNode read(JsonNode body) {
@@ -194,13 +157,15 @@ final class EventReader {
     private List<Event> bucket(
             NamespaceConfig ns, Slice slice, String tsid, int timeBucket, long lo, long hi, int eventBuckets) {
         String keyspace = NamespaceName.keyspace(ns.name());
-        PreparedStatement ps = statements.computeIfAbsent(keyspace + "." + slice.tableName(), t -> session()
-                .prepare(SliceTable.selectRange(keyspace, slice.tableName())));
+        PreparedStatement ps = statements.computeIfAbsent(
+                keyspace + "." + slice.tableName(),
+                t -> cassandra.get().prepare(SliceTable.selectRange(keyspace, slice.tableName())));
         List<CompletableFuture<List<Row>>> reads = new ArrayList<>();
         for (int b = 0; b < eventBuckets; b++) {
             int eb = b;
             reads.add(CompletableFuture.supplyAsync(
-                    () -> session()
+                    () -> cassandra
+                            .get()
                             .execute(ps.bind(tsid, timeBucket, eb, lo, hi))
                             .all(),
                     partitions));
@@ -271,7 +236,8 @@ final class EventReader {
     }
 
     private boolean tableExists(String keyspace, String table) {
-        return session()
+        return cassandra
+                .get()
                 .getMetadata()
                 .getKeyspace(keyspace)
                 .flatMap(k -> k.getTable(table))
@@ -334,8 +300,6 @@ final class EventReader {
     void close() {
         partitions.shutdownNow();
         buckets.shutdownNow();
-        if (session != null) {
-            session.close();
-        }
+        cassandra.close();
     }
 }

@@ -66,9 +66,10 @@ public final class GatewayMain {
         NamespaceResolver namespaces = new NamespaceResolver(catalog);
         WriteRequestParser parser = new WriteRequestParser(namespaces, config);
         PageTokens pageTokens = new PageTokens(config.get(GatewayConfig.TOKEN_SECRET));
-        EventReader reader = new EventReader(namespaces, pageTokens, config);
+        CassandraSession cassandra = new CassandraSession(config.get(GatewayConfig.CASSANDRA));
+        EventReader reader = new EventReader(namespaces, cassandra, pageTokens, config);
         EventSearch search = new EventSearch(namespaces, pageTokens, config);
-        CounterReader counters = new CounterReader(namespaces, reader, metrics, config);
+        CounterReader counters = new CounterReader(namespaces, reader, cassandra, metrics, config);
         WriteService writes = new WriteService(
                 producer,
                 new IdempotencyCache(config.intOf(GatewayConfig.TOKEN_CACHE)),

@@ -44,7 +44,8 @@ class GatewayHttpApiTest {
         NamespaceResolver namespaces = new NamespaceResolver(catalog);
         WriteRequestParser parser = new WriteRequestParser(namespaces, config);
         PageTokens tokens = new PageTokens("test-secret");
-        EventReader reader = new EventReader(namespaces, tokens, config);
+        CassandraSession cassandra = new CassandraSession(config.get(GatewayConfig.CASSANDRA));
+        EventReader reader = new EventReader(namespaces, cassandra, tokens, config);
         GatewayMetrics metrics = new GatewayMetrics();
         WriteService writes = new WriteService(
                 records -> {
@@ -60,7 +61,7 @@ class GatewayHttpApiTest {
                 writes,
                 reader,
                 new EventSearch(namespaces, tokens, config),
-                new CounterReader(namespaces, reader, metrics, config),
+                new CounterReader(namespaces, reader, cassandra, metrics, config),
                 GatewayHttpApi.Health.ALWAYS_UP,
                 metrics,
                 config.intOf(GatewayConfig.MAX_BODY),
