@@ -35,6 +35,7 @@ final class GatewayHttpApi {
     private final EventReader reader;
     private final EventSearch search;
     private final CounterReader counters;
+    private final CounterRecount recount;
     private final Health health;
     private final GatewayMetrics metrics;
     private final int maxBodyBytes;
@@ -86,6 +87,7 @@ final class GatewayHttpApi {
             EventReader reader,
             EventSearch search,
             CounterReader counters,
+            CounterRecount recount,
             Health health,
             GatewayMetrics metrics,
             int maxBodyBytes,
@@ -95,6 +97,7 @@ final class GatewayHttpApi {
         this.reader = reader;
         this.search = search;
         this.counters = counters;
+        this.recount = recount;
         this.health = health;
         this.metrics = metrics;
         this.maxBodyBytes = maxBodyBytes;
@@ -119,7 +122,7 @@ final class GatewayHttpApi {
                 Mode.BY_COUNTER_TYPE,
                 this::countAfterWrite);
         readAsync(r, "/v1/counter/GetCount", counters::getCountAsync);
-        read(r, "/v1/counter/Recount", counters::recount);
+        read(r, "/v1/counter/Recount", recount::recount);
         write(r, "/v1/timeseries/WriteEventRecords", (body, now) -> parser.events(body, now), Mode.ASYNC);
         write(r, "/v1/timeseries/WriteEventRecordsSync", (body, now) -> parser.events(body, now), Mode.SYNC);
         read(r, "/v1/timeseries/ReadEventRecords", reader::read);

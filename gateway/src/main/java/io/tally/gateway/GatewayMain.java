@@ -103,6 +103,7 @@ public final class GatewayMain {
                 reader,
                 search,
                 counters,
+                new CounterRecount(namespaces, counters, reader, cassandra, config),
                 health,
                 metrics,
                 config.intOf(GatewayConfig.MAX_BODY),

@@ -56,12 +56,14 @@ class GatewayHttpApiTest {
                 () -> true,
                 5_000,
                 metrics.forWrites());
+        CounterReader counters = new CounterReader(namespaces, reader, cassandra, metrics, config);
         GatewayHttpApi api = new GatewayHttpApi(
                 parser,
                 writes,
                 reader,
                 new EventSearch(namespaces, tokens, config),
-                new CounterReader(namespaces, reader, cassandra, metrics, config),
+                counters,
+                new CounterRecount(namespaces, counters, reader, cassandra, config),
                 GatewayHttpApi.Health.ALWAYS_UP,
                 metrics,
                 config.intOf(GatewayConfig.MAX_BODY),
