@@ -36,7 +36,15 @@ public final class AvroSerde {
     private final SchemaRegistryClient registry;
     private final boolean autoRegister;
     private final Map<Schema, DatumWriter<GenericRecord>> writers = new ConcurrentHashMap<>();
-    private final Map<Schema, DatumWriter<GenericRecord>> specificWriters = new ConcurrentHashMap<>();
+    /** Per generated record schema: its writer and the schema it is registered under. */
+    private final Map<Schema, SpecificWriting> specificWriters = new ConcurrentHashMap<>();
+    /** Per generated record class: its model (conversions), schema and reader key, looked up once. */
+    private final Map<Class<?>, SpecificReading> specificReaders = new ConcurrentHashMap<>();
+
+    private record SpecificWriting(DatumWriter<GenericRecord> writer, Schema registered) {}
+
+    private record SpecificReading(SpecificData model, Schema schema, int readerKey) {}
+
     private final Map<Long, DatumReader<?>> readers = new ConcurrentHashMap<>();
     private final Map<Schema, Integer> readerIds = new ConcurrentHashMap<>();
     private final AtomicInteger nextReaderId = new AtomicInteger();
@@ -69,8 +77,10 @@ public final class AvroSerde {
 
     public byte[] serialize(String topic, GenericRecord record) {
         Schema schema = record.getSchema();
-        Schema published = record instanceof SpecificRecord ? TallySchemas.published(schema) : null;
-        Schema registered = published != null ? published : schema;
+        SpecificWriting specific = record instanceof SpecificRecord
+                ? specificWriters.computeIfAbsent(schema, AvroSerde::specificWriting)
+                : null;
+        Schema registered = specific != null ? specific.registered() : schema;
         String subject = subjects.computeIfAbsent(topic, AvroSerde::valueSubject);
         int id = autoRegister ? registry.register(subject, registered) : registry.lookup(subject, registered);
         ByteArrayOutputStream out = new ByteArrayOutputStream(128);
@@ -79,9 +89,7 @@ public final class AvroSerde {
         }
         BinaryEncoder enc = EncoderFactory.get().directBinaryEncoder(out, null);
         try {
-            (published != null || record instanceof SpecificRecord
-                            ? specificWriters.computeIfAbsent(schema, AvroSerde::specificWriter)
-                            : writers.computeIfAbsent(schema, GenericDatumWriter::new))
+            (specific != null ? specific.writer() : writers.computeIfAbsent(schema, GenericDatumWriter::new))
                     .write(record, enc);
             enc.flush();
         } catch (IOException | AvroRuntimeException | ClassCastException | NullPointerException e) {
@@ -118,23 +126,34 @@ public final class AvroSerde {
     @SuppressWarnings("unchecked")
     public <T extends SpecificRecord> T deserialize(byte[] data, Class<T> type) {
         int id = WireFormat.schemaId(data);
-        SpecificData model = SpecificData.getForClass(type);
-        Schema reader = model.getSchema(type);
-        int readerKey = readerIds.computeIfAbsent(reader, r -> nextReaderId.getAndIncrement());
-        DatumReader<?> datumReader = readers.get(((long) id << 32) | readerKey);
+        SpecificReading r = specificReaders.computeIfAbsent(type, this::specificReading);
+        DatumReader<?> datumReader = readers.get(((long) id << 32) | r.readerKey());
         if (datumReader == null) {
             Schema writer = registry.schemaById(id);
             datumReader = readers.computeIfAbsent(
-                    ((long) id << 32) | readerKey, k -> new SpecificDatumReader<T>(writer, reader, model));
+                    ((long) id << 32) | r.readerKey(), k -> new SpecificDatumReader<T>(writer, r.schema(), r.model()));
         }
         return (T) decode(data, id, datumReader);
     }
 
-    /** A generated record's writer, with its class's conversions (a generic record's has none). */
+    /**
+     * A generated record's writer, with its class's conversions (a generic record's has none),
+     * and the schema as published that it registers under.
+     */
     @SuppressWarnings("unchecked")
-    private static DatumWriter<GenericRecord> specificWriter(Schema schema) {
-        return (DatumWriter<GenericRecord>)
-                (DatumWriter<?>) new SpecificDatumWriter<>(schema, SpecificData.getForSchema(schema));
+    private static SpecificWriting specificWriting(Schema schema) {
+        Schema published = TallySchemas.published(schema);
+        return new SpecificWriting(
+                (DatumWriter<GenericRecord>)
+                        (DatumWriter<?>) new SpecificDatumWriter<>(schema, SpecificData.getForSchema(schema)),
+                published != null ? published : schema);
+    }
+
+    private SpecificReading specificReading(Class<?> type) {
+        SpecificData model = SpecificData.getForClass(type);
+        Schema schema = model.getSchema(type);
+        return new SpecificReading(
+                model, schema, readerIds.computeIfAbsent(schema, s -> nextReaderId.getAndIncrement()));
     }
 
     private GenericRecord decode(byte[] data, int id, Schema writer, Schema reader) {

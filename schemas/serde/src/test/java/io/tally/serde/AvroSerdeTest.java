@@ -137,4 +137,30 @@ class AvroSerdeTest {
             return inner.lookup(subject, schema);
         }
     }
+
+    @Test
+    void aGeneratedRecordSharesItsSchemaIdWithGenericRecordsAndReadsBackTyped() {
+        AvroSerde serde = new AvroSerde(registry);
+        tally.v1.CounterEvent specific = new tally.v1.CounterEvent(
+                "ns", "c", tally.v1.CounterOp.ADD, 3L, java.time.Instant.ofEpochSecond(1, 2_000), "e1", "test");
+        GenericRecord generic = new GenericRecordBuilder(TallySchemas.COUNTER_EVENT)
+                .set("namespace", "ns")
+                .set("counter", "c")
+                .set(
+                        "op",
+                        new GenericData.EnumSymbol(
+                                TallySchemas.COUNTER_EVENT.getField("op").schema(), "ADD"))
+                .set("delta", 3L)
+                .set("event_time", 1_000_002L)
+                .set("event_id", "e1")
+                .set("source", "test")
+                .build();
+        byte[] fromSpecific = serde.serialize("t", specific);
+        byte[] fromGeneric = serde.serialize("t", generic);
+        assertThat(fromSpecific).isEqualTo(fromGeneric); // one schema id, the same bytes
+        tally.v1.CounterEvent back = serde.deserialize(fromGeneric, tally.v1.CounterEvent.class);
+        assertThat(back).isEqualTo(specific);
+        assertThat(serde.deserialize(fromSpecific, tally.v1.CounterEvent.class).getEventTime())
+                .isEqualTo(java.time.Instant.ofEpochSecond(1, 2_000));
+    }
 }
