@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tally.gateway.service.Fnv64;
 import io.tally.gateway.service.NamespaceResolver;
+import io.tally.gateway.service.PageTokens;
 import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.namespace.FieldValues;

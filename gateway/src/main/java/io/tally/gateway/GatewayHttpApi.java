@@ -3,8 +3,11 @@ package io.tally.gateway;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.gateway.service.CounterQueries;
+import io.tally.gateway.service.CounterRecount;
 import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
+import io.tally.gateway.service.TimeSeriesQueries;
 import io.tally.gateway.service.WriteBatch;
 import io.tally.gateway.service.WriteService;
 import io.tally.model.Micros;
@@ -31,10 +34,11 @@ final class GatewayHttpApi {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final WriteRequestParser parser;
+    private final ReadRequests reads;
     private final WriteService writes;
-    private final EventReader reader;
+    private final TimeSeriesQueries timeSeries;
     private final EventSearch search;
-    private final CounterReader counters;
+    private final CounterQueries counters;
     private final CounterRecount recount;
     private final Health health;
     private final GatewayMetrics metrics;
@@ -80,21 +84,24 @@ final class GatewayHttpApi {
      * refusal becomes a status ({@link HttpErrors}).
      *
      * @param parser JSON requests to validated write batches (and the namespace they name)
+     * @param reads JSON read requests to the query services' requests, and their answers to JSON
      */
     GatewayHttpApi(
             WriteRequestParser parser,
+            ReadRequests reads,
             WriteService writes,
-            EventReader reader,
+            TimeSeriesQueries timeSeries,
             EventSearch search,
-            CounterReader counters,
+            CounterQueries counters,
             CounterRecount recount,
             Health health,
             GatewayMetrics metrics,
             int maxBodyBytes,
             NamespaceAdminApi admin) {
         this.parser = parser;
+        this.reads = reads;
         this.writes = writes;
-        this.reader = reader;
+        this.timeSeries = timeSeries;
         this.search = search;
         this.counters = counters;
         this.recount = recount;
@@ -121,11 +128,17 @@ final class GatewayHttpApi {
                 (body, now) -> parser.counter(body, false, now),
                 Mode.BY_COUNTER_TYPE,
                 this::countAfterWrite);
-        readAsync(r, "/v1/counter/GetCount", counters::getCountAsync);
-        read(r, "/v1/counter/Recount", recount::recount);
+        readAsync(r, "/v1/counter/GetCount", body -> {
+            ReadRequests.CounterRef c = reads.counter(body);
+            return counters.getCount(c.namespace(), c.counter()).thenApply(ReadRequests::count);
+        });
+        read(r, "/v1/counter/Recount", body -> ReadRequests.recounted(recount.recount(reads.recount(body))));
         write(r, "/v1/timeseries/WriteEventRecords", (body, now) -> parser.events(body, now), Mode.ASYNC);
         write(r, "/v1/timeseries/WriteEventRecordsSync", (body, now) -> parser.events(body, now), Mode.SYNC);
-        read(r, "/v1/timeseries/ReadEventRecords", reader::read);
+        read(r, "/v1/timeseries/ReadEventRecords", body -> {
+            TimeSeriesQueries.ReadQuery q = reads.readEvents(body);
+            return ReadRequests.page(q.timeSeriesId(), timeSeries.read(q));
+        });
         read(r, "/v1/timeseries/SearchEventRecords", search::search);
         read(r, "/v1/timeseries/AggregateEventRecords", search::aggregate);
         admin.mount(r);
@@ -193,14 +206,14 @@ final class GatewayHttpApi {
         write(r, path, parse, mode, null);
     }
 
-    /** AddAndGetCount's answer: the count with the write just made (see CounterReader). */
+    /** AddAndGetCount's answer: the count with the write just made (see CounterQueries). */
     private ObjectNode countAfterWrite(WriteBatch batch) {
         CounterEvent e = (CounterEvent) batch.records().get(0).value();
-        return counters.count(
+        return ReadRequests.count(counters.countAfterWrite(
                 batch.namespace(),
                 e.getCounter(),
-                new CounterReader.JustWritten(
-                        e.getEventId(), new CounterFold.Mutation(Micros.of(e.getEventTime()), false, e.getDelta())));
+                new CounterQueries.JustWritten(
+                        e.getEventId(), new CounterFold.Mutation(Micros.of(e.getEventTime()), false, e.getDelta()))));
     }
 
     /**

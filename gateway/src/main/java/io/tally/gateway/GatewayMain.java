@@ -1,7 +1,14 @@
 package io.tally.gateway;
 
+import io.tally.gateway.service.CassandraSession;
+import io.tally.gateway.service.CounterQueries;
+import io.tally.gateway.service.CounterRecount;
 import io.tally.gateway.service.IdempotencyCache;
+import io.tally.gateway.service.NamespaceAdmin;
 import io.tally.gateway.service.NamespaceResolver;
+import io.tally.gateway.service.NamespaceStore;
+import io.tally.gateway.service.PageTokens;
+import io.tally.gateway.service.TimeSeriesQueries;
 import io.tally.gateway.service.WriteService;
 import io.tally.model.TallySchemas;
 import io.tally.namespace.NamespaceCatalog;
@@ -67,9 +74,9 @@ public final class GatewayMain {
         WriteRequestParser parser = new WriteRequestParser(namespaces, config);
         PageTokens pageTokens = new PageTokens(config.get(GatewayConfig.TOKEN_SECRET));
         CassandraSession cassandra = new CassandraSession(config.get(GatewayConfig.CASSANDRA));
-        EventReader reader = new EventReader(namespaces, cassandra, pageTokens, config);
+        TimeSeriesQueries timeSeries = new TimeSeriesQueries(cassandra, pageTokens);
         EventSearch search = new EventSearch(namespaces, pageTokens, config);
-        CounterReader counters = new CounterReader(namespaces, reader, cassandra, metrics, config);
+        CounterQueries counters = new CounterQueries(timeSeries, cassandra, metrics.forCounterReads());
         WriteService writes = new WriteService(
                 producer,
                 new IdempotencyCache(config.intOf(GatewayConfig.TOKEN_CACHE)),
@@ -99,15 +106,16 @@ public final class GatewayMain {
         };
         GatewayHttpApi api = new GatewayHttpApi(
                 parser,
+                new ReadRequests(namespaces, config),
                 writes,
-                reader,
+                timeSeries,
                 search,
                 counters,
-                new CounterRecount(namespaces, counters, reader, cassandra, config),
+                new CounterRecount(counters, timeSeries, cassandra),
                 health,
                 metrics,
                 config.intOf(GatewayConfig.MAX_BODY),
-                new NamespaceAdminApi(store, catalog, config.get(GatewayConfig.ADMIN_TOKEN)));
+                new NamespaceAdminApi(new NamespaceAdmin(store, catalog), config.get(GatewayConfig.ADMIN_TOKEN)));
 
         Vertx vertx = Vertx.vertx();
         Router router = api.router(vertx);
@@ -140,7 +148,7 @@ public final class GatewayMain {
                             }
                             producer.flush();
                             producer.close();
-                            reader.close();
+                            timeSeries.close();
                             kafka.close();
                             control.close();
                             feed.close();

@@ -5,6 +5,7 @@ import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.tally.gateway.service.CounterQueries;
 import io.tally.gateway.service.WriteService;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -93,5 +94,10 @@ final class GatewayMetrics {
                 eventsAccepted.labelValues(topic).inc(records);
             }
         };
+    }
+
+    /** What the counter reads report, on these metrics. */
+    CounterQueries.Metrics forCounterReads() {
+        return (type, seconds) -> rollupLagSeconds.labelValues(type.name()).observe(seconds);
     }
 }

@@ -1,43 +1,35 @@
 package io.tally.gateway;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.gateway.service.NamespaceAdmin;
+import io.tally.gateway.service.NamespaceStore;
 import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
-import io.tally.namespace.InvalidConfigException;
-import io.tally.namespace.NamespaceConfig;
-import io.tally.namespace.NamespaceConfigParser;
-import io.tally.namespace.NamespaceName;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.sql.SQLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The control plane's admin API: GET /v1/namespaces, and GET, PUT, DELETE
- * /v1/namespaces/{name}. A PUT body is the namespace config of DESIGN.md, validated before it
- * is written (every error names its field). Optimistic concurrency: the version to replace
- * goes in If-Match (the ETag of a GET) or ?expected_version=; 0 means "create only". The
- * write lands in Postgres; every gateway and job applies it when Debezium streams it.
+ * The HTTP mapping of the control plane's admin API ({@link NamespaceAdmin}): GET
+ * /v1/namespaces, and GET, PUT, DELETE /v1/namespaces/{name}. The version to replace goes in
+ * If-Match (the ETag of a GET) or ?expected_version=; 0 means "create only". The write lands in
+ * Postgres; every gateway and job applies it when Debezium streams it.
  * With an admin token configured, each call needs "Authorization: Bearer <token>".
  */
 final class NamespaceAdminApi {
     private static final Logger LOG = LoggerFactory.getLogger(NamespaceAdminApi.class);
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final NamespaceStore store;
-    private final io.tally.namespace.NamespaceCatalog catalog;
+    private final NamespaceAdmin admin;
     private final byte[] token;
 
-    /** @param catalog what this gateway applies: its version is reported as applied_version */
-    NamespaceAdminApi(NamespaceStore store, io.tally.namespace.NamespaceCatalog catalog, String adminToken) {
-        this.store = store;
-        this.catalog = catalog;
+    NamespaceAdminApi(NamespaceAdmin admin, String adminToken) {
+        this.admin = admin;
         this.token = adminToken == null || adminToken.isEmpty() ? null : adminToken.getBytes(StandardCharsets.UTF_8);
     }
 
@@ -45,67 +37,43 @@ final class NamespaceAdminApi {
         r.get("/v1/namespaces")
                 .blockingHandler(ctx -> handle(ctx, "namespaces", () -> {
                     ArrayNode all = JSON.createArrayNode();
-                    for (NamespaceStore.Row row : store.list()) {
-                        all.add(withApplied(row));
-                    }
+                    admin.list().forEach(n -> all.add(toJson(n)));
                     ObjectNode body = JSON.createObjectNode();
                     body.set("namespaces", all);
                     send(ctx, 200, body, null);
                 }));
         r.get("/v1/namespaces/:name")
                 .blockingHandler(ctx -> handle(ctx, "namespace", () -> {
-                    String name = name(ctx);
-                    NamespaceStore.Row row = store.get(name).orElseThrow(() -> unknown(name));
-                    send(ctx, 200, withApplied(row), row);
+                    NamespaceAdmin.Namespace n = admin.get(ctx.pathParam("name"));
+                    send(ctx, 200, toJson(n), n.row());
                 }));
         r.put("/v1/namespaces/:name")
                 .blockingHandler(ctx -> handle(ctx, "namespace", () -> {
-                    String name = name(ctx);
-                    JsonNode body = GatewayHttpApi.jsonBody(ctx);
-                    NamespaceConfig parsed;
-                    try {
-                        parsed = NamespaceConfigParser.parse(name, body);
-                    } catch (InvalidConfigException e) {
-                        throw ServiceException.invalid("INVALID_NAMESPACE_CONFIG", e.getMessage(), e.field());
-                    }
-                    NamespaceStore.Put put = store.put(parsed, body, expectedVersion(ctx));
-                    ObjectNode out = put.row().toJson().put("changed", put.changed());
-                    send(ctx, put.created() ? 201 : 200, out, put.row());
+                    NamespaceAdmin.Put put =
+                            admin.put(ctx.pathParam("name"), GatewayHttpApi.jsonBody(ctx), expectedVersion(ctx));
+                    send(ctx, put.created() ? 201 : 200, put.row().toJson().put("changed", put.changed()), put.row());
                 }));
         r.delete("/v1/namespaces/:name")
                 .blockingHandler(ctx -> handle(ctx, "namespace", () -> {
-                    NamespaceStore.Row row = store.delete(name(ctx), expectedVersion(ctx));
+                    NamespaceStore.Row row = admin.delete(ctx.pathParam("name"), expectedVersion(ctx));
                     send(ctx, 200, row.toJson().put("deleted", true), null);
                 }));
     }
 
-    /** The stored row and the version this gateway applies now (it lags the row until Debezium streamed it). */
-    private ObjectNode withApplied(NamespaceStore.Row row) {
-        return row.toJson()
-                .put("applied_version", catalog.get(row.name()).isPresent() ? catalog.version(row.name()) : 0);
+    private static ObjectNode toJson(NamespaceAdmin.Namespace n) {
+        return n.row().toJson().put("applied_version", n.appliedVersion());
     }
 
-    private interface Action {
-        void run() throws SQLException;
-    }
-
-    private void handle(RoutingContext ctx, String endpoint, Action action) {
+    private void handle(RoutingContext ctx, String endpoint, Runnable action) {
         ctx.put("endpoint", endpoint);
         try {
             authorize(ctx);
             action.run();
         } catch (ServiceException e) {
+            if (e.kind() == Kind.UNAVAILABLE) {
+                LOG.warn("control plane unavailable: {}", e.getMessage());
+            }
             GatewayHttpApi.error(ctx, e);
-        } catch (SQLException e) {
-            LOG.warn("control plane unavailable: {}", e.getMessage());
-            GatewayHttpApi.error(
-                    ctx,
-                    new ServiceException(
-                            Kind.UNAVAILABLE,
-                            "CONTROL_PLANE_UNAVAILABLE",
-                            "the control plane (Postgres) cannot take this request now; the data plane keeps its last configs: "
-                                    + e.getMessage(),
-                            null));
         }
     }
 
@@ -125,21 +93,6 @@ final class NamespaceAdminApi {
                     "the admin API needs 'Authorization: Bearer <admin token>'",
                     null);
         }
-    }
-
-    private static String name(RoutingContext ctx) {
-        String name = ctx.pathParam("name");
-        try {
-            NamespaceName.require(name, "name");
-        } catch (InvalidConfigException e) {
-            throw ServiceException.invalid("INVALID_NAMESPACE_NAME", e.getMessage(), "name");
-        }
-        return name;
-    }
-
-    private static ServiceException unknown(String name) {
-        return new ServiceException(
-                Kind.NOT_FOUND, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", "name");
     }
 
     /** If-Match: "3" (or W/"3", or 3), else ?expected_version=3, else null (unconditional). */

@@ -5,8 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.gateway.service.CassandraSession;
+import io.tally.gateway.service.CounterQueries;
+import io.tally.gateway.service.CounterRecount;
 import io.tally.gateway.service.IdempotencyCache;
+import io.tally.gateway.service.NamespaceAdmin;
 import io.tally.gateway.service.NamespaceResolver;
+import io.tally.gateway.service.NamespaceStore;
+import io.tally.gateway.service.PageTokens;
+import io.tally.gateway.service.TimeSeriesQueries;
 import io.tally.gateway.service.WriteService;
 import io.tally.namespace.NamespaceCatalog;
 import io.vertx.core.Vertx;
@@ -45,7 +52,7 @@ class GatewayHttpApiTest {
         WriteRequestParser parser = new WriteRequestParser(namespaces, config);
         PageTokens tokens = new PageTokens("test-secret");
         CassandraSession cassandra = new CassandraSession(config.get(GatewayConfig.CASSANDRA));
-        EventReader reader = new EventReader(namespaces, cassandra, tokens, config);
+        TimeSeriesQueries timeSeries = new TimeSeriesQueries(cassandra, tokens);
         GatewayMetrics metrics = new GatewayMetrics();
         WriteService writes = new WriteService(
                 records -> {
@@ -56,18 +63,21 @@ class GatewayHttpApiTest {
                 () -> true,
                 5_000,
                 metrics.forWrites());
-        CounterReader counters = new CounterReader(namespaces, reader, cassandra, metrics, config);
+        CounterQueries counters = new CounterQueries(timeSeries, cassandra, metrics.forCounterReads());
         GatewayHttpApi api = new GatewayHttpApi(
                 parser,
+                new ReadRequests(namespaces, config),
                 writes,
-                reader,
+                timeSeries,
                 new EventSearch(namespaces, tokens, config),
                 counters,
-                new CounterRecount(namespaces, counters, reader, cassandra, config),
+                new CounterRecount(counters, timeSeries, cassandra),
                 GatewayHttpApi.Health.ALWAYS_UP,
                 metrics,
                 config.intOf(GatewayConfig.MAX_BODY),
-                new NamespaceAdminApi(new NamespaceStore("jdbc:postgresql://127.0.0.1:1/none", "u", "p"), catalog, ""));
+                new NamespaceAdminApi(
+                        new NamespaceAdmin(new NamespaceStore("jdbc:postgresql://127.0.0.1:1/none", "u", "p"), catalog),
+                        ""));
         vertx = Vertx.vertx();
         server = vertx.createHttpServer()
                 .requestHandler(api.router(vertx))

@@ -1,6 +1,5 @@
-package io.tally.gateway;
+package io.tally.gateway.service;
 
-import io.tally.gateway.service.ServiceException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -15,13 +14,13 @@ import javax.crypto.spec.SecretKeySpec;
  * far) plus a digest of the query, signed with HMAC-SHA256. A token that was altered, or that
  * belongs to another query, is refused (400 INVALID_PAGE_TOKEN).
  */
-final class PageTokens {
+public final class PageTokens {
     /** Where the next page starts: after (eventTime, eventId) in newest-first order. */
-    record Cursor(long eventTimeMicros, String eventId, long returned) {}
+    public record Cursor(long eventTimeMicros, String eventId, long returned) {}
 
     private final byte[] key;
 
-    PageTokens(String secret) {
+    public PageTokens(String secret) {
         if (secret == null || secret.isEmpty()) {
             key = new byte[32];
             new SecureRandom().nextBytes(key);
@@ -30,7 +29,7 @@ final class PageTokens {
         }
     }
 
-    String encode(Cursor c, long queryDigest) {
+    public String encode(Cursor c, long queryDigest) {
         byte[] id = c.eventId().getBytes(StandardCharsets.UTF_8);
         ByteBuffer b = ByteBuffer.allocate(8 + 8 + 8 + 4 + id.length);
         b.putLong(queryDigest)
@@ -42,7 +41,7 @@ final class PageTokens {
         return b64(body) + "." + b64(mac(body));
     }
 
-    Cursor decode(String token, long queryDigest) {
+    public Cursor decode(String token, long queryDigest) {
         int dot = token.indexOf('.');
         try {
             if (dot < 0) {

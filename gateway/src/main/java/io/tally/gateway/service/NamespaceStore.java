@@ -1,9 +1,8 @@
-package io.tally.gateway;
+package io.tally.gateway.service;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceConfigParser;
@@ -24,12 +23,12 @@ import java.util.Properties;
  * stored one is a 409 (optimistic concurrency). Only bound parameters, never concatenated SQL.
  * A connection per call: the admin API is low-rate, and a pool would hide Postgres being gone.
  */
-final class NamespaceStore {
+public final class NamespaceStore {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** A stored namespace. */
-    record Row(String name, String kind, JsonNode config, long version, String updatedAt) {
-        ObjectNode toJson() {
+    public record Row(String name, String kind, JsonNode config, long version, String updatedAt) {
+        public ObjectNode toJson() {
             ObjectNode n = JSON.createObjectNode().put("name", name).put("kind", kind);
             n.set("config", config);
             return n.put("version", version).put("updated_at", updatedAt);
@@ -37,12 +36,12 @@ final class NamespaceStore {
     }
 
     /** What a PUT did. */
-    record Put(Row row, boolean created, boolean changed) {}
+    public record Put(Row row, boolean created, boolean changed) {}
 
     private final String url;
     private final Properties props = new Properties();
 
-    NamespaceStore(String url, String user, String password) {
+    public NamespaceStore(String url, String user, String password) {
         this.url = url;
         props.setProperty("user", user);
         props.setProperty("password", password);
@@ -51,11 +50,11 @@ final class NamespaceStore {
         props.setProperty("ApplicationName", "tally-gateway");
     }
 
-    Connection connect() throws SQLException {
+    public Connection connect() throws SQLException {
         return DriverManager.getConnection(url, props);
     }
 
-    List<Row> list() throws SQLException {
+    public List<Row> list() throws SQLException {
         try (Connection c = connect();
                 PreparedStatement s = c.prepareStatement(SELECT + " ORDER BY name")) {
             List<Row> out = new ArrayList<>();
@@ -68,7 +67,7 @@ final class NamespaceStore {
         }
     }
 
-    Optional<Row> get(String name) throws SQLException {
+    public Optional<Row> get(String name) throws SQLException {
         try (Connection c = connect()) {
             return get(c, name, false);
         }
@@ -79,7 +78,7 @@ final class NamespaceStore {
      * only if it does not exist yet; n = only if it is at version n. The kind of an existing
      * namespace cannot change (its stored data has the other shape): delete it first.
      */
-    Put put(NamespaceConfig parsed, JsonNode body, Long expectedVersion) throws SQLException {
+    public Put put(NamespaceConfig parsed, JsonNode body, Long expectedVersion) throws SQLException {
         try (Connection c = connect()) {
             c.setAutoCommit(false);
             try {
@@ -146,7 +145,7 @@ final class NamespaceStore {
     }
 
     /** Deletes a namespace (expectedVersion as in {@link #put}); the deleted row, or 404. */
-    Row delete(String name, Long expectedVersion) throws SQLException {
+    public Row delete(String name, Long expectedVersion) throws SQLException {
         try (Connection c = connect()) {
             c.setAutoCommit(false);
             try {
@@ -180,7 +179,7 @@ final class NamespaceStore {
      * history in the body is ignored). A new time_partition applies from the first boundary of
      * both slice grids after the current and the next slice, which exist already.
      */
-    static JsonNode withHistory(Row current, NamespaceConfig next, JsonNode body, long nowMicros) {
+    public static JsonNode withHistory(Row current, NamespaceConfig next, JsonNode body, long nowMicros) {
         ObjectNode out = ((ObjectNode) body).deepCopy();
         out.remove(NamespaceConfigParser.HISTORY);
         if (current == null || !current.kind().equals(next.kind().name().toLowerCase())) {

@@ -1,4 +1,4 @@
-package io.tally.gateway;
+package io.tally.gateway.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,14 +1,7 @@
-package io.tally.gateway;
+package io.tally.gateway.service;
 
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.tally.gateway.service.Fnv64;
-import io.tally.gateway.service.NamespaceResolver;
-import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.model.cassandra.SliceTable;
 import io.tally.namespace.NamespaceConfig;
@@ -16,7 +9,6 @@ import io.tally.namespace.NamespaceName;
 import io.tally.namespace.TimeSlicePlanner;
 import io.tally.namespace.TimeSlicePlanner.Slice;
 import java.nio.ByteBuffer;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
@@ -31,24 +23,43 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * ReadEventRecords: a scatter-gather over the slices, time buckets and event buckets that
- * cover the interval, newest time bucket first; the event buckets of one time bucket are read
- * in parallel and merged newest first (event_time DESC, event_id ASC). Every statement is
+ * The TimeSeries reads over the stored slices (ReadEventRecords, and the event-log scans of the
+ * counter reads): a scatter-gather over the slices, time buckets and event buckets that cover
+ * the interval, newest time bucket first; the event buckets of one time bucket are read in
+ * parallel and merged newest first (event_time DESC, event_id ASC). Every statement is
  * prepared with bound values; keyspace and table names come only from validated namespace
  * names and the planner.
  */
-final class EventReader {
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final long MAX_INTERVAL_MICROS = 400L * 86_400_000_000L;
+public final class TimeSeriesQueries {
+    /** The longest interval one read may span. */
+    public static final long MAX_INTERVAL_MICROS = 400L * 86_400_000_000L;
 
     /** An event as stored, with its items in key order. */
-    record Event(long timeMicros, String eventId, List<Map.Entry<String, byte[]>> items) {}
+    public record Event(long timeMicros, String eventId, List<Map.Entry<String, byte[]>> items) {}
 
-    private final NamespaceResolver namespaces;
+    /** Keep only events with an item of this key and exactly this value. */
+    public record ItemFilter(String key, byte[] value) {}
+
+    /**
+     * ReadEventRecords: one id's events with start <= event_time < end, newest first.
+     *
+     * @param pageToken null for the first page, else the nextPageToken of the previous page of the same query
+     */
+    public record ReadQuery(
+            NamespaceConfig namespace,
+            String timeSeriesId,
+            long startMicros,
+            long endMicros,
+            List<ItemFilter> filters,
+            int pageSize,
+            long totalRecordLimit,
+            String pageToken) {}
+
+    /** A page of events; nextPageToken is null after the last page. */
+    public record EventPage(List<Event> events, String nextPageToken) {}
+
     private final CassandraSession cassandra;
     private final PageTokens tokens;
-    private final int maxPage;
-    private final int maxIdLength;
     private final Map<String, PreparedStatement> statements = new ConcurrentHashMap<>();
     private final ExecutorService partitions = Executors.newFixedThreadPool(8, r -> {
         Thread t = new Thread(r, "partition-read");
@@ -62,35 +73,25 @@ final class EventReader {
         return t;
     });
 
-    EventReader(NamespaceResolver namespaces, CassandraSession cassandra, PageTokens tokens, GatewayConfig config) {
-        this.namespaces = namespaces;
+    public TimeSeriesQueries(CassandraSession cassandra, PageTokens tokens) {
         this.cassandra = cassandra;
         this.tokens = tokens;
-        this.maxPage = config.intOf(GatewayConfig.MAX_PAGE);
-        this.maxIdLength = config.intOf(GatewayConfig.MAX_ID);
     }
 
-    ObjectNode read(JsonNode body) {
-        RequestJson.object(body, "body");
-        NamespaceConfig ns = RequestJson.namespace(body, namespaces, NamespaceConfig.Kind.TIMESERIES, maxIdLength);
-        String tsid = RequestJson.text(body, "timeSeriesId", "timeSeriesId", maxIdLength);
-        JsonNode interval =
-                RequestJson.object(RequestJson.required(body, "timeInterval", "timeInterval"), "timeInterval");
-        long start = RequestJson.instantMicros(interval, "start", "timeInterval.start");
-        long end = RequestJson.instantMicros(interval, "end", "timeInterval.end");
+    public EventPage read(ReadQuery q) {
+        NamespaceConfig ns = q.namespace();
+        String tsid = q.timeSeriesId();
+        long start = q.startMicros();
+        long end = q.endMicros();
         if (end <= start || end - start > MAX_INTERVAL_MICROS) {
             throw ServiceException.invalid(
                     "INVALID_FIELD", "timeInterval must have start < end and span at most 400 days", "timeInterval");
         }
-        List<Map.Entry<String, byte[]>> filters = filters(body);
-        int pageSize = (int) RequestJson.boundedInteger(body, "pageSize", 100, 1, maxPage);
-        long totalLimit = RequestJson.boundedInteger(body, "totalRecordLimit", 1000, 1, 1_000_000);
+        List<ItemFilter> filters = q.filters();
         long digest = queryDigest(ns.name(), tsid, start, end, filters);
-        PageTokens.Cursor cursor = body.hasNonNull("pageToken")
-                ? tokens.decode(RequestJson.text(body, "pageToken", "pageToken", 4096), digest)
-                : null;
+        PageTokens.Cursor cursor = q.pageToken() == null ? null : tokens.decode(q.pageToken(), digest);
         long returnedBefore = cursor == null ? 0 : cursor.returned();
-        int want = (int) Math.min(pageSize, totalLimit - returnedBefore);
+        int want = (int) Math.min(q.pageSize(), q.totalRecordLimit() - returnedBefore);
 
         List<Event> page = new ArrayList<>();
         boolean more = false;
@@ -127,30 +128,13 @@ final class EventReader {
                 }
             }
         }
-        ObjectNode reply = JSON.createObjectNode();
-        ArrayNode events = reply.putArray("events");
-        for (Event e : page) {
-            ObjectNode ev = events.addObject()
-                    .put("timeSeriesId", tsid)
-                    .put(
-                            "eventTime",
-                            Instant.EPOCH.plusNanos(e.timeMicros() * 1000).toString())
-                    .put("eventId", e.eventId());
-            ArrayNode items = ev.putArray("eventItems");
-            for (Map.Entry<String, byte[]> it : e.items()) {
-                items.addObject()
-                        .put("eventItemKey", it.getKey())
-                        .put("eventItemValue", Base64.getEncoder().encodeToString(it.getValue()));
-            }
-        }
         long returned = returnedBefore + page.size();
-        if (more && returned < totalLimit && !page.isEmpty()) {
+        String next = null;
+        if (more && returned < q.totalRecordLimit() && !page.isEmpty()) {
             Event last = page.get(page.size() - 1);
-            reply.put(
-                    "nextPageToken",
-                    tokens.encode(new PageTokens.Cursor(last.timeMicros(), last.eventId(), returned), digest));
+            next = tokens.encode(new PageTokens.Cursor(last.timeMicros(), last.eventId(), returned), digest);
         }
-        return reply;
+        return new EventPage(page, next);
     }
 
     /** The events of one time bucket, from all its event buckets in parallel, newest first. */
@@ -207,7 +191,7 @@ final class EventReader {
      * Every stored event of one id with from <= event_time < to, in no order: all slices x time
      * buckets x event buckets read in parallel (the ACCURATE counter read and the recount).
      */
-    List<Event> scan(NamespaceConfig ns, String tsid, long from, long to) {
+    public List<Event> scan(NamespaceConfig ns, String tsid, long from, long to) {
         TimeSlicePlanner planner = new TimeSlicePlanner(ns);
         List<CompletableFuture<List<Event>>> reads = new ArrayList<>();
         for (Slice slice : planner.slicesCovering(from, to)) {
@@ -244,10 +228,10 @@ final class EventReader {
                 .isPresent();
     }
 
-    private static boolean matches(Event e, List<Map.Entry<String, byte[]>> filters) {
-        for (Map.Entry<String, byte[]> f : filters) {
+    private static boolean matches(Event e, List<ItemFilter> filters) {
+        for (ItemFilter f : filters) {
             boolean hit = e.items().stream()
-                    .anyMatch(it -> it.getKey().equals(f.getKey()) && Arrays.equals(it.getValue(), f.getValue()));
+                    .anyMatch(it -> it.getKey().equals(f.key()) && Arrays.equals(it.getValue(), f.value()));
             if (!hit) {
                 return false;
             }
@@ -255,32 +239,7 @@ final class EventReader {
         return true;
     }
 
-    private List<Map.Entry<String, byte[]>> filters(JsonNode body) {
-        List<Map.Entry<String, byte[]>> out = new ArrayList<>();
-        JsonNode fs = body.get("eventFilters");
-        if (fs == null || fs.isNull()) {
-            return out;
-        }
-        if (!fs.isArray()) {
-            throw ServiceException.invalid("INVALID_FIELD", "eventFilters must be an array", "eventFilters");
-        }
-        for (int i = 0; i < fs.size(); i++) {
-            String p = "eventFilters[" + i + "]";
-            JsonNode f = RequestJson.object(fs.get(i), p);
-            String key = RequestJson.text(f, "matchEventItemKey", p + ".matchEventItemKey", maxIdLength);
-            String value = RequestJson.text(f, "matchEventItemValue", p + ".matchEventItemValue", 1 << 20);
-            try {
-                out.add(Map.entry(key, Base64.getDecoder().decode(value)));
-            } catch (IllegalArgumentException e) {
-                throw ServiceException.invalid(
-                        "INVALID_BASE64", p + ".matchEventItemValue is not valid base64", p + ".matchEventItemValue");
-            }
-        }
-        return out;
-    }
-
-    private static long queryDigest(
-            String ns, String tsid, long start, long end, List<Map.Entry<String, byte[]>> filters) {
+    private static long queryDigest(String ns, String tsid, long start, long end, List<ItemFilter> filters) {
         StringBuilder sb = new StringBuilder(ns)
                 .append('\u0000')
                 .append(tsid)
@@ -288,16 +247,16 @@ final class EventReader {
                 .append(start)
                 .append('\u0000')
                 .append(end);
-        for (Map.Entry<String, byte[]> f : filters) {
+        for (ItemFilter f : filters) {
             sb.append('\u0000')
-                    .append(f.getKey())
+                    .append(f.key())
                     .append('=')
-                    .append(Base64.getEncoder().encodeToString(f.getValue()));
+                    .append(Base64.getEncoder().encodeToString(f.value()));
         }
         return Fnv64.of(sb.toString());
     }
 
-    void close() {
+    public void close() {
         partitions.shutdownNow();
         buckets.shutdownNow();
         cassandra.close();

@@ -1,8 +1,7 @@
-package io.tally.gateway;
+package io.tally.gateway.service;
 
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.DriverException;
-import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
 import java.net.InetSocketAddress;
 
@@ -11,24 +10,24 @@ import java.net.InetSocketAddress;
  * connected on first use, so the gateway starts and takes writes while Cassandra is down, and a
  * read then is refused as CASSANDRA_UNAVAILABLE.
  */
-final class CassandraSession implements AutoCloseable {
+public final class CassandraSession implements AutoCloseable {
     private final String host;
     private final int port;
     private volatile CqlSession session;
 
     /** @param hostPort host:port of a contact point (the port defaults to 9042) */
-    CassandraSession(String hostPort) {
+    public CassandraSession(String hostPort) {
         String[] hp = hostPort.split(":");
         this.host = hp[0];
         this.port = hp.length > 1 ? Integer.parseInt(hp[1]) : 9042;
     }
 
     /** The session if it is connected already (never blocks), else null. */
-    CqlSession ifOpen() {
+    public CqlSession ifOpen() {
         return session;
     }
 
-    CqlSession get() {
+    public CqlSession get() {
         CqlSession s = session;
         if (s == null) {
             synchronized (this) {

@@ -1,13 +1,8 @@
-package io.tally.gateway;
+package io.tally.gateway.service;
 
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.tally.gateway.service.NamespaceResolver;
-import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.model.AcceptWindow;
 import io.tally.model.cassandra.CounterRollupsTable;
@@ -26,30 +21,35 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * GetCount and the read half of AddAndGetCount (read only; Recount is {@link CounterRecount}), over the counter_rollups table that
- * CounterRollupJob writes and the counter's event log:
+ * GetCount and the read half of AddAndGetCount (read only; Recount is {@link CounterRecount}),
+ * over the counter_rollups table that CounterRollupJob writes and the counter's event log:
  * <ul>
  *   <li>EVENTUAL and BEST_EFFORT: the last rollup;</li>
  *   <li>ACCURATE: the last rollup plus the stored events at or after last_rollup_ts, folded
  *       in event-time order ({@link CounterFold}); skipped when last_write_ts shows none.</li>
  * </ul>
  */
-final class CounterReader {
-    private static final ObjectMapper JSON = new ObjectMapper();
+public final class CounterQueries {
     /** Scanned before a counter's first rollup: its events cannot be older than the window. */
     private static final long FIRST_ROLLUP_SCAN_MICROS = 3_600_000_000L;
 
     /** What the caller just wrote, counted even if the event log does not show it yet. */
-    record JustWritten(String eventId, CounterFold.Mutation mutation) {}
+    public record JustWritten(String eventId, CounterFold.Mutation mutation) {}
+
+    /** A count as answered: lastRollupMicros is 0 before the counter's first rollup. */
+    public record Count(long count, CounterType counterType, long lastRollupMicros) {}
+
+    /** What the reads report: how far each type's rollup is behind now. */
+    public interface Metrics {
+        void rollupLag(CounterType type, double seconds);
+    }
 
     /** A counter's row: count, rollup time and last write (micros; 0 when absent). */
     record Rollup(long count, long rollupMicros, long lastWriteMicros, long writeTime) {}
 
-    private final NamespaceResolver namespaces;
     private final CassandraSession cassandra;
-    private final EventReader events;
-    private final GatewayMetrics metrics;
-    private final int maxIdLength;
+    private final TimeSeriesQueries events;
+    private final Metrics metrics;
     private final Map<String, PreparedStatement> selects = new ConcurrentHashMap<>();
     /** First connections and ACCURATE scans (they block on Cassandra). */
     private final ExecutorService pool = Executors.newFixedThreadPool(8, r -> {
@@ -58,27 +58,17 @@ final class CounterReader {
         return t;
     });
 
-    CounterReader(
-            NamespaceResolver namespaces,
-            EventReader events,
-            CassandraSession cassandra,
-            GatewayMetrics metrics,
-            GatewayConfig config) {
+    public CounterQueries(TimeSeriesQueries events, CassandraSession cassandra, Metrics metrics) {
         this.cassandra = cassandra;
-        this.namespaces = namespaces;
         this.events = events;
         this.metrics = metrics;
-        this.maxIdLength = config.intOf(GatewayConfig.MAX_ID);
     }
 
     /**
      * GetCount without holding a thread: one asynchronous read of the rollup row once the
      * session and statement exist; only an ACCURATE count with events to scan goes to a pool.
      */
-    CompletionStage<ObjectNode> getCountAsync(JsonNode body) {
-        RequestJson.object(body, "body");
-        NamespaceConfig ns = RequestJson.namespace(body, namespaces, NamespaceConfig.Kind.COUNTER, maxIdLength);
-        String counter = RequestJson.text(body, "counter_name", "counter_name", maxIdLength);
+    public CompletionStage<Count> getCount(NamespaceConfig ns, String counter) {
         String keyspace = NamespaceName.keyspace(ns.name());
         CqlSession session = cassandra.ifOpen();
         PreparedStatement ps = selects.get(keyspace);
@@ -103,18 +93,20 @@ final class CounterReader {
                 && r.lastWriteMicros() + ns.rollup().coalesceMs() * 1000 > r.rollupMicros();
     }
 
-    ObjectNode count(NamespaceConfig ns, String counter, JustWritten justWritten) {
+    /** The count including what the caller just wrote (AddAndGetCount); blocks on Cassandra. */
+    public Count countAfterWrite(NamespaceConfig ns, String counter, JustWritten justWritten) {
         return count(ns, counter, justWritten, rollup(ns, counter));
     }
 
-    private ObjectNode count(NamespaceConfig ns, String counter, JustWritten justWritten, Rollup r) {
+    private Count count(NamespaceConfig ns, String counter, JustWritten justWritten, Rollup r) {
         long now = System.currentTimeMillis() * 1000;
         long count = r.count();
         if (needsScan(ns, r)) {
             long from = r.rollupMicros() > 0 ? r.rollupMicros() : now - FIRST_ROLLUP_SCAN_MICROS;
             List<CounterFold.Mutation> since = new ArrayList<>();
             boolean sawJustWritten = false;
-            for (EventReader.Event e : events.scan(ns, counter, from, now + AcceptWindow.FUTURE_SKEW_MICROS + 1)) {
+            for (TimeSeriesQueries.Event e :
+                    events.scan(ns, counter, from, now + AcceptWindow.FUTURE_SKEW_MICROS + 1)) {
                 for (Map.Entry<String, byte[]> item : e.items()) {
                     CounterFold.Mutation m = CounterFold.fromItem(e.timeMicros(), item.getKey(), item.getValue());
                     if (m != null) {
@@ -133,19 +125,9 @@ final class CounterReader {
             count = CounterFold.fold(count, List.of(justWritten.mutation()));
         }
         if (r.rollupMicros() > 0) {
-            metrics.rollupLagSeconds.labelValues(ns.counterType().name()).observe((now - r.rollupMicros()) / 1e6);
+            metrics.rollupLag(ns.counterType(), (now - r.rollupMicros()) / 1e6);
         }
-        ObjectNode reply = JSON.createObjectNode()
-                .put("count", count)
-                .put("counter_type", ns.counterType().name());
-        if (r.rollupMicros() > 0) {
-            reply.put(
-                    "last_rollup_ts",
-                    Instant.EPOCH.plusNanos(r.rollupMicros() * 1000).toString());
-        } else {
-            reply.putNull("last_rollup_ts");
-        }
-        return reply;
+        return new Count(count, ns.counterType(), r.rollupMicros());
     }
 
     Rollup rollup(NamespaceConfig ns, String counter) {

@@ -1,0 +1,157 @@
+package io.tally.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.gateway.service.CounterQueries;
+import io.tally.gateway.service.CounterRecount;
+import io.tally.gateway.service.NamespaceResolver;
+import io.tally.gateway.service.ServiceException;
+import io.tally.gateway.service.TimeSeriesQueries;
+import io.tally.gateway.service.TimeSeriesQueries.ItemFilter;
+import io.tally.namespace.NamespaceConfig;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The read endpoints' JSON (the Counter and TimeSeries articles' shapes) to the query services'
+ * requests and their answers back to JSON. Every refusal names the field at fault.
+ */
+final class ReadRequests {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** A counter a request names. */
+    record CounterRef(NamespaceConfig namespace, String counter) {}
+
+    private final NamespaceResolver namespaces;
+    private final int maxPage;
+    private final int maxIdLength;
+
+    ReadRequests(NamespaceResolver namespaces, GatewayConfig config) {
+        this.namespaces = namespaces;
+        this.maxPage = config.intOf(GatewayConfig.MAX_PAGE);
+        this.maxIdLength = config.intOf(GatewayConfig.MAX_ID);
+    }
+
+    /** GetCount's body: {namespace, counter_name}. */
+    CounterRef counter(JsonNode body) {
+        RequestJson.object(body, "body");
+        NamespaceConfig ns = RequestJson.namespace(body, namespaces, NamespaceConfig.Kind.COUNTER, maxIdLength);
+        return new CounterRef(ns, RequestJson.text(body, "counter_name", "counter_name", maxIdLength));
+    }
+
+    static ObjectNode count(CounterQueries.Count c) {
+        ObjectNode reply = JSON.createObjectNode()
+                .put("count", c.count())
+                .put("counter_type", c.counterType().name());
+        if (c.lastRollupMicros() > 0) {
+            reply.put("last_rollup_ts", instant(c.lastRollupMicros()));
+        } else {
+            reply.putNull("last_rollup_ts");
+        }
+        return reply;
+    }
+
+    /** Recount's body: {namespace, counter_name, from?, to?, repair?}. */
+    CounterRecount.Request recount(JsonNode body) {
+        CounterRef ref = counter(body);
+        return new CounterRecount.Request(
+                ref.namespace(),
+                ref.counter(),
+                body.hasNonNull("from") ? RequestJson.instantMicros(body, "from", "from") : null,
+                body.hasNonNull("to") ? RequestJson.instantMicros(body, "to", "to") : null,
+                body.path("repair").asBoolean(false));
+    }
+
+    static ObjectNode recounted(CounterRecount.Result r) {
+        ObjectNode reply = JSON.createObjectNode()
+                .put("counter_name", r.counter())
+                .put("from", instant(r.fromMicros()))
+                .put("to", instant(r.toMicros()))
+                .put("last_rollup_ts", instant(r.lastRollupMicros()))
+                .put("events", r.events())
+                .put("rollup_count", r.rollupCount())
+                .put("recounted", r.recounted())
+                .put("compared", r.compared())
+                .put("repaired", r.repaired());
+        if (r.difference() != null) {
+            reply.put("difference", r.difference());
+        } else {
+            reply.putNull("difference");
+        }
+        return reply;
+    }
+
+    /** ReadEventRecords' body (the TimeSeries article's shape). */
+    TimeSeriesQueries.ReadQuery readEvents(JsonNode body) {
+        RequestJson.object(body, "body");
+        NamespaceConfig ns = RequestJson.namespace(body, namespaces, NamespaceConfig.Kind.TIMESERIES, maxIdLength);
+        String tsid = RequestJson.text(body, "timeSeriesId", "timeSeriesId", maxIdLength);
+        JsonNode interval =
+                RequestJson.object(RequestJson.required(body, "timeInterval", "timeInterval"), "timeInterval");
+        long start = RequestJson.instantMicros(interval, "start", "timeInterval.start");
+        long end = RequestJson.instantMicros(interval, "end", "timeInterval.end");
+        return new TimeSeriesQueries.ReadQuery(
+                ns,
+                tsid,
+                start,
+                end,
+                filters(body),
+                (int) RequestJson.boundedInteger(body, "pageSize", 100, 1, maxPage),
+                RequestJson.boundedInteger(body, "totalRecordLimit", 1000, 1, 1_000_000),
+                body.hasNonNull("pageToken") ? RequestJson.text(body, "pageToken", "pageToken", 4096) : null);
+    }
+
+    static ObjectNode page(String timeSeriesId, TimeSeriesQueries.EventPage page) {
+        ObjectNode reply = JSON.createObjectNode();
+        ArrayNode events = reply.putArray("events");
+        for (TimeSeriesQueries.Event e : page.events()) {
+            ObjectNode ev = events.addObject()
+                    .put("timeSeriesId", timeSeriesId)
+                    .put("eventTime", instant(e.timeMicros()))
+                    .put("eventId", e.eventId());
+            ArrayNode items = ev.putArray("eventItems");
+            for (Map.Entry<String, byte[]> it : e.items()) {
+                items.addObject()
+                        .put("eventItemKey", it.getKey())
+                        .put("eventItemValue", Base64.getEncoder().encodeToString(it.getValue()));
+            }
+        }
+        if (page.nextPageToken() != null) {
+            reply.put("nextPageToken", page.nextPageToken());
+        }
+        return reply;
+    }
+
+    private List<ItemFilter> filters(JsonNode body) {
+        List<ItemFilter> out = new ArrayList<>();
+        JsonNode fs = body.get("eventFilters");
+        if (fs == null || fs.isNull()) {
+            return out;
+        }
+        if (!fs.isArray()) {
+            throw ServiceException.invalid("INVALID_FIELD", "eventFilters must be an array", "eventFilters");
+        }
+        for (int i = 0; i < fs.size(); i++) {
+            String p = "eventFilters[" + i + "]";
+            JsonNode f = RequestJson.object(fs.get(i), p);
+            String key = RequestJson.text(f, "matchEventItemKey", p + ".matchEventItemKey", maxIdLength);
+            String value = RequestJson.text(f, "matchEventItemValue", p + ".matchEventItemValue", 1 << 20);
+            try {
+                out.add(new ItemFilter(key, Base64.getDecoder().decode(value)));
+            } catch (IllegalArgumentException e) {
+                throw ServiceException.invalid(
+                        "INVALID_BASE64", p + ".matchEventItemValue is not valid base64", p + ".matchEventItemValue");
+            }
+        }
+        return out;
+    }
+
+    private static String instant(long micros) {
+        return Instant.EPOCH.plusNanos(micros * 1000).toString();
+    }
+}

@@ -1,0 +1,54 @@
+package io.tally.gateway.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tally.gateway.service.ServiceException.Kind;
+import io.tally.namespace.NamespaceCatalog;
+import java.nio.file.Path;
+import java.util.concurrent.CompletionException;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The counter services without a Cassandra (a port nothing listens on): a read is refused as
+ * unavailable, never as an internal error, and a recount of a type without an event log is
+ * refused before anything is read.
+ */
+class CounterQueriesTest {
+    final NamespaceCatalog catalog;
+    final CassandraSession cassandra = new CassandraSession("127.0.0.1:1");
+    final TimeSeriesQueries events = new TimeSeriesQueries(cassandra, new PageTokens("test-secret"));
+    final CounterQueries counters = new CounterQueries(events, cassandra, (type, seconds) -> {});
+
+    CounterQueriesTest() throws Exception {
+        catalog = NamespaceCatalog.fromDirectory(Path.of("../infra/namespaces"));
+    }
+
+    @Test
+    void aReadWithoutCassandraIsUnavailable() {
+        var ns = catalog.get("video_views").orElseThrow();
+        assertThatThrownBy(
+                        () -> counters.getCount(ns, "c1").toCompletableFuture().join())
+                .isInstanceOf(CompletionException.class)
+                .cause()
+                .isInstanceOfSatisfying(ServiceException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(Kind.UNAVAILABLE);
+                    assertThat(e.code()).isEqualTo("CASSANDRA_UNAVAILABLE");
+                });
+    }
+
+    @Test
+    void aBestEffortCounterHasNoLogToRecount() {
+        var bestEffort = catalog.all().stream()
+                .filter(n -> n.kind() == io.tally.namespace.NamespaceConfig.Kind.COUNTER)
+                .filter(n -> !n.counterType().durable())
+                .findFirst()
+                .orElseThrow();
+        CounterRecount recount = new CounterRecount(counters, events, cassandra);
+        assertThatThrownBy(() -> recount.recount(new CounterRecount.Request(bestEffort, "c1", null, null, false)))
+                .isInstanceOfSatisfying(ServiceException.class, e -> {
+                    assertThat(e.code()).isEqualTo("NO_EVENT_LOG");
+                    assertThat(e.field()).isEqualTo("namespace");
+                });
+    }
+}

@@ -1,0 +1,68 @@
+package io.tally.gateway.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tally.gateway.service.ServiceException.Kind;
+import io.tally.gateway.service.TimeSeriesQueries.ReadQuery;
+import io.tally.namespace.NamespaceCatalog;
+import io.tally.namespace.NamespaceConfig;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The read service's refusals that come before any slice is read: the interval and the page
+ * token. Cassandra is not running here (a port nothing listens on) and is never asked.
+ */
+class TimeSeriesQueriesTest {
+    static final long HOUR = 3_600_000_000L;
+    final NamespaceConfig playback;
+    final PageTokens tokens = new PageTokens("test-secret");
+    final TimeSeriesQueries queries = new TimeSeriesQueries(new CassandraSession("127.0.0.1:1"), tokens);
+
+    TimeSeriesQueriesTest() throws Exception {
+        playback = NamespaceCatalog.fromDirectory(Path.of("../infra/namespaces"))
+                .get("playback")
+                .orElseThrow();
+    }
+
+    ReadQuery query(long start, long end, String token) {
+        return new ReadQuery(playback, "p1", start, end, List.of(), 100, 1000, token);
+    }
+
+    @Test
+    void anEmptyOrTooLongIntervalIsRefused() {
+        for (ReadQuery q : List.of(
+                query(10 * HOUR, 10 * HOUR, null),
+                query(10 * HOUR, 9 * HOUR, null),
+                query(0, TimeSeriesQueries.MAX_INTERVAL_MICROS + 1, null))) {
+            assertThatThrownBy(() -> queries.read(q)).isInstanceOfSatisfying(ServiceException.class, e -> {
+                assertThat(e.kind()).isEqualTo(Kind.INVALID);
+                assertThat(e.field()).isEqualTo("timeInterval");
+            });
+        }
+    }
+
+    @Test
+    void aForgedTokenOrOneOfAnotherQueryIsRefused() {
+        assertThatThrownBy(() -> queries.read(query(0, HOUR, "bm90LWEtdG9rZW4.c2ln")))
+                .isInstanceOfSatisfying(ServiceException.class, e -> {
+                    assertThat(e.code()).isEqualTo("INVALID_PAGE_TOKEN");
+                    assertThat(e.field()).isEqualTo("pageToken");
+                });
+        String another = tokens.encode(new PageTokens.Cursor(5, "e1", 100), 42);
+        assertThatThrownBy(() -> queries.read(query(0, HOUR, another)))
+                .isInstanceOfSatisfying(
+                        ServiceException.class, e -> assertThat(e.getMessage()).contains("another query"));
+    }
+
+    @Test
+    void anUnreachableStoreIsUnavailable() {
+        assertThatThrownBy(() -> queries.read(query(0, HOUR, null)))
+                .isInstanceOfSatisfying(ServiceException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(Kind.UNAVAILABLE);
+                    assertThat(e.code()).isEqualTo("CASSANDRA_UNAVAILABLE");
+                });
+    }
+}
