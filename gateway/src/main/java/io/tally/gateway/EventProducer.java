@@ -42,6 +42,9 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
         p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
         p.put(ProducerConfig.LINGER_MS_CONFIG, config.intOf(GatewayConfig.LINGER_MS));
         p.put(ProducerConfig.BATCH_SIZE_CONFIG, 128 * 1024);
+        // Kafka's default, stated: max.event.bytes keeps every event under it, so the broker and the
+        // producer never refuse a record the gateway has answered for.
+        p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 1024 * 1024);
         p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, config.longOf(GatewayConfig.BUFFER_BYTES));
         // Never park an event-loop thread: a full buffer is answered with 429 instead.
         p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 50);

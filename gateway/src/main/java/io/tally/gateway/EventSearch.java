@@ -9,6 +9,7 @@ import io.tally.gateway.service.NamespaceResolver;
 import io.tally.gateway.service.PageTokens;
 import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
+import io.tally.model.elasticsearch.DocumentFields;
 import io.tally.namespace.FieldValues;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceConfig.FieldType;
@@ -64,8 +65,8 @@ final class EventSearch {
         ObjectNode req = JSON.createObjectNode().put("size", want + 1).put("track_total_hits", false);
         req.set("query", query);
         ArrayNode sort = req.putArray("sort");
-        sort.addObject().putObject("event_time_us").put("order", "desc");
-        sort.addObject().putObject("event_id").put("order", "asc");
+        sort.addObject().putObject(DocumentFields.EVENT_TIME_US).put("order", "desc");
+        sort.addObject().putObject(DocumentFields.EVENT_ID).put("order", "asc");
         if (cursor != null) {
             req.putArray("search_after").add(cursor.eventTimeMicros()).add(cursor.eventId());
         }
@@ -76,13 +77,15 @@ final class EventSearch {
         for (int i = 0; i < n; i++) {
             JsonNode src = hits.get(i).path("_source");
             ObjectNode ev = events.addObject()
-                    .put("timeSeriesId", src.path("time_series_id").asText())
+                    .put("timeSeriesId", src.path(DocumentFields.TIME_SERIES_ID).asText())
                     .put(
                             "eventTime",
                             Instant.EPOCH
-                                    .plusNanos(src.path("event_time_us").asLong() * 1000)
+                                    .plusNanos(src.path(DocumentFields.EVENT_TIME_US)
+                                                    .asLong()
+                                            * 1000)
                                     .toString())
-                    .put("eventId", src.path("event_id").asText());
+                    .put("eventId", src.path(DocumentFields.EVENT_ID).asText());
             ArrayNode items = ev.putArray("eventItems");
             ns.index().fieldMapping().keySet().forEach(f -> {
                 if (src.has(f)) {
@@ -101,8 +104,8 @@ final class EventSearch {
                     "nextPageToken",
                     tokens.encode(
                             new PageTokens.Cursor(
-                                    last.path("event_time_us").asLong(),
-                                    last.path("event_id").asText(),
+                                    last.path(DocumentFields.EVENT_TIME_US).asLong(),
+                                    last.path(DocumentFields.EVENT_ID).asText(),
                                     before + n),
                             digest));
         }
@@ -164,7 +167,7 @@ final class EventSearch {
         ArrayNode filter = q.putObject("bool").putArray("filter");
         filter.addObject()
                 .putObject("range")
-                .putObject("event_time_us")
+                .putObject(DocumentFields.EVENT_TIME_US)
                 .put("gte", start)
                 .put("lt", end);
         if (body.hasNonNull("searchQuery")) {

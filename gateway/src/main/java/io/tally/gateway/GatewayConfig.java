@@ -63,6 +63,13 @@ public final class GatewayConfig {
             new Field("max.items", "TALLY_GATEWAY_MAX_ITEMS", "64", "Most items in one event (413 above).");
     public static final Field MAX_VALUE = new Field(
             "max.value.bytes", "TALLY_GATEWAY_MAX_VALUE_BYTES", "65536", "Largest decoded eventItemValue (413 above).");
+    public static final Field MAX_EVENT = new Field(
+            "max.event.bytes",
+            "TALLY_GATEWAY_MAX_EVENT_BYTES",
+            "1000000",
+            "Largest event as encoded for Kafka (413 EVENT_TOO_LARGE above); keep it under the producer's"
+                    + " max.request.size and the topics' max.message.bytes (both 1 MiB), which would refuse it after the"
+                    + " answer.");
     public static final Field MAX_ID = new Field(
             "max.id.length",
             "TALLY_GATEWAY_MAX_ID_LENGTH",
@@ -131,6 +138,7 @@ public final class GatewayConfig {
         MAX_EVENTS,
         MAX_ITEMS,
         MAX_VALUE,
+        MAX_EVENT,
         MAX_ID,
         BUFFER_BYTES,
         LINGER_MS,

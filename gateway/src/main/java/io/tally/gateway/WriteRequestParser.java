@@ -7,9 +7,12 @@ import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.WriteBatch;
 import io.tally.gateway.service.WriteBatch.Outgoing;
 import io.tally.model.AcceptWindow;
+import io.tally.model.KeyParts;
 import io.tally.model.Micros;
 import io.tally.model.Topics;
+import io.tally.namespace.FieldValues;
 import io.tally.namespace.NamespaceConfig;
+import io.tally.namespace.NamespaceConfig.FieldType;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -36,6 +39,7 @@ final class WriteRequestParser {
     private final int maxEvents;
     private final int maxItems;
     private final int maxValueBytes;
+    private final int maxEventBytes;
     private final int maxIdLength;
 
     WriteRequestParser(NamespaceResolver namespaces, GatewayConfig config) {
@@ -43,6 +47,7 @@ final class WriteRequestParser {
         this.maxEvents = config.intOf(GatewayConfig.MAX_EVENTS);
         this.maxItems = config.intOf(GatewayConfig.MAX_ITEMS);
         this.maxValueBytes = config.intOf(GatewayConfig.MAX_VALUE);
+        this.maxEventBytes = config.intOf(GatewayConfig.MAX_EVENT);
         this.maxIdLength = config.intOf(GatewayConfig.MAX_ID);
     }
 
@@ -85,7 +90,7 @@ final class WriteRequestParser {
                 Micros.toInstant(eventTime),
                 eventId,
                 SOURCE);
-        long idemKey = digest(ns.name() + "/" + counter + "/" + eventId);
+        long idemKey = digest(KeyParts.join(ns.name(), counter, eventId));
         long digest = digest((clear ? "CLEAR" : "ADD") + "|" + delta + "|" + eventTime);
         Outgoing out = new Outgoing(
                 COUNTER_TOPIC, ns.name() + "/" + counter, rec, idemKey, digest, namespaces.version(ns.name()));
@@ -126,15 +131,26 @@ final class WriteRequestParser {
                         p + ".eventItems");
             }
             List<EventItem> avroItems = new ArrayList<>(items.size());
+            // an upper bound of the Avro encoding: strings and bytes plus a length varint each
+            long encoded = 64L + utf8Length(ns.name()) + utf8Length(tsid) + utf8Length(eventId);
             long payloadDigest = Fnv64.OFFSET;
             for (int j = 0; j < items.size(); j++) {
                 String ip = p + ".eventItems[" + j + "]";
                 JsonNode item = RequestJson.object(items.get(j), ip);
                 String key = RequestJson.text(item, "eventItemKey", ip + ".eventItemKey", maxIdLength);
                 byte[] value = base64(item, ip + ".eventItemValue");
+                checkMapped(ns, key, value, ip + ".eventItemValue");
                 avroItems.add(new EventItem(key, ByteBuffer.wrap(value)));
+                encoded += 10L + utf8Length(key) + value.length;
                 payloadDigest = fnv(fnv(fnv(payloadDigest, key.getBytes(StandardCharsets.UTF_8)), SEPARATOR), value);
                 payloadDigest = fnv(payloadDigest, SEPARATOR);
+            }
+            if (encoded > maxEventBytes) {
+                throw ServiceException.tooLarge(
+                        "EVENT_TOO_LARGE",
+                        p + " is about " + encoded + " bytes encoded; the limit is " + maxEventBytes
+                                + " (max.event.bytes, under Kafka's 1 MiB message limit)",
+                        p);
             }
             TimeSeriesEvent rec =
                     new TimeSeriesEvent(ns.name(), tsid, Micros.toInstant(eventTime), eventId, avroItems, SOURCE);
@@ -142,7 +158,7 @@ final class WriteRequestParser {
                     TIMESERIES_TOPIC,
                     ns.name() + "/" + tsid,
                     rec,
-                    digest(ns.name() + "/" + tsid + "/" + eventTime + "/" + eventId),
+                    digest(KeyParts.join(ns.name(), tsid, eventTime, eventId)),
                     payloadDigest,
                     namespaces.version(ns.name())));
             ids.add(eventId);
@@ -176,6 +192,24 @@ final class WriteRequestParser {
         return bytes;
     }
 
+    /** A value the namespace indexes must be one Elasticsearch stores as the field's type. */
+    private static void checkMapped(NamespaceConfig ns, String key, byte[] value, String path) {
+        if (!ns.index().enabled()) {
+            return;
+        }
+        FieldType type = ns.index().fieldMapping().get(key);
+        if (type == null) {
+            return;
+        }
+        String why = FieldValues.whyNot(type, new String(value, StandardCharsets.UTF_8));
+        if (why != null) {
+            throw ServiceException.invalid(
+                    "INVALID_FIELD_VALUE",
+                    path + " (item '" + key + "', indexed as " + type + ") is not a value of its type: " + why,
+                    path);
+        }
+    }
+
     private void checkWindow(NamespaceConfig ns, long eventTimeMicros, long nowMicros, String field) {
         if (!ns.accepts(eventTimeMicros, nowMicros)) {
             throw ServiceException.invalid(
@@ -190,6 +224,10 @@ final class WriteRequestParser {
     }
 
     private static final byte[] SEPARATOR = {0};
+
+    private static long utf8Length(String s) {
+        return s.getBytes(StandardCharsets.UTF_8).length;
+    }
 
     private static long digest(String s) {
         return Fnv64.of(s);

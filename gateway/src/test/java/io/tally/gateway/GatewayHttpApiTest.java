@@ -126,6 +126,7 @@ class GatewayHttpApiTest {
                 "/v1/timeseries/WriteEventRecords | `{\"namespace\":\"playback\",\"events\":[]}` | 400 | INVALID_FIELD | events",
                 "/v1/timeseries/WriteEventRecordsSync | `{\"namespace\":\"playback\",\"events\":[{\"timeSeriesId\":\"a\",\"eventTime\":\"NOW\",\"eventItems\":[{\"eventItemKey\":\"k\",\"eventItemValue\":\"%%%\"}]}]}` | 400 | INVALID_BASE64 | events[0].eventItems[0].eventItemValue",
                 "/v1/timeseries/WriteEventRecordsSync | `{\"namespace\":\"playback\",\"events\":[{\"timeSeriesId\":\"a\",\"eventTime\":\"yesterday\",\"eventItems\":[]}]}` | 400 | INVALID_FIELD | events[0].eventTime",
+                "/v1/timeseries/WriteEventRecordsSync | `{\"namespace\":\"playback\",\"events\":[{\"timeSeriesId\":\"a\",\"eventTime\":\"NOW\",\"eventItems\":[{\"eventItemKey\":\"duration\",\"eventItemValue\":\"MzAwMDAwMDAwMA==\"}]}]}` | 400 | INVALID_FIELD_VALUE | events[0].eventItems[0].eventItemValue",
                 "/v1/timeseries/ReadEventRecords | `{\"namespace\":\"playback\"}` | 400 | MISSING_FIELD | timeSeriesId",
                 "/v1/timeseries/SearchEventRecords | `{\"namespace\":\"video_views\"}` | 400 | WRONG_NAMESPACE_KIND | namespace",
                 "/v1/timeseries/AggregateEventRecords | `{\"namespace\":\"nope\"}` | 404 | UNKNOWN_NAMESPACE | namespace",

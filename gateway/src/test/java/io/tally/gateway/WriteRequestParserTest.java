@@ -36,7 +36,9 @@ class WriteRequestParserTest {
                                 "TALLY_GATEWAY_MAX_ITEMS",
                                 "2",
                                 "TALLY_GATEWAY_MAX_VALUE_BYTES",
-                                "8"),
+                                "8",
+                                "TALLY_GATEWAY_MAX_EVENT_BYTES",
+                                "300"),
                         new String[0]));
     }
 
@@ -195,6 +197,20 @@ class WriteRequestParserTest {
                 413,
                 "TOO_MANY_ITEMS",
                 "events[0].eventItems"
+            },
+            {
+                "{'namespace':'playback','events':[{'timeSeriesId':'" + "t".repeat(250)
+                        + "','eventTime':'2026-11-22T10:00:00Z','eventItems':[]}]}",
+                413,
+                "EVENT_TOO_LARGE",
+                "events[0]"
+            },
+            { // duration is indexed as INTEGER: 1.5 would stop Elasticsearch from taking the document
+                "{'namespace':'playback','events':[{'timeSeriesId':'a','eventTime':'2026-11-22T10:00:00Z','eventItems':["
+                        + "{'eventItemKey':'deviceType','eventItemValue':'dHY='},{'eventItemKey':'duration','eventItemValue':'MS41'}]}]}",
+                400,
+                "INVALID_FIELD_VALUE",
+                "events[0].eventItems[1].eventItemValue"
             },
         };
         for (Object[] c : cases) {

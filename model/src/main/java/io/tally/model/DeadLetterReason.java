@@ -16,5 +16,13 @@ public enum DeadLetterReason {
     /** The slice the event belongs to is closed (retention.close_after has passed). */
     SLICE_CLOSED,
     /** An idempotency key seen before with another payload. */
-    IDEMPOTENCY_KEY_REUSE
+    IDEMPOTENCY_KEY_REUSE,
+    /**
+     * Elasticsearch refuses (or would refuse) the event's document for what it is: a value not of
+     * its field's mapped type, say. The event is stored in Cassandra; the message says what was
+     * left out of the index.
+     */
+    INDEX_REJECTED,
+    /** Cassandra refuses the event's rows for what they are (not for being down). */
+    ROW_REJECTED
 }

@@ -2,6 +2,7 @@ package io.tally.namespace;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tally.model.elasticsearch.DocumentFields;
 import io.tally.namespace.NamespaceConfig.CounterType;
 import io.tally.namespace.NamespaceConfig.EarlierPartition;
 import io.tally.namespace.NamespaceConfig.FieldType;
@@ -18,6 +19,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 /**
@@ -207,6 +209,12 @@ public final class NamespaceConfigParser {
                 if (!FIELD_NAME.matcher(e.getKey()).matches()) {
                     throw new InvalidConfigException(
                             f, "field names are letters, digits and '_', starting with a letter");
+                }
+                if (DocumentFields.RESERVED.contains(e.getKey())) {
+                    throw new InvalidConfigException(
+                            f,
+                            "'" + e.getKey() + "' is one of every document's own fields "
+                                    + new TreeSet<>(DocumentFields.RESERVED));
                 }
                 if (!e.getValue().isTextual()) {
                     throw new InvalidConfigException(f, "must be a type name such as KEYWORD or INTEGER");

@@ -43,6 +43,7 @@ class NamespaceConfigParserTest {
                 "{\"kind\":\"timeseries\",\"retention\":{\"close_after\":\"10s\",\"delete_after\":\"5s\"}}|retention.delete_after",
                 "{\"kind\":\"timeseries\",\"index\":{\"field_mapping\":{\"a-b\":\"KEYWORD\"}}}|index.field_mapping.a-b",
                 "{\"kind\":\"timeseries\",\"index\":{\"field_mapping\":{\"ok\":\"BLOB\"}}}|index.field_mapping.ok",
+                "{\"kind\":\"timeseries\",\"index\":{\"field_mapping\":{\"event_id\":\"KEYWORD\"}}}|index.field_mapping.event_id",
                 "{\"kind\":\"timeseries\",\"index\":{\"enabled\":\"yes\"}}|index.enabled",
                 "[1,2]|config"
             })

@@ -20,8 +20,4 @@ public class EventRow {
     public byte[] itemValue;
 
     public EventRow() {}
-
-    public String idempotencyKey() {
-        return keyspace + "." + table + "/" + timeSeriesId + "/" + eventTimeMicros + "/" + eventId + "/" + itemKey;
-    }
 }

@@ -1,5 +1,6 @@
 package io.tally.jobs.elasticsearch;
 
+import io.tally.model.elasticsearch.DocumentFields;
 import io.tally.model.elasticsearch.IndexNames;
 import io.tally.namespace.NamespaceConfig;
 import org.slf4j.LoggerFactory;
@@ -40,9 +41,10 @@ public final class IndexTemplates {
     }
 
     private static String properties(NamespaceConfig ns) {
-        StringBuilder props = new StringBuilder("\"time_series_id\":{\"type\":\"keyword\"},"
-                + "\"event_time\":{\"type\":\"date\",\"format\":\"epoch_millis\"},"
-                + "\"event_time_us\":{\"type\":\"long\"},\"event_id\":{\"type\":\"keyword\"}");
+        StringBuilder props = new StringBuilder("\"" + DocumentFields.TIME_SERIES_ID + "\":{\"type\":\"keyword\"},"
+                + "\"" + DocumentFields.EVENT_TIME + "\":{\"type\":\"date\",\"format\":\"epoch_millis\"},"
+                + "\"" + DocumentFields.EVENT_TIME_US + "\":{\"type\":\"long\"},"
+                + "\"" + DocumentFields.EVENT_ID + "\":{\"type\":\"keyword\"}");
         ns.index().fieldMapping().forEach((field, type) -> props.append(",\"")
                 .append(field)
                 .append("\":{\"type\":\"")
@@ -54,8 +56,10 @@ public final class IndexTemplates {
     /** The composable index template of a namespace: mapping, settings and its alias. */
     public static String template(NamespaceConfig ns) {
         return "{\"index_patterns\":[\"" + IndexNames.pattern(ns.name()) + "\"],\"priority\":100,\"template\":{"
+                // ignore_malformed: a value the indexer's checks let through by mistake costs that
+                // field of one document, not the job (Elasticsearch would refuse the document whole).
                 + "\"settings\":{\"number_of_shards\":1,\"number_of_replicas\":0,\"refresh_interval\":\""
-                + ns.index().refreshInterval().toMillis() + "ms\"},"
+                + ns.index().refreshInterval().toMillis() + "ms\",\"index.mapping.ignore_malformed\":true},"
                 + "\"mappings\":{\"dynamic\":false,\"properties\":{" + properties(ns) + "}},"
                 + "\"aliases\":{\"" + IndexNames.alias(ns.name()) + "\":{}}}}";
     }

@@ -12,6 +12,7 @@ import io.tally.namespace.NamespaceName;
 import io.tally.namespace.TimeSlicePlanner;
 import io.tally.serde.SchemaRegistryClient;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -104,9 +105,20 @@ public class EventDecoder extends NamespacedDecoder<TimeSeriesEvent, EventRow> {
                 ctx.output(INDEX_DOCS, IndexDoc.templateOf(ns));
                 templated.put(namespace, ns);
             }
+            List<String> refused = new ArrayList<>(0);
             ctx.output(
                     INDEX_DOCS,
-                    IndexDocs.of(ns, place.slice().indexName(), e.getTimeSeriesId(), eventTime, eventId, items));
+                    IndexDocs.of(
+                            ns, place.slice().indexName(), e.getTimeSeriesId(), eventTime, eventId, items, refused));
+            if (!refused.isEmpty()) { // stored whole, indexed without these: the original stays replayable
+                ctx.output(
+                        DEAD_LETTERS,
+                        new DeadLetterRecord(
+                                in,
+                                DeadLetterReason.INDEX_REJECTED,
+                                "stored in Cassandra, indexed without " + String.join("; ", refused),
+                                STAGE));
+            }
         }
         if (items.isEmpty()) {
             out.collect(row(keyspace, namespace, place, e, eventTime, eventId, "", new byte[0]));

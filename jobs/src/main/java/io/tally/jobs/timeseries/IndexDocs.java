@@ -1,6 +1,8 @@
 package io.tally.jobs.timeseries;
 
 import io.tally.jobs.elasticsearch.IndexDoc;
+import io.tally.model.elasticsearch.DocumentFields;
+import io.tally.model.elasticsearch.DocumentIds;
 import io.tally.namespace.FieldValues;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceConfig.FieldType;
@@ -12,8 +14,10 @@ import tally.v1.EventItem;
 /**
  * Builds an event's document: time_series_id, event_time (ms, for date queries),
  * event_time_us, event_id, and each item named in the namespace's field_mapping, converted from
- * its UTF-8 text to the mapped type. An item whose text does not parse as its type is left out
- * of the document (the event itself is still stored in Cassandra).
+ * its UTF-8 text to the mapped type. An item that is not a value of its type (as Elasticsearch
+ * would refuse it, {@link FieldValues}) is left out of the document and reported, so the caller
+ * can dead-letter it (the event itself is still stored in Cassandra). The _id is
+ * {@link DocumentIds}: one-to-one with the event and within Elasticsearch's size limit.
  */
 final class IndexDocs {
     private IndexDocs() {}
@@ -24,15 +28,16 @@ final class IndexDocs {
             String tsid,
             long eventTimeMicros,
             String eventId,
-            List<EventItem> items) {
+            List<EventItem> items,
+            List<String> refused) {
         IndexDoc d = new IndexDoc();
         d.namespace = ns.name();
         d.index = index;
-        d.id = tsid + "/" + eventTimeMicros + "/" + eventId;
-        d.source.put("time_series_id", tsid);
-        d.source.put("event_time", Math.floorDiv(eventTimeMicros, 1000));
-        d.source.put("event_time_us", eventTimeMicros);
-        d.source.put("event_id", eventId);
+        d.id = DocumentIds.of(tsid, eventTimeMicros, eventId);
+        d.source.put(DocumentFields.TIME_SERIES_ID, tsid);
+        d.source.put(DocumentFields.EVENT_TIME, Math.floorDiv(eventTimeMicros, 1000));
+        d.source.put(DocumentFields.EVENT_TIME_US, eventTimeMicros);
+        d.source.put(DocumentFields.EVENT_ID, eventId);
         Map<String, FieldType> mapping = ns.index().fieldMapping();
         for (EventItem item : items) {
             String key = item.getKey();
@@ -43,9 +48,12 @@ final class IndexDocs {
             java.nio.ByteBuffer b = item.getValue().duplicate();
             byte[] bytes = new byte[b.remaining()];
             b.get(bytes);
-            Object value = FieldValues.convert(type, new String(bytes, StandardCharsets.UTF_8));
-            if (value != null) {
-                d.source.put(key, value);
+            String text = new String(bytes, StandardCharsets.UTF_8);
+            String why = FieldValues.whyNot(type, text);
+            if (why == null) {
+                d.source.put(key, FieldValues.convert(type, text));
+            } else {
+                refused.add(key + " (" + type + "): " + why);
             }
         }
         return d;
