@@ -185,6 +185,16 @@ BAD = [
     ({"kind": "counter"}, "counter_type"),
     ({"kind": "timeseries", "retention": {"close_after": "10s", "delete_after": "5s"}}, "retention.delete_after"),
     ([1, 2], "config"),
+    # numbers past their bounds: before, they parsed and then crashed the decode step or the lifecycle
+    (
+        {"kind": "timeseries", "retention": {"close_after": "106752d", "delete_after": "106752d"}},
+        "retention.close_after",
+    ),
+    ({"kind": "timeseries", "accept_limit": "999999999999h"}, "accept_limit"),
+    (
+        {"kind": "timeseries", "index": {"field_mapping": {"event_time_us": "LONG"}}},
+        "index.field_mapping.event_time_us",
+    ),
     (
         {"kind": "timeseries", "time_partition": {"seconds_per_slice": 5000, "seconds_per_bucket": 1000}},
         "time_partition.seconds_per_slice",
@@ -226,6 +236,11 @@ def test_bad_configs_are_rejected_naming_the_field_and_change_nothing(gw):
         assert (
             unchanged.status_code == 200 and unchanged.json()["changed"] is False and unchanged.json()["version"] == 1
         )
+        # '.' and '_' name the same keyspace: the second name is refused, naming the first
+        twin = put(gw, name.replace("_", ".", 1), timeseries())
+        assert twin.status_code == 409, twin.text
+        assert twin.json()["error"]["code"] == "NAMESPACE_STORAGE_TAKEN" and name in twin.json()["error"]["message"]
+        assert requests.get(f"{gw}/v1/namespaces/{name.replace('_', '.', 1)}", timeout=10).status_code == 404
     finally:
         requests.delete(f"{gw}/v1/namespaces/{name}", timeout=10)
 

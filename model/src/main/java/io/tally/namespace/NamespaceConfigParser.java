@@ -41,6 +41,12 @@ public final class NamespaceConfigParser {
     static final Retention DEFAULT_RETENTION = new Retention(Duration.ofDays(6), Duration.ofDays(7));
     static final Duration DEFAULT_ACCEPT_LIMIT = Duration.ofSeconds(5);
     static final Rollup DEFAULT_ROLLUP = new Rollup(1_000, 500);
+    /** The longest accept window of any namespace (a bound, so every conversion of it stays in range). */
+    public static final Duration MAX_ACCEPT_LIMIT = Duration.ofDays(30);
+    /** Cassandra's longest TTL (20 years): a BEST_EFFORT counter's rows live delete_after. */
+    public static final Duration MAX_RETENTION = Duration.ofSeconds(630_720_000);
+    /** An index refreshed less often than hourly is not searchable in any useful sense. */
+    public static final Duration MAX_REFRESH_INTERVAL = Duration.ofHours(1);
     /** The widest counter accept window: CounterRollupJob keeps event ids this long (plus a margin) to dedup. */
     public static final Duration MAX_COUNTER_ACCEPT_LIMIT = Duration.ofHours(1);
 
@@ -74,7 +80,10 @@ public final class NamespaceConfigParser {
         }
         TimePartition tp = partition(c.get("time_partition"));
         Duration accept = c.has("accept_limit")
-                ? positive(Durations.parse(text(c, "accept_limit", true), "accept_limit"), "accept_limit")
+                ? within(
+                        Durations.parse(text(c, "accept_limit", true), "accept_limit"),
+                        "accept_limit",
+                        MAX_ACCEPT_LIMIT)
                 : DEFAULT_ACCEPT_LIMIT;
         if (kind == Kind.COUNTER && accept.compareTo(MAX_COUNTER_ACCEPT_LIMIT) > 0) {
             throw new InvalidConfigException(
@@ -178,10 +187,14 @@ public final class NamespaceConfigParser {
         }
         object(n, "retention");
         knownKeys(n, Set.of("close_after", "delete_after"), "retention.");
-        Duration close = positive(
-                Durations.parse(text(n, "close_after", true), "retention.close_after"), "retention.close_after");
-        Duration delete = positive(
-                Durations.parse(text(n, "delete_after", true), "retention.delete_after"), "retention.delete_after");
+        Duration close = within(
+                Durations.parse(text(n, "close_after", true), "retention.close_after"),
+                "retention.close_after",
+                MAX_RETENTION);
+        Duration delete = within(
+                Durations.parse(text(n, "delete_after", true), "retention.delete_after"),
+                "retention.delete_after",
+                MAX_RETENTION);
         if (delete.compareTo(close) < 0) {
             throw new InvalidConfigException("retention.delete_after", "must not be shorter than close_after");
         }
@@ -223,9 +236,10 @@ public final class NamespaceConfigParser {
             }
         }
         Duration refresh = n.has("refresh_interval")
-                ? positive(
+                ? within(
                         Durations.parse(text(n, "refresh_interval", true), "index.refresh_interval"),
-                        "index.refresh_interval")
+                        "index.refresh_interval",
+                        MAX_REFRESH_INTERVAL)
                 : Duration.ofSeconds(1);
         return new Index(enabled, Map.copyOf(mapping), refresh);
     }
@@ -294,9 +308,14 @@ public final class NamespaceConfigParser {
         return x;
     }
 
-    private static Duration positive(Duration d, String field) {
+    /** Longer than zero and at most max (a bound keeps every later conversion, toNanos too, in range). */
+    private static Duration within(Duration d, String field, Duration max) {
         if (d.isZero() || d.isNegative()) {
             throw new InvalidConfigException(field, "must be longer than zero");
+        }
+        if (d.compareTo(max) > 0) {
+            throw new InvalidConfigException(
+                    field, d.toSeconds() + "s is longer than the limit of " + max.toSeconds() + "s (" + max + ")");
         }
         return d;
     }

@@ -45,6 +45,10 @@ class NamespaceConfigParserTest {
                 "{\"kind\":\"timeseries\",\"index\":{\"field_mapping\":{\"ok\":\"BLOB\"}}}|index.field_mapping.ok",
                 "{\"kind\":\"timeseries\",\"index\":{\"field_mapping\":{\"event_id\":\"KEYWORD\"}}}|index.field_mapping.event_id",
                 "{\"kind\":\"timeseries\",\"index\":{\"enabled\":\"yes\"}}|index.enabled",
+                "{\"kind\":\"timeseries\",\"retention\":{\"close_after\":\"106752d\",\"delete_after\":\"106752d\"}}|retention.close_after",
+                "{\"kind\":\"timeseries\",\"retention\":{\"close_after\":\"1d\",\"delete_after\":\"999999999999d\"}}|retention.delete_after",
+                "{\"kind\":\"timeseries\",\"accept_limit\":\"999999999999h\"}|accept_limit",
+                "{\"kind\":\"timeseries\",\"index\":{\"refresh_interval\":\"2h\"}}|index.refresh_interval",
                 "[1,2]|config"
             })
     void everyErrorNamesItsField(String json, String field) {

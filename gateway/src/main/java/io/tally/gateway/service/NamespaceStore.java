@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceConfigParser;
+import io.tally.namespace.NamespaceName;
 import io.tally.namespace.TimeSlicePlanner;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -88,6 +89,7 @@ public final class NamespaceStore {
                 String kind = parsed.kind().name().toLowerCase();
                 Put result;
                 if (current.isEmpty()) {
+                    refuseSharedKeyspace(c, parsed.name());
                     try (PreparedStatement s = c.prepareStatement(
                             "INSERT INTO namespaces (name, kind, config, version, updated_at) VALUES (?, ?, ?::jsonb, 1, now())")) {
                         s.setString(1, parsed.name());
@@ -140,6 +142,38 @@ public final class NamespaceStore {
                     throw re;
                 }
                 throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    /**
+     * Names map to keyspaces many-to-one ('.' becomes '_': a.b and a_b are both ns_a_b), so a
+     * create whose keyspace another namespace has is refused, or the two would read, overwrite and
+     * drop each other's data. The advisory lock (per keyspace, held to commit) makes two such
+     * creates at once take turns.
+     */
+    private static void refuseSharedKeyspace(Connection c, String name) throws SQLException {
+        String keyspace = NamespaceName.keyspace(name);
+        try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(?)")) {
+            lock.setLong(1, Fnv64.of(keyspace));
+            lock.execute();
+        }
+        try (PreparedStatement s =
+                c.prepareStatement("SELECT name FROM namespaces WHERE replace(name, '.', '_') = ? AND name <> ?")) {
+            s.setString(1, name.replace('.', '_'));
+            s.setString(2, name);
+            try (ResultSet r = s.executeQuery()) {
+                while (r.next()) {
+                    String other = r.getString(1);
+                    if (NamespaceName.keyspace(other).equals(keyspace)) {
+                        throw new ServiceException(
+                                Kind.CONFLICT,
+                                "NAMESPACE_STORAGE_TAKEN",
+                                "namespace '" + name + "' would share keyspace " + keyspace + " with namespace '"
+                                        + other + "' ('.' and '_' map to the same storage name); choose another name",
+                                "name");
+                    }
+                }
             }
         }
     }
