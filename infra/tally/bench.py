@@ -146,6 +146,7 @@ def bench_registry(stack: Stack, say) -> dict:
         ],
         capture_output=True,
         text=True,
+        env={**os.environ, "TALLY_ADMIN_TOKEN": stack.s.admin_token()},
     )
     if r.returncode != 0:
         raise RuntimeError(r.stderr[-2000:])
@@ -755,6 +756,7 @@ def bench_control(stack: Stack, say, changes: int = 100) -> dict:
         config = {"kind": "timeseries", "accept_limit": "5s"}
         version = 0
         session = requests.Session()
+        session.headers.update(stack.s.admin_headers())
 
         def answer() -> int:
             when = time.time() - 30
@@ -788,7 +790,7 @@ def bench_control(stack: Stack, say, changes: int = 100) -> dict:
         stop.set()
         t.join(2)
         consumer.close()
-        requests.delete(f"{gw}/v1/namespaces/{name}", timeout=10)
+        requests.delete(f"{gw}/v1/namespaces/{name}", headers=stack.s.admin_headers(), timeout=10)
     result = {
         "changes": changes,
         "admin_put": percentiles(put_ms),

@@ -54,6 +54,7 @@ def print_status(stack: Stack) -> None:
 def cmd_status(args, settings: Settings) -> int:
     stack = Stack(settings, say)
     print_status(stack)
+    say(f"admin token ({settings.home / 'admin-token'} unless TALLY_ADMIN_TOKEN is set): {settings.admin_token()}")
     for c in stack.components:
         err = stack.state.components.get(c.name, {}).get("error")
         if err and not stack.running(c):
@@ -105,7 +106,7 @@ def cmd_counters(args, settings: Settings) -> int:
     if args.end:
         body["to"] = args.end
     url = f"http://{settings.host}:{settings.port('TALLY_GATEWAY_PORT')}/v1/counter/Recount"
-    r = requests.post(url, json=body, timeout=300)
+    r = requests.post(url, json=body, headers=settings.admin_headers(), timeout=300)
     if r.status_code != 200:
         err = r.json().get("error", {}) if r.headers.get("Content-Type", "").startswith("application/json") else {}
         say(f"recount failed ({r.status_code}): {err.get('code', '')} {err.get('message', r.text[:300])}")

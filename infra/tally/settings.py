@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,6 +69,23 @@ class Settings:
     def home(self) -> Path:
         raw = self.get("TALLY_HOME")
         return Path(raw).resolve() if raw else REPO / ".tally"
+
+    def admin_token(self) -> str:
+        """The token that guards the admin API, Recount and registry writes: TALLY_ADMIN_TOKEN when
+        set, else $TALLY_HOME/admin-token, made on first use (mode 600) so no stack starts open."""
+        given = self.get("TALLY_ADMIN_TOKEN")
+        if given:
+            return given
+        path = self.home / "admin-token"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_urlsafe(32))
+        return path.read_text().strip()
+
+    def admin_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.admin_token()}"}
 
     def dist(self, name: str) -> Path:
         return self.home / "dist" / name

@@ -27,7 +27,7 @@ class Gateway(JavaService):
             "TALLY_CONTROL_POSTGRES_USER": self.s.get("TALLY_CONTROL_ADMIN_USER"),
             "TALLY_CONTROL_POSTGRES_PASSWORD": self.s.get("TALLY_CONTROL_ADMIN_PASSWORD"),
             "TALLY_CONNECT_URL": f"http://{self.host}:{self.s.port('TALLY_CONNECT_PORT')}",
-            "TALLY_GATEWAY_ADMIN_TOKEN": self.s.get("TALLY_GATEWAY_ADMIN_TOKEN"),
+            "TALLY_GATEWAY_ADMIN_TOKEN": self.s.admin_token(),
             "TALLY_CASSANDRA_CONTACT": f"{self.host}:{self.s.port('TALLY_CASSANDRA_PORT')}",
             "TALLY_ELASTICSEARCH_URL": f"http://{self.host}:{self.s.port('TALLY_ELASTICSEARCH_PORT')}",
         }

@@ -3,6 +3,7 @@ whose only store is the compacted _schemas topic."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 from .base import JAVA
@@ -25,6 +26,7 @@ class Registry(JavaService):
             "TALLY_REGISTRY_HOST": self.host,
             "TALLY_REGISTRY_PORT": str(self.ports()["http"]),
             "TALLY_KAFKA_BOOTSTRAP": f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}",
+            "TALLY_REGISTRY_ADMIN_TOKEN": self.s.admin_token(),
         }
 
     def after_ready(self):
@@ -33,6 +35,7 @@ class Registry(JavaService):
             [JAVA, "-cp", str(self.jar()), "io.tally.registry.TallySchemaBootstrap", self.url()],
             capture_output=True,
             text=True,
+            env={**os.environ, "TALLY_ADMIN_TOKEN": self.s.admin_token()},
         )
         if r.returncode != 0:
             raise RuntimeError(f"registering Tally's schemas failed: {r.stdout[-2000:]}{r.stderr[-2000:]}")

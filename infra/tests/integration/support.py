@@ -26,6 +26,13 @@ def until(what: str, fn, timeout: float = 30.0, every: float = 0.2):
     raise AssertionError(f"{what}: not within {timeout}s (last: {last!r})")
 
 
+def admin_headers() -> dict[str, str]:
+    """The admin token's header, as ./tally up made it (the admin API, Recount, registry writes)."""
+    from tally.settings import Settings
+
+    return Settings.load().admin_headers()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -11,10 +11,12 @@ import uuid
 
 import pytest
 import requests
+from support import admin_headers, until
 from support import now_iso as iso
-from support import until
 from tally import process
 from tally.jobs import Jobs
+
+ADMIN = admin_headers()
 
 
 @pytest.fixture(scope="module")
@@ -26,8 +28,8 @@ def gw(stack, settings):
 PROVISIONED_S = 180  # how long provisioning may take: Cassandra DDL costs seconds a statement here
 
 
-def put(gw, name, config, version=None):
-    headers = {"If-Match": f'"{version}"'} if version is not None else {}
+def put(gw, name, config, version=None, auth=True):
+    headers = {**(ADMIN if auth else {}), **({"If-Match": f'"{version}"'} if version is not None else {})}
     return requests.put(f"{gw}/v1/namespaces/{name}", json=config, headers=headers, timeout=10)
 
 
@@ -109,7 +111,7 @@ def test_create_change_and_delete_apply_live(gw, cql, settings):
     changed = put(gw, name, timeseries(accept="60s"), version=1)
     assert changed.status_code == 200 and changed.json()["version"] == 2
     until("the wider accept window", lambda: write(gw, name, offset_s=-20).status_code == 200, 5)
-    assert requests.get(f"{gw}/v1/namespaces/{name}", timeout=10).json()["applied_version"] == 2
+    assert requests.get(f"{gw}/v1/namespaces/{name}", headers=ADMIN, timeout=10).json()["applied_version"] == 2
     stale = put(gw, name, timeseries(accept="30s"), version=1)
     assert stale.status_code == 409 and stale.json()["error"]["code"] == "VERSION_CONFLICT"
 
@@ -163,10 +165,10 @@ def test_create_change_and_delete_apply_live(gw, cql, settings):
 
     until("the stored event read back after the change", read_back, 30, 0.5)
 
-    deleted = requests.delete(f"{gw}/v1/namespaces/{name}", timeout=10)
+    deleted = requests.delete(f"{gw}/v1/namespaces/{name}", headers=ADMIN, timeout=10)
     assert deleted.status_code == 200 and deleted.json()["deleted"] is True
     until("writes refused after the delete", lambda: write(gw, name).status_code == 404, 2)
-    assert requests.get(f"{gw}/v1/namespaces/{name}", timeout=10).status_code == 404
+    assert requests.get(f"{gw}/v1/namespaces/{name}", headers=ADMIN, timeout=10).status_code == 404
     until("its keyspace retired", lambda: not tables(cql, keyspace), PROVISIONED_S)
     until("its indices retired", lambda: es(settings, f"/tally-{name}").status_code == 404, PROVISIONED_S)
 
@@ -211,12 +213,17 @@ def test_bad_configs_are_rejected_naming_the_field_and_change_nothing(gw):
             config,
             r.text,
         )
-    assert requests.get(f"{gw}/v1/namespaces/{name}", timeout=10).status_code == 404, "nothing was created"
+    assert requests.get(f"{gw}/v1/namespaces/{name}", headers=ADMIN, timeout=10).status_code == 404, (
+        "nothing was created"
+    )
 
     bad_name = put(gw, "Bad-Name", timeseries())
     assert bad_name.status_code == 400 and bad_name.json()["error"]["code"] == "INVALID_NAMESPACE_NAME"
     malformed = requests.put(
-        f"{gw}/v1/namespaces/{name}", data="{not json", headers={"Content-Type": "application/json"}, timeout=10
+        f"{gw}/v1/namespaces/{name}",
+        data="{not json",
+        headers={**ADMIN, "Content-Type": "application/json"},
+        timeout=10,
     )
     assert malformed.status_code == 400 and malformed.json()["error"]["code"] == "MALFORMED_JSON"
 
@@ -227,10 +234,10 @@ def test_bad_configs_are_rejected_naming_the_field_and_change_nothing(gw):
             assert r.status_code == 400 and r.json()["error"]["field"] == field, r.text
         assert put(gw, name, timeseries(), version=7).status_code == 409
         bad_version = requests.put(
-            f"{gw}/v1/namespaces/{name}", json=timeseries(), headers={"If-Match": "soon"}, timeout=10
+            f"{gw}/v1/namespaces/{name}", json=timeseries(), headers={**ADMIN, "If-Match": "soon"}, timeout=10
         )
         assert bad_version.status_code == 400 and bad_version.json()["error"]["code"] == "INVALID_VERSION"
-        got = requests.get(f"{gw}/v1/namespaces/{name}", timeout=10).json()
+        got = requests.get(f"{gw}/v1/namespaces/{name}", headers=ADMIN, timeout=10).json()
         assert got["version"] == 1 and got["config"] == timeseries(), "the rejected changes left it alone"
         unchanged = put(gw, name, timeseries())
         assert (
@@ -240,9 +247,12 @@ def test_bad_configs_are_rejected_naming_the_field_and_change_nothing(gw):
         twin = put(gw, name.replace("_", ".", 1), timeseries())
         assert twin.status_code == 409, twin.text
         assert twin.json()["error"]["code"] == "NAMESPACE_STORAGE_TAKEN" and name in twin.json()["error"]["message"]
-        assert requests.get(f"{gw}/v1/namespaces/{name.replace('_', '.', 1)}", timeout=10).status_code == 404
+        assert (
+            requests.get(f"{gw}/v1/namespaces/{name.replace('_', '.', 1)}", headers=ADMIN, timeout=10).status_code
+            == 404
+        )
     finally:
-        requests.delete(f"{gw}/v1/namespaces/{name}", timeout=10)
+        requests.delete(f"{gw}/v1/namespaces/{name}", headers=ADMIN, timeout=10)
 
 
 def control_plane(gw):
@@ -268,7 +278,7 @@ def test_no_change_is_missed_while_kafka_connect_is_down(stack, gw, wait_healthy
         for n in names:
             assert put(gw, n, timeseries()).status_code == 201
         assert put(gw, names[0], timeseries(accept="60s"), version=1).status_code == 200
-        assert requests.delete(f"{gw}/v1/namespaces/{names[2]}", timeout=10).status_code == 200
+        assert requests.delete(f"{gw}/v1/namespaces/{names[2]}", headers=ADMIN, timeout=10).status_code == 200
         time.sleep(1)
         assert write(gw, names[1]).status_code == 404, "not streamed while Connect is down"
         stack.up()
@@ -281,7 +291,7 @@ def test_no_change_is_missed_while_kafka_connect_is_down(stack, gw, wait_healthy
         until("the control plane healthy again", lambda: control_plane(gw)["control_plane"]["status"] == "UP", 15)
     finally:
         for n in names:
-            requests.delete(f"{gw}/v1/namespaces/{n}", timeout=10)
+            requests.delete(f"{gw}/v1/namespaces/{n}", headers=ADMIN, timeout=10)
 
 
 def test_the_data_plane_keeps_serving_while_postgres_is_down(stack, gw, wait_healthy):
@@ -317,25 +327,48 @@ def test_the_data_plane_keeps_serving_while_postgres_is_down(stack, gw, wait_hea
         until("the admin API back", created, 30, 1)
         until("a change made after Postgres returned", lambda: write(gw, name).status_code == 200, 60, 0.5)
     finally:
-        requests.delete(f"{gw}/v1/namespaces/{name}", timeout=10)
+        requests.delete(f"{gw}/v1/namespaces/{name}", headers=ADMIN, timeout=10)
 
 
-def test_the_admin_api_can_require_a_token(stack, settings, gw, tmp_path):
-    """Off on the local stack; a gateway started with TALLY_GATEWAY_ADMIN_TOKEN wants it on every
-    admin call, and the data plane does not."""
-    from test_gateway import second_gateway
-
-    ref, url = second_gateway(settings, stack, tmp_path, TALLY_GATEWAY_ADMIN_TOKEN="s3cret-admin")
+def test_the_admin_doors_are_closed_by_default(stack, settings, gw):
+    """./tally up makes an admin token: the admin API and Recount need it, the data plane does not;
+    registry writes and deletes need it, reads do not; a Tally topic's value subject cannot be
+    deleted permanently even with it."""
+    name = f"it_cp_token_{uuid.uuid4().hex[:6]}"
+    for auth in (None, "Bearer wrong", settings.admin_token()):
+        r = requests.get(f"{gw}/v1/namespaces", headers={"Authorization": auth} if auth else {}, timeout=10)
+        assert r.status_code == 401 and r.json()["error"]["code"] == "UNAUTHORIZED", auth
+        assert r.headers["WWW-Authenticate"].startswith("Bearer")
+    assert put(gw, name, timeseries(), auth=False).status_code == 401
+    recount = requests.post(
+        f"{gw}/v1/counter/Recount", json={"namespace": "ad_clicks", "counter_name": "x"}, timeout=10
+    )
+    assert recount.status_code == 401, recount.text
     try:
-        for auth in (None, "Bearer wrong", "s3cret-admin"):
-            r = requests.get(f"{url}/v1/namespaces", headers={"Authorization": auth} if auth else {}, timeout=10)
-            assert r.status_code == 401 and r.json()["error"]["code"] == "UNAUTHORIZED", auth
-            assert r.headers["WWW-Authenticate"].startswith("Bearer")
-        assert put(url, "it_cp_token", timeseries()).status_code == 401
-        ok = requests.get(f"{url}/v1/namespaces", headers={"Authorization": "Bearer s3cret-admin"}, timeout=10)
-        assert ok.status_code == 200 and any(n["name"] == "playback" for n in ok.json()["namespaces"])
-        assert write(url, "playback").status_code == 200, "writes need no admin token"
-        metrics = requests.get(f"{url}/metrics", timeout=10).text
-        assert "tally_control_plane_up 1" in metrics and "tally_control_plane_changes_total" in metrics
+        assert put(gw, name, timeseries()).status_code == 201
+        listed = requests.get(f"{gw}/v1/namespaces", headers=ADMIN, timeout=10)
+        assert listed.status_code == 200 and any(n["name"] == "playback" for n in listed.json()["namespaces"])
+        assert write(gw, "playback").status_code == 200, "writes need no admin token"
     finally:
-        process.stop(ref, timeout=20)
+        requests.delete(f"{gw}/v1/namespaces/{name}", headers=ADMIN, timeout=10)
+
+    registry = stack.component("registry").url()
+    subject = f"it-token-{uuid.uuid4().hex[:6]}-value"
+    schema = {"schema": '{"type":"record","name":"T","fields":[{"name":"a","type":"int"}]}'}
+    assert requests.post(f"{registry}/subjects/{subject}/versions", json=schema, timeout=10).status_code == 401
+    made = requests.post(f"{registry}/subjects/{subject}/versions", json=schema, headers=ADMIN, timeout=10)
+    assert made.status_code == 200, made.text
+    assert requests.get(f"{registry}/subjects/{subject}/versions", timeout=10).status_code == 200, "reads stay open"
+    found = requests.post(f"{registry}/subjects/{subject}", json=schema, timeout=10)
+    assert found.status_code == 200, "a lookup is a read"
+    assert requests.delete(f"{registry}/subjects/{subject}", timeout=10).status_code == 401
+    assert requests.delete(f"{registry}/subjects/{subject}", headers=ADMIN, timeout=10).status_code == 200
+    permanent = requests.delete(f"{registry}/subjects/{subject}?permanent=true", timeout=10)
+    assert permanent.status_code == 401
+    assert (
+        requests.delete(f"{registry}/subjects/{subject}?permanent=true", headers=ADMIN, timeout=10).status_code == 200
+    )
+    tally = requests.delete(
+        f"{registry}/subjects/tally.timeseries.events-value?permanent=true", headers=ADMIN, timeout=10
+    )
+    assert tally.status_code == 409, tally.text

@@ -15,12 +15,13 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
-from support import free_port
+from support import admin_headers, free_port
 from tally import process
 from tally.components.base import JAVA
 from tally.components.registry import registry_jar
 
-CT = {"Content-Type": "application/vnd.schemaregistry.v1+json"}
+ADMIN = admin_headers()  # registry writes and deletes need the admin token; reads do not
+CT = {"Content-Type": "application/vnd.schemaregistry.v1+json", **ADMIN}
 V1 = {
     "type": "record",
     "name": "Reading",
@@ -42,7 +43,7 @@ def url(stack, settings):
 
 @pytest.fixture(scope="module")
 def client(url):
-    return SchemaRegistryClient({"url": url})
+    return SchemaRegistryClient({"url": url, "basic.auth.user.info": "admin:" + ADMIN["Authorization"][7:]})
 
 
 @pytest.fixture(scope="module")
@@ -184,14 +185,18 @@ def test_bad_requests_get_confluent_codes_and_store_nothing(url, bootstrap):
         (post(f"/subjects/{s}/versions", {"schema": json.dumps(V2_BREAKING)}), 409, 409),
         (post(f"/subjects/{s}/versions", data=b"{not json"), 400, 400),
         (post(f"/subjects/{s}/versions", data=b"x" * (2 * 1024 * 1024)), 413, 413),
-        (post(f"/subjects/{s}/versions", data=b"<schema/>", headers={"Content-Type": "application/xml"}), 415, 415),
+        (
+            post(f"/subjects/{s}/versions", data=b"<schema/>", headers={**ADMIN, "Content-Type": "application/xml"}),
+            415,
+            415,
+        ),
         (requests.get(f"{url}/subjects/no-such-subject/versions/1"), 404, 40401),
         (requests.get(f"{url}/subjects/{s}/versions/9"), 404, 40402),
         (requests.get(f"{url}/subjects/{s}/versions/abc"), 422, 42202),
         (requests.get(f"{url}/schemas/ids/987654"), 404, 40403),
         (post(f"/subjects/{s}", {"schema": json.dumps(V2)}), 404, 40403),
         (requests.put(f"{url}/config/{s}", json={"compatibility": "SIDEWAYS"}, headers=CT), 422, 42203),
-        (requests.delete(f"{url}/subjects/{s}?permanent=true"), 409, 40405),
+        (requests.delete(f"{url}/subjects/{s}?permanent=true", headers=ADMIN), 409, 40405),
     ]
     for resp, status, code in cases:
         assert resp.status_code == status, (resp.request.method, resp.request.url, resp.text)
@@ -237,7 +242,7 @@ def test_ids_survive_a_registry_restart(stack, client):
     reg = stack.component("registry")
     stack.stop(reg)
     stack.start(reg)
-    fresh = SchemaRegistryClient({"url": reg.url()})
+    fresh = SchemaRegistryClient({"url": reg.url(), "basic.auth.user.info": "admin:" + ADMIN["Authorization"][7:]})
     assert json.loads(fresh.get_schema(sid).schema_str)["name"] == "Reading"
     assert fresh.register_schema(s, Schema(json.dumps(V1), "AVRO")) == sid
     assert fresh.get_latest_version(s).version == 1
@@ -250,6 +255,7 @@ def test_two_instances_register_concurrently_without_conflicts(stack, settings, 
         "TALLY_REGISTRY_PORT": str(port),
         "TALLY_REGISTRY_HOST": settings.host,
         "TALLY_KAFKA_BOOTSTRAP": f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}",
+        "TALLY_REGISTRY_ADMIN_TOKEN": settings.admin_token(),
     }
     ref = process.spawn([JAVA, "-Xmx256m", "-jar", str(registry_jar())], tmp_path / "registry2.log", env=env)
     second = f"http://{settings.host}:{port}"

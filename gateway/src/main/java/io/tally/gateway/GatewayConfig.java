@@ -54,7 +54,8 @@ public final class GatewayConfig {
             "admin.token",
             "TALLY_GATEWAY_ADMIN_TOKEN",
             "",
-            "Bearer token the /v1/namespaces admin API requires; empty = no token (local stack).");
+            "Token the admin API (/v1/namespaces) and Recount require (Bearer, or a Basic password); empty = open"
+                    + " (./tally up always sets one: $TALLY_HOME/admin-token).");
     public static final Field MAX_BODY =
             new Field("max.body.bytes", "TALLY_GATEWAY_MAX_BODY_BYTES", "4194304", "Largest request body (413 above).");
     public static final Field MAX_EVENTS = new Field(

@@ -132,7 +132,11 @@ final class GatewayHttpApi {
             ReadRequests.CounterRef c = reads.counter(body);
             return counters.getCount(c.namespace(), c.counter()).thenApply(ReadRequests::count);
         });
-        read(r, "/v1/counter/Recount", body -> ReadRequests.recounted(recount.recount(reads.recount(body))));
+        read(
+                r,
+                "/v1/counter/Recount",
+                ctx -> NamespaceAdminApi.authorize(admin.token(), ctx),
+                body -> ReadRequests.recounted(recount.recount(reads.recount(body))));
         write(r, "/v1/timeseries/WriteEventRecords", (body, now) -> parser.events(body, now), Mode.ASYNC);
         write(r, "/v1/timeseries/WriteEventRecordsSync", (body, now) -> parser.events(body, now), Mode.SYNC);
         read(r, "/v1/timeseries/ReadEventRecords", body -> {
@@ -248,7 +252,16 @@ final class GatewayHttpApi {
     }
 
     /** A read endpoint: parsed and answered on a worker thread (it waits on Cassandra). */
-    private void read(Router r, String path, java.util.function.Function<JsonNode, ObjectNode> handler) {
+    private void read(Router r, String path, Function<JsonNode, ObjectNode> handler) {
+        read(r, path, ctx -> {}, handler);
+    }
+
+    /** @param guard refuses the call (throws) before its body is read, e.g. without the admin token */
+    private void read(
+            Router r,
+            String path,
+            java.util.function.Consumer<RoutingContext> guard,
+            Function<JsonNode, ObjectNode> handler) {
         String endpoint = path.substring(path.lastIndexOf('/') + 1);
         r.route(path)
                 .blockingHandler(
@@ -259,6 +272,7 @@ final class GatewayHttpApi {
                                     throw new ServiceException(
                                             Kind.METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", path + " takes POST", null);
                                 }
+                                guard.accept(ctx);
                                 JsonNode body = jsonBody(ctx);
                                 ctx.response()
                                         .setStatusCode(200)

@@ -1,5 +1,6 @@
 package io.tally.gateway;
 
+import io.tally.common.AdminToken;
 import io.tally.gateway.service.CassandraSession;
 import io.tally.gateway.service.CounterQueries;
 import io.tally.gateway.service.CounterRecount;
@@ -63,7 +64,7 @@ public final class GatewayMain {
 
         RestSchemaRegistryClient registry = new RestSchemaRegistryClient(config.get(GatewayConfig.REGISTRY));
         registerSchemas(registry);
-        EventProducer producer = new EventProducer(config, new AvroSerde(registry), metrics);
+        EventProducer producer = new EventProducer(config, new AvroSerde(registry, false), metrics);
         producer.warmUp(
                 List.of(WriteRequestParser.COUNTER_TOPIC, WriteRequestParser.TIMESERIES_TOPIC), Duration.ofSeconds(60));
 
@@ -115,7 +116,8 @@ public final class GatewayMain {
                 health,
                 metrics,
                 config.intOf(GatewayConfig.MAX_BODY),
-                new NamespaceAdminApi(new NamespaceAdmin(store, catalog), config.get(GatewayConfig.ADMIN_TOKEN)));
+                new NamespaceAdminApi(
+                        new NamespaceAdmin(store, catalog), new AdminToken(config.get(GatewayConfig.ADMIN_TOKEN))));
 
         Vertx vertx = Vertx.vertx();
         Router router = api.router(vertx);

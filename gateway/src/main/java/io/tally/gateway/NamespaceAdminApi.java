@@ -3,14 +3,13 @@ package io.tally.gateway;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.common.AdminToken;
 import io.tally.gateway.service.NamespaceAdmin;
 import io.tally.gateway.service.NamespaceStore;
 import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,18 +18,23 @@ import org.slf4j.LoggerFactory;
  * /v1/namespaces, and GET, PUT, DELETE /v1/namespaces/{name}. The version to replace goes in
  * If-Match (the ETag of a GET) or ?expected_version=; 0 means "create only". The write lands in
  * Postgres; every gateway and job applies it when Debezium streams it.
- * With an admin token configured, each call needs "Authorization: Bearer <token>".
+ * With an admin token set (./tally up always sets one), each call needs it ({@link AdminToken}).
  */
 final class NamespaceAdminApi {
     private static final Logger LOG = LoggerFactory.getLogger(NamespaceAdminApi.class);
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final NamespaceAdmin admin;
-    private final byte[] token;
+    private final AdminToken token;
 
-    NamespaceAdminApi(NamespaceAdmin admin, String adminToken) {
+    NamespaceAdminApi(NamespaceAdmin admin, AdminToken token) {
         this.admin = admin;
-        this.token = adminToken == null || adminToken.isEmpty() ? null : adminToken.getBytes(StandardCharsets.UTF_8);
+        this.token = token;
+    }
+
+    /** The token the admin calls need; Recount, an operator's call, needs it too. */
+    AdminToken token() {
+        return token;
     }
 
     void mount(Router r) {
@@ -67,7 +71,7 @@ final class NamespaceAdminApi {
     private void handle(RoutingContext ctx, String endpoint, Runnable action) {
         ctx.put("endpoint", endpoint);
         try {
-            authorize(ctx);
+            authorize(token, ctx);
             action.run();
         } catch (ServiceException e) {
             if (e.kind() == Kind.UNAVAILABLE) {
@@ -77,20 +81,14 @@ final class NamespaceAdminApi {
         }
     }
 
-    private void authorize(RoutingContext ctx) {
-        if (token == null) {
-            return;
-        }
-        String h = ctx.request().getHeader("Authorization");
-        byte[] given = h != null && h.startsWith("Bearer ")
-                ? h.substring(7).trim().getBytes(StandardCharsets.UTF_8)
-                : new byte[0];
-        if (!MessageDigest.isEqual(given, token)) { // constant time: the token is not guessable byte by byte
+    /** Refuses (401) a call without the admin token, when one is set. */
+    static void authorize(AdminToken token, RoutingContext ctx) {
+        if (!token.permits(ctx.request().getHeader("Authorization"))) {
             ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"tally-admin\"");
             throw new ServiceException(
                     Kind.UNAUTHORIZED,
                     "UNAUTHORIZED",
-                    "the admin API needs 'Authorization: Bearer <admin token>'",
+                    "this call needs 'Authorization: Bearer <admin token>' (./tally status shows it)",
                     null);
         }
     }

@@ -77,7 +77,7 @@ class GatewayHttpApiTest {
                 config.intOf(GatewayConfig.MAX_BODY),
                 new NamespaceAdminApi(
                         new NamespaceAdmin(new NamespaceStore("jdbc:postgresql://127.0.0.1:1/none", "u", "p"), catalog),
-                        ""));
+                        new io.tally.common.AdminToken("")));
         vertx = Vertx.vertx();
         server = vertx.createHttpServer()
                 .requestHandler(api.router(vertx))

@@ -36,7 +36,8 @@ public final class SerdeBenchmark {
         GenericRecord rec = sample();
         GenericDatumWriter<GenericRecord> writer = new GenericDatumWriter<>(rec.getSchema());
         GenericDatumReader<GenericRecord> reader = new GenericDatumReader<>(rec.getSchema());
-        AvroSerde serde = new AvroSerde(new RestSchemaRegistryClient(url));
+        AvroSerde serde = new AvroSerde(new RestSchemaRegistryClient(
+                url, java.time.Duration.ofSeconds(10), System.getenv("TALLY_ADMIN_TOKEN")));
         String topic = Topics.TIMESERIES_EVENTS;
         byte[] plainBytes = plainEncode(writer, rec);
         byte[] framed = serde.serialize(topic, rec); // registers/looks up once; cached afterwards

@@ -30,7 +30,7 @@ public class AvroRecordSerializer<T> implements KafkaRecordSerializationSchema<T
 
     @Override
     public void open(SerializationSchema.InitializationContext context, KafkaSinkContext sinkContext) {
-        serde = new AvroSerde(registry.get());
+        serde = new AvroSerde(registry.get(), false); // registered by the registry's bootstrap: a lookup
     }
 
     @Override

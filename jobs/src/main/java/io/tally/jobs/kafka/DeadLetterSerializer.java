@@ -24,7 +24,7 @@ public class DeadLetterSerializer implements KafkaRecordSerializationSchema<Dead
 
     @Override
     public void open(SerializationSchema.InitializationContext context, KafkaSinkContext sinkContext) {
-        serde = new AvroSerde(registry.get());
+        serde = new AvroSerde(registry.get(), false); // registered by the registry's bootstrap: a lookup
     }
 
     @Override

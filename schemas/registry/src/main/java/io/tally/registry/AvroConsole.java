@@ -47,7 +47,8 @@ public final class AvroConsole {
         for (int i = 1; i + 1 < args.length; i += 2) {
             opt.put(args[i].replaceFirst("^--", ""), args[i + 1]);
         }
-        AvroSerde serde = new AvroSerde(new RestSchemaRegistryClient(opt.get("registry")));
+        AvroSerde serde = new AvroSerde(new RestSchemaRegistryClient(
+                opt.get("registry"), java.time.Duration.ofSeconds(10), System.getenv("TALLY_ADMIN_TOKEN")));
         switch (args[0]) {
             case "produce" -> produce(serde, opt);
             case "consume" -> consume(serde, opt);

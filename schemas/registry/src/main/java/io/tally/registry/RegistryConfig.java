@@ -30,7 +30,15 @@ public final class RegistryConfig {
             "max.body.bytes", "TALLY_REGISTRY_MAX_BODY_BYTES", "1048576", "Largest request body accepted (413 above).");
     public static final Field TIMEOUT_MS = new Field(
             "timeout.ms", "TALLY_REGISTRY_TIMEOUT_MS", "10000", "How long a write waits for Kafka before 500/50001.");
-    public static final Field[] ALL = {HOST, PORT, BOOTSTRAP, TOPIC, DEFAULT_COMPATIBILITY, MAX_BODY_BYTES, TIMEOUT_MS};
+    public static final Field ADMIN_TOKEN = new Field(
+            "admin.token",
+            "TALLY_REGISTRY_ADMIN_TOKEN",
+            "",
+            "Token every write and delete requires (Bearer, or the password of HTTP Basic as Confluent clients send"
+                    + " it); reads and lookups stay open. Empty = open (./tally up always sets one).");
+    public static final Field[] ALL = {
+        HOST, PORT, BOOTSTRAP, TOPIC, DEFAULT_COMPATIBILITY, MAX_BODY_BYTES, TIMEOUT_MS, ADMIN_TOKEN
+    };
 
     private final ServiceSettings settings;
 

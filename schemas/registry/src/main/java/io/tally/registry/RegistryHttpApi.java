@@ -4,7 +4,10 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.common.AdminToken;
+import io.tally.model.TallySchemas;
 import io.tally.registry.RegistryState.Version;
+import io.tally.serde.AvroSerde;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
@@ -45,11 +48,44 @@ public final class RegistryHttpApi {
     private final RegistryService service;
     private final RegistryMetrics metrics;
     private final java.util.function.BooleanSupplier healthy;
+    private final AdminToken adminToken;
 
-    RegistryHttpApi(RegistryService service, RegistryMetrics metrics, java.util.function.BooleanSupplier healthy) {
+    RegistryHttpApi(
+            RegistryService service,
+            RegistryMetrics metrics,
+            java.util.function.BooleanSupplier healthy,
+            AdminToken adminToken) {
         this.service = service;
         this.metrics = metrics;
         this.healthy = healthy;
+        this.adminToken = adminToken;
+    }
+
+    /** The value subjects of Tally's own topics: every record on them names one of their schemas. */
+    private static final Set<String> TALLY_SUBJECTS = TallySchemas.TOPIC_VALUES.keySet().stream()
+            .map(AvroSerde::valueSubject)
+            .collect(java.util.stream.Collectors.toUnmodifiableSet());
+
+    /**
+     * A permanent delete of a Tally topic's value subject would make every record on the topic
+     * undecodable after the next restart, so it is refused (a soft delete can be undone).
+     */
+    private static String unprotected(String subject, boolean permanent) {
+        if (permanent && TALLY_SUBJECTS.contains(subject)) {
+            throw new RegistryError(
+                    409,
+                    40901,
+                    "subject '" + subject + "' holds the value schema of a Tally topic; its records would become"
+                            + " undecodable, so it cannot be deleted permanently");
+        }
+        return subject;
+    }
+
+    /** Registering, config changes and deletes change what every producer and consumer relies on. */
+    private static boolean isWrite(HttpMethod method, String path) {
+        return method == HttpMethod.PUT
+                || method == HttpMethod.DELETE
+                || (method == HttpMethod.POST && path.equals("/subjects/:subject/versions"));
     }
 
     public Router router(Vertx vertx, int maxBodyBytes) {
@@ -110,12 +146,16 @@ public final class RegistryHttpApi {
                 r,
                 HttpMethod.DELETE,
                 "/subjects/:subject",
-                ctx -> Reply.ok(service.deleteSubject(subject(ctx), flag(ctx, "permanent"))));
+                ctx -> Reply.ok(service.deleteSubject(
+                        unprotected(subject(ctx), flag(ctx, "permanent")), flag(ctx, "permanent"))));
         api(
                 r,
                 HttpMethod.DELETE,
                 "/subjects/:subject/versions/:version",
-                ctx -> Reply.ok(service.deleteVersion(subject(ctx), ctx.pathParam("version"), flag(ctx, "permanent"))));
+                ctx -> Reply.ok(service.deleteVersion(
+                        unprotected(subject(ctx), flag(ctx, "permanent")),
+                        ctx.pathParam("version"),
+                        flag(ctx, "permanent"))));
         api(
                 r,
                 HttpMethod.GET,
@@ -203,6 +243,17 @@ public final class RegistryHttpApi {
                 .blockingHandler(
                         ctx -> {
                             ctx.put("endpoint", method.name() + " " + path);
+                            if (isWrite(method, path)
+                                    && !adminToken.permits(ctx.request().getHeader("Authorization"))) {
+                                ctx.response().putHeader("WWW-Authenticate", "Basic realm=\"tally-registry\"");
+                                error(
+                                        ctx,
+                                        401,
+                                        40101,
+                                        "Unauthorized: registry writes and deletes need the admin token (Authorization:"
+                                                + " Bearer <token>, or basic.auth.user.info=<any user>:<token>)");
+                                return;
+                            }
                             if ((method == HttpMethod.POST || method == HttpMethod.PUT) && !acceptedBody(ctx)) {
                                 error(
                                         ctx,

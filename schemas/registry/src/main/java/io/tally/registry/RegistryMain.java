@@ -23,7 +23,11 @@ public final class RegistryMain {
                 config.get(RegistryConfig.BOOTSTRAP), config.get(RegistryConfig.TOPIC), state, config.timeoutMs());
         log.start();
         RegistryService service = new RegistryService(state, log, config.defaultCompatibility());
-        RegistryHttpApi api = new RegistryHttpApi(service, new RegistryMetrics(state), log::healthy);
+        RegistryHttpApi api = new RegistryHttpApi(
+                service,
+                new RegistryMetrics(state),
+                log::healthy,
+                new io.tally.common.AdminToken(config.get(RegistryConfig.ADMIN_TOKEN)));
         Vertx vertx = Vertx.vertx();
         HttpServer server =
                 RegistryHttpApi.listen(vertx, api.router(vertx, config.maxBodyBytes()), config.host(), config.port());

@@ -26,6 +26,9 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
     private final URI base;
     private final HttpClient http;
     private final Duration timeout;
+    /** Sent as a Bearer token with every call (registry writes need it); null: none. */
+    private final String adminToken;
+
     private final Map<String, Map<Schema, Integer>> idsBySubject = new ConcurrentHashMap<>();
     private final Map<Integer, Schema> schemasById = new ConcurrentHashMap<>();
 
@@ -34,8 +37,14 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
     }
 
     public RestSchemaRegistryClient(String baseUrl, Duration timeout) {
+        this(baseUrl, timeout, null);
+    }
+
+    /** @param adminToken the registry's admin token, for a client that registers (null or empty: none) */
+    public RestSchemaRegistryClient(String baseUrl, Duration timeout, String adminToken) {
         this.base = URI.create(baseUrl.endsWith("/") ? baseUrl : baseUrl + "/");
         this.timeout = timeout;
+        this.adminToken = adminToken == null || adminToken.isEmpty() ? null : adminToken;
         this.http = HttpClient.newBuilder().connectTimeout(timeout).build();
     }
 
@@ -91,6 +100,9 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
     private JsonNode call(String method, String path, String body) {
         HttpRequest.Builder req =
                 HttpRequest.newBuilder(base.resolve(path)).timeout(timeout).header("Accept", CONTENT_TYPE);
+        if (adminToken != null) {
+            req.header("Authorization", "Bearer " + adminToken);
+        }
         if (body != null) {
             req.header("Content-Type", CONTENT_TYPE).method(method, HttpRequest.BodyPublishers.ofString(body));
         } else {
