@@ -178,7 +178,7 @@ final class GatewayHttpApi {
                         false);
         r.route()
                 .last()
-                .handler(ctx -> error(
+                .handler(ctx -> HttpErrors.send(
                         ctx,
                         new ServiceException(
                                 Kind.NOT_FOUND,
@@ -188,13 +188,13 @@ final class GatewayHttpApi {
                                 null)));
         r.route().failureHandler(ctx -> {
             if (ctx.statusCode() == 413) {
-                error(
+                HttpErrors.send(
                         ctx,
                         ServiceException.tooLarge(
                                 "BODY_TOO_LARGE", "the request body is larger than " + maxBodyBytes + " bytes", null));
             } else {
                 LOG.error("request failed", ctx.failure());
-                error(ctx, new ServiceException(Kind.INTERNAL, "INTERNAL", "internal error", null));
+                HttpErrors.send(ctx, new ServiceException(Kind.INTERNAL, "INTERNAL", "internal error", null));
             }
         });
         return r;
@@ -234,7 +234,7 @@ final class GatewayHttpApi {
         r.route(path).handler(ctx -> {
             ctx.put("endpoint", endpoint);
             if (ctx.request().method() != HttpMethod.POST) {
-                error(
+                HttpErrors.send(
                         ctx,
                         new ServiceException(
                                 Kind.METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", path + " takes POST", null));
@@ -243,10 +243,12 @@ final class GatewayHttpApi {
             try {
                 handleWrite(ctx, parse, mode, followUp);
             } catch (ServiceException e) {
-                error(ctx, e);
+                HttpErrors.send(ctx, e);
             } catch (SerdeException e) {
                 LOG.warn("encoding failed: {}", e.getMessage());
-                error(ctx, new ServiceException(Kind.UNAVAILABLE, "SCHEMA_REGISTRY_UNAVAILABLE", e.getMessage(), null));
+                HttpErrors.send(
+                        ctx,
+                        new ServiceException(Kind.UNAVAILABLE, "SCHEMA_REGISTRY_UNAVAILABLE", e.getMessage(), null));
             }
         });
     }
@@ -273,16 +275,16 @@ final class GatewayHttpApi {
                                             Kind.METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", path + " takes POST", null);
                                 }
                                 guard.accept(ctx);
-                                JsonNode body = jsonBody(ctx);
+                                JsonNode body = RequestJson.body(ctx);
                                 ctx.response()
                                         .setStatusCode(200)
                                         .putHeader("Content-Type", "application/json")
                                         .end(handler.apply(body).toString());
                             } catch (ServiceException e) {
-                                error(ctx, e);
+                                HttpErrors.send(ctx, e);
                             } catch (RuntimeException e) {
                                 LOG.error("{} failed", path, e);
-                                error(
+                                HttpErrors.send(
                                         ctx,
                                         new ServiceException(
                                                 Kind.UNAVAILABLE,
@@ -309,9 +311,9 @@ final class GatewayHttpApi {
                     throw new ServiceException(
                             Kind.METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", path + " takes POST", null);
                 }
-                answer = handler.apply(jsonBody(ctx));
+                answer = handler.apply(RequestJson.body(ctx));
             } catch (ServiceException e) {
-                error(ctx, e);
+                HttpErrors.send(ctx, e);
                 return;
             }
             answer.whenComplete((reply, err) -> context.runOnContext(v -> {
@@ -322,10 +324,10 @@ final class GatewayHttpApi {
                             .putHeader("Content-Type", "application/json")
                             .end(reply.toString());
                 } else if (cause instanceof ServiceException e) {
-                    error(ctx, e);
+                    HttpErrors.send(ctx, e);
                 } else {
                     LOG.error("{} failed", path, cause);
-                    error(
+                    HttpErrors.send(
                             ctx,
                             new ServiceException(
                                     Kind.UNAVAILABLE,
@@ -337,39 +339,13 @@ final class GatewayHttpApi {
         });
     }
 
-    /** The request's JSON body: 415 for another content type, 400 for what does not parse. */
-    static JsonNode jsonBody(RoutingContext ctx) {
-        String ct = ctx.request().getHeader("Content-Type");
-        if (ct == null || !ct.split(";")[0].trim().equalsIgnoreCase("application/json")) {
-            throw new ServiceException(
-                    Kind.UNSUPPORTED_MEDIA_TYPE,
-                    "UNSUPPORTED_MEDIA_TYPE",
-                    "send the request as application/json",
-                    null);
-        }
-        JsonNode body;
-        try {
-            body = JSON.readTree(
-                    ctx.body().buffer() == null
-                            ? new byte[0]
-                            : ctx.body().buffer().getBytes());
-        } catch (Exception e) {
-            throw ServiceException.invalid(
-                    "MALFORMED_JSON", "the body is not valid JSON: " + firstLine(e.getMessage()), null);
-        }
-        if (body == null || body.isMissingNode()) {
-            throw ServiceException.invalid("MALFORMED_JSON", "the body is empty", null);
-        }
-        return body;
-    }
-
     private void handleWrite(
             RoutingContext ctx,
             BiFunction<JsonNode, Long, WriteBatch> parse,
             Mode mode,
             Function<WriteBatch, ObjectNode> followUp) {
         writes.checkOpen();
-        JsonNode body = jsonBody(ctx);
+        JsonNode body = RequestJson.body(ctx);
         long nowMillis = System.currentTimeMillis();
         WriteBatch batch = parse.apply(body, nowMillis * 1000);
         boolean durable = mode == Mode.SYNC
@@ -381,7 +357,7 @@ final class GatewayHttpApi {
                     if (err != null) {
                         Throwable cause =
                                 err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
-                        error(ctx, cause instanceof ServiceException e ? e : HttpErrors.internal(cause));
+                        HttpErrors.send(ctx, cause instanceof ServiceException e ? e : HttpErrors.internal(cause));
                     } else if (followUp != null) {
                         answerWith(ctx, followUp, batch);
                     } else {
@@ -409,10 +385,10 @@ final class GatewayHttpApi {
                                 .putHeader("Content-Type", "application/json")
                                 .end(res.result().toString());
                     } else if (res.cause() instanceof ServiceException e) {
-                        error(ctx, e);
+                        HttpErrors.send(ctx, e);
                     } else {
                         LOG.error("follow-up read failed", res.cause());
-                        error(
+                        HttpErrors.send(
                                 ctx,
                                 new ServiceException(
                                         Kind.UNAVAILABLE,
@@ -438,30 +414,5 @@ final class GatewayHttpApi {
                     .observe((System.nanoTime() - t0) / 1e9);
         });
         ctx.next();
-    }
-
-    static void error(RoutingContext ctx, ServiceException e) {
-        if (ctx.response().ended()) {
-            return;
-        }
-        ObjectNode err = JSON.createObjectNode().put("code", e.code()).put("message", e.getMessage());
-        if (e.field() != null) {
-            err.put("field", e.field());
-        }
-        if (e.kind() == Kind.BACKPRESSURE || e.kind() == Kind.UNAVAILABLE) {
-            ctx.response().putHeader("Retry-After", "1");
-        }
-        ctx.response()
-                .setStatusCode(HttpErrors.status(e.kind()))
-                .putHeader("Content-Type", "application/json")
-                .end(JSON.createObjectNode().set("error", err).toString());
-    }
-
-    private static String firstLine(String s) {
-        if (s == null) {
-            return "";
-        }
-        int nl = s.indexOf('\n');
-        return nl < 0 ? s : s.substring(0, nl);
     }
 }

@@ -1,10 +1,15 @@
 package io.tally.gateway;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
+import io.vertx.ext.web.RoutingContext;
 
 /** The one place a service's refusal becomes an HTTP status (shared DESIGN.md, "Errors"). */
 final class HttpErrors {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
     private HttpErrors() {}
 
     static int status(Kind kind) {
@@ -25,5 +30,23 @@ final class HttpErrors {
     /** What a failure that is no refusal (a bug) shows: a code and no stack trace. */
     static ServiceException internal(Throwable cause) {
         return new ServiceException(Kind.INTERNAL, "INTERNAL", "internal error", null);
+    }
+
+    /** Answers a refusal: its status, Retry-After where a retry may succeed, and {"error": {code, message, field}}. */
+    static void send(RoutingContext ctx, ServiceException e) {
+        if (ctx.response().ended()) {
+            return;
+        }
+        ObjectNode err = JSON.createObjectNode().put("code", e.code()).put("message", e.getMessage());
+        if (e.field() != null) {
+            err.put("field", e.field());
+        }
+        if (e.kind() == Kind.BACKPRESSURE || e.kind() == Kind.UNAVAILABLE) {
+            ctx.response().putHeader("Retry-After", "1");
+        }
+        ctx.response()
+                .setStatusCode(HttpErrors.status(e.kind()))
+                .putHeader("Content-Type", "application/json")
+                .end(JSON.createObjectNode().set("error", err).toString());
     }
 }

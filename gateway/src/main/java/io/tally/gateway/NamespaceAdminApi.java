@@ -54,7 +54,7 @@ final class NamespaceAdminApi {
         r.put("/v1/namespaces/:name")
                 .blockingHandler(ctx -> handle(ctx, "namespace", () -> {
                     NamespaceAdmin.Put put =
-                            admin.put(ctx.pathParam("name"), GatewayHttpApi.jsonBody(ctx), expectedVersion(ctx));
+                            admin.put(ctx.pathParam("name"), RequestJson.body(ctx), expectedVersion(ctx));
                     send(ctx, put.created() ? 201 : 200, put.row().toJson().put("changed", put.changed()), put.row());
                 }));
         r.delete("/v1/namespaces/:name")
@@ -77,7 +77,7 @@ final class NamespaceAdminApi {
             if (e.kind() == Kind.UNAVAILABLE) {
                 LOG.warn("control plane unavailable: {}", e.getMessage());
             }
-            GatewayHttpApi.error(ctx, e);
+            HttpErrors.send(ctx, e);
         }
     }
 

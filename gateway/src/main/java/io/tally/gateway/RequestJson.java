@@ -1,14 +1,19 @@
 package io.tally.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tally.gateway.service.NamespaceResolver;
 import io.tally.gateway.service.ServiceException;
+import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.namespace.NamespaceConfig;
+import io.vertx.ext.web.RoutingContext;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 
 /** Reading a request's JSON with errors that name the field (400 INVALID_FIELD). */
 final class RequestJson {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
     private RequestJson() {}
 
     static JsonNode required(JsonNode parent, String key, String path) {
@@ -112,5 +117,39 @@ final class RequestJson {
     static NamespaceConfig namespace(
             JsonNode body, NamespaceResolver namespaces, NamespaceConfig.Kind kind, int maxIdLength) {
         return namespaces.require(text(body, "namespace", "namespace", maxIdLength), kind);
+    }
+
+    /** The request's JSON body: 415 for another content type, 400 for what does not parse. */
+    static JsonNode body(RoutingContext ctx) {
+        String ct = ctx.request().getHeader("Content-Type");
+        if (ct == null || !ct.split(";")[0].trim().equalsIgnoreCase("application/json")) {
+            throw new ServiceException(
+                    Kind.UNSUPPORTED_MEDIA_TYPE,
+                    "UNSUPPORTED_MEDIA_TYPE",
+                    "send the request as application/json",
+                    null);
+        }
+        JsonNode body;
+        try {
+            body = JSON.readTree(
+                    ctx.body().buffer() == null
+                            ? new byte[0]
+                            : ctx.body().buffer().getBytes());
+        } catch (Exception e) {
+            throw ServiceException.invalid(
+                    "MALFORMED_JSON", "the body is not valid JSON: " + firstLine(e.getMessage()), null);
+        }
+        if (body == null || body.isMissingNode()) {
+            throw ServiceException.invalid("MALFORMED_JSON", "the body is empty", null);
+        }
+        return body;
+    }
+
+    private static String firstLine(String s) {
+        if (s == null) {
+            return "";
+        }
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl);
     }
 }
