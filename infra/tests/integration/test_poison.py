@@ -137,6 +137,7 @@ def test_poison_straight_to_kafka_is_dead_lettered_and_indexing_goes_on(stack, s
             f"{gw}/v1/timeseries/SearchEventRecords",
             json={
                 "namespace": "playback",
+                "timeInterval": {"start": now_iso(-600), "end": now_iso(60)},
                 "searchQuery": {"equals": {"eventItemKey": "deviceType", "eventItemValue": b64(device.encode())}},
             },
             timeout=10,
@@ -150,9 +151,14 @@ def test_poison_straight_to_kafka_is_dead_lettered_and_indexing_goes_on(stack, s
         time.sleep(0.25)
     assert [e["eventId"] for e in found] == ["c1"], "the canary was not searchable within 15 s of its ack"
 
-    dead = [v for _, _, v in tail.records(len(POISON), timeout=60) if v["reason"] == "INDEX_REJECTED"]
+    wanted = {value for _, value in sent.values()}
+
+    def rejected() -> dict:
+        got = {v["original_value"]: v for _, _, v in tail.records(1, timeout=5) if v["reason"] == "INDEX_REJECTED"}
+        return got if wanted <= set(got) else None
+
+    by_value = until("an INDEX_REJECTED dead letter for each poison record", rejected, timeout=60, every=1)
     tail.close()
-    by_value = {d["original_value"]: d for d in dead}
     for tsid, (kind, value) in sent.items():
         assert value in by_value, f"no INDEX_REJECTED dead letter for {tsid}"
         assert by_value[value]["stage"] == "timeseries-writer"
