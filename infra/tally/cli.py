@@ -96,6 +96,41 @@ def cmd_jobs(args, settings: Settings) -> int:
     return 0
 
 
+def cmd_deadletters(args, settings: Settings) -> int:
+    """list, show, replay: the dead-letter topic (see tally/deadletters.py)."""
+    from . import deadletters as dl
+
+    letters = dl.DeadLetters(settings)
+    all_letters = letters.read()
+    if args.action == "show":
+        wanted = dl.parse_ref(args.ref)
+        found = [d for d in all_letters if (d.partition, d.offset) == wanted]
+        if not found:
+            say(f"no dead letter {args.ref} on {dl.DEAD_LETTER_TOPIC}")
+            return 2
+        say(dl.show(found[0], letters.registry))
+        return 0
+    chosen = [d for d in all_letters if dl.matches(d, args.reason, args.namespace)]
+    if args.action == "list":
+        for d in chosen:
+            say(dl.line(d))
+        say(f"{len(chosen)} of {len(all_letters)} dead letters")
+        return 0
+    if args.ref:
+        refs = {dl.parse_ref(r) for r in args.ref}
+        chosen = [d for d in chosen if (d.partition, d.offset) in refs]
+    if not chosen:
+        say("nothing to replay")
+        return 0
+    if args.dry_run:
+        for d in chosen:
+            say("would replay " + dl.line(d))
+        return 0
+    n = letters.replay(chosen)
+    say(f"replayed {n} records to their topics (the jobs store a replayed event once)")
+    return 0
+
+
 def cmd_counters(args, settings: Settings) -> int:
     """recount: the gateway's Recount endpoint (CounterReader) on a counter's event log."""
     import requests
@@ -244,6 +279,19 @@ def main(argv: list[str] | None = None) -> int:
     rc.add_argument("--to", dest="end", help="ISO-8601 end (default: the counter's last_rollup_ts)")
     rc.add_argument("--repair", action="store_true", help="write the recounted value when it differs")
     rc.set_defaults(fn=cmd_counters)
+    dls = sub.add_parser("deadletters", help="list, show and replay the dead-letter topic")
+    dsub = dls.add_subparsers(dest="action", required=True)
+    for name, text in (("list", "one line a dead letter, oldest first"), ("replay", "produce the originals again")):
+        a = dsub.add_parser(name, help=text)
+        a.add_argument("--reason", help="only this reason (UNKNOWN_NAMESPACE, INDEX_REJECTED, ...)")
+        a.add_argument("--namespace", help="only the records of this namespace")
+        if name == "replay":
+            a.add_argument("--ref", action="append", help="only this partition:offset (as list prints it); repeatable")
+            a.add_argument("--dry-run", action="store_true", help="say what would be replayed")
+        a.set_defaults(fn=cmd_deadletters)
+    show = dsub.add_parser("show", help="one dead letter whole, its original decoded when possible")
+    show.add_argument("ref", help="partition:offset, as list prints it")
+    show.set_defaults(fn=cmd_deadletters, reason=None, namespace=None)
     sub.add_parser("build", help="build the Java modules (jobs, services)").set_defaults(fn=cmd_build)
     test = sub.add_parser("test", help="all tests: unit, then integration against the running stack")
     g = test.add_mutually_exclusive_group()

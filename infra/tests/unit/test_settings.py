@@ -36,3 +36,19 @@ def test_comments_and_blank_lines_are_ignored(tmp_path):
     f = tmp_path / "x.env"
     f.write_text("# TALLY_A=1\n\nTALLY_B = two words \nnot a setting\n")
     assert read_env_file(f) == {"TALLY_B": "two words"}
+
+
+def test_the_admin_token_is_made_once_private_and_kept(tmp_path):
+    s = Settings.load({"TALLY_HOME": str(tmp_path)})
+    token = s.admin_token()
+    path = tmp_path / "admin-token"
+    assert len(token) >= 32 and path.read_text() == token
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert Settings.load({"TALLY_HOME": str(tmp_path)}).admin_token() == token, "kept across runs"
+    assert s.admin_headers() == {"Authorization": f"Bearer {token}"}
+
+
+def test_a_given_admin_token_wins_and_no_file_is_made(tmp_path):
+    s = Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_ADMIN_TOKEN": "given"})
+    assert s.admin_token() == "given"
+    assert not (tmp_path / "admin-token").exists()

@@ -63,7 +63,7 @@ public final class GatewayMain {
                 control::up);
 
         RestSchemaRegistryClient registry = new RestSchemaRegistryClient(config.get(GatewayConfig.REGISTRY));
-        registerSchemas(registry);
+        lookUpSchemas(registry);
         EventProducer producer = new EventProducer(config, new AvroSerde(registry, false), metrics);
         producer.warmUp(
                 List.of(WriteRequestParser.COUNTER_TOPIC, WriteRequestParser.TIMESERIES_TOPIC), Duration.ofSeconds(60));
@@ -160,12 +160,14 @@ public final class GatewayMain {
                         "shutdown"));
     }
 
-    private static void registerSchemas(RestSchemaRegistryClient registry) throws InterruptedException {
+    private static void lookUpSchemas(RestSchemaRegistryClient registry) throws InterruptedException {
         long deadline = System.currentTimeMillis() + 60_000;
         while (true) {
             try {
-                registry.register(AvroSerde.valueSubject(WriteRequestParser.COUNTER_TOPIC), TallySchemas.COUNTER_EVENT);
-                registry.register(
+                // looked up, not registered: the registry's bootstrap registers Tally's schemas, and
+                // registering needs the admin token, which a data-plane server does not hold
+                registry.lookup(AvroSerde.valueSubject(WriteRequestParser.COUNTER_TOPIC), TallySchemas.COUNTER_EVENT);
+                registry.lookup(
                         AvroSerde.valueSubject(WriteRequestParser.TIMESERIES_TOPIC), TallySchemas.TIME_SERIES_EVENT);
                 return;
             } catch (RuntimeException e) {
