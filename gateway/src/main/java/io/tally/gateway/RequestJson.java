@@ -53,8 +53,17 @@ final class RequestJson {
                     "FIELD_TOO_LONG", path + " is longer than " + maxLength + " characters", path);
         }
         for (int i = 0; i < s.length(); i++) {
-            if (Character.isISOControl(s.charAt(i))) {
+            char c = s.charAt(i);
+            if (Character.isISOControl(c)) {
                 throw ServiceException.invalid("INVALID_FIELD", path + " contains a control character", path);
+            }
+            // a lone surrogate is no character: UTF-8 (Avro, Cassandra) would store it as '?', so
+            // two different ids would become one
+            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw ServiceException.invalid(
+                        "INVALID_FIELD", path + " holds a lone UTF-16 surrogate (not a character)", path);
             }
         }
         return s;

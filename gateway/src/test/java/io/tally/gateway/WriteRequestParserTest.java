@@ -128,6 +128,11 @@ class WriteRequestParserTest {
         }
     }
 
+    static boolean parseCounterOk(String s) {
+        parseCounter(s);
+        return true;
+    }
+
     static void parseEvents(String s) {
         try {
             parser.events(json(s), NOW_MICROS);
@@ -224,6 +229,15 @@ class WriteRequestParserTest {
         assertThat(delta.field()).isEqualTo("delta");
         ServiceException control =
                 error(() -> parseCounter("{'namespace':'page_hits','counter_name':'a\\u0000b','delta':1}"));
+        assertThat(control.field()).isEqualTo("counter_name");
+        ServiceException lone =
+                error(() -> parseCounter("{'namespace':'page_hits','counter_name':'a\\ud800b','delta':1}"));
+        assertThat(lone.getMessage()).contains("surrogate");
+        ServiceException loneAtEnd =
+                error(() -> parseCounter("{'namespace':'page_hits','counter_name':'ab\\udc00','delta':1}"));
+        assertThat(loneAtEnd.field()).isEqualTo("counter_name");
+        assertThat(parseCounterOk("{'namespace':'page_hits','counter_name':'emoji\\ud83d\\ude00','delta':1}"))
+                .isTrue();
         assertThat(control.field()).isEqualTo("counter_name");
     }
 

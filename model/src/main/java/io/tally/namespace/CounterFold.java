@@ -31,9 +31,21 @@ public final class CounterFold {
         sorted.sort(EVENT_TIME_ORDER);
         long count = start;
         for (Mutation m : sorted) {
-            count = m.clear() ? 0 : count + m.delta();
+            count = m.clear() ? 0 : add(count, m.delta());
         }
         return count;
+    }
+
+    /**
+     * a + b, saturating at Long.MIN_VALUE and Long.MAX_VALUE: a counter at its bound stays there
+     * instead of wrapping to the other sign (MAX + MAX was -2).
+     */
+    public static long add(long a, long b) {
+        long r = a + b;
+        if (((a ^ r) & (b ^ r)) < 0) { // both operands' sign differs from the result's: overflow
+            return a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
+        }
+        return r;
     }
 
     /** The stored item value of a mutation. */

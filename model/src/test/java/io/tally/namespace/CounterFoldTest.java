@@ -49,4 +49,20 @@ class CounterFoldTest {
         assertThat(CounterFold.fromItem(9, "deviceType", "tv".getBytes())).isNull();
         assertThat(CounterFold.fromItem(9, CounterFold.ADD, "x".getBytes())).isNull();
     }
+
+    @org.junit.jupiter.api.Test
+    void countsSaturateAtTheirBoundsInsteadOfWrapping() {
+        org.assertj.core.api.Assertions.assertThat(CounterFold.add(Long.MAX_VALUE, Long.MAX_VALUE))
+                .isEqualTo(Long.MAX_VALUE);
+        org.assertj.core.api.Assertions.assertThat(CounterFold.add(Long.MIN_VALUE, -1))
+                .isEqualTo(Long.MIN_VALUE);
+        org.assertj.core.api.Assertions.assertThat(CounterFold.add(Long.MAX_VALUE, Long.MIN_VALUE))
+                .isEqualTo(-1);
+        org.assertj.core.api.Assertions.assertThat(CounterFold.fold(
+                        0,
+                        java.util.List.of(
+                                new CounterFold.Mutation(1, false, Long.MAX_VALUE),
+                                new CounterFold.Mutation(2, false, Long.MAX_VALUE))))
+                .isEqualTo(Long.MAX_VALUE);
+    }
 }

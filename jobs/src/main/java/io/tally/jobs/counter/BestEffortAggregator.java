@@ -1,5 +1,6 @@
 package io.tally.jobs.counter;
 
+import io.tally.namespace.CounterFold;
 import java.time.Duration;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.StateTtlConfig;
@@ -44,7 +45,7 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
     public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
         BestEffortTotal t = load();
         t = t == null ? new BestEffortTotal() : t;
-        t.total = m.clear ? 0 : t.total + m.delta;
+        t.total = m.clear ? 0 : CounterFold.add(t.total, m.delta);
         t.deleteAfterSeconds = m.deleteAfterSeconds;
         if (t.flushAtMillis == 0) {
             t.flushAtMillis =

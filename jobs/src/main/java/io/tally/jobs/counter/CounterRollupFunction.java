@@ -142,7 +142,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         if (m.clear) {
             at.cleared = true;
         } else {
-            at.delta += m.delta;
+            at.delta = CounterFold.add(at.delta, m.delta);
         }
         pending.put(m.eventTimeMicros, at);
         ctx.output(EVENT_LOG, eventRow(m));
