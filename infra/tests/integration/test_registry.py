@@ -75,7 +75,8 @@ def avro_console(*args, stdin=None, settings=None, bootstrap=None, url=None):
         "--registry",
         url,
     ]
-    r = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=120)
+    env = {**os.environ, "TALLY_ADMIN_TOKEN": ADMIN["Authorization"][7:]}  # the console registers writer schemas
+    r = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
     return r.stdout
 

@@ -33,6 +33,8 @@ import java.util.Base64;
 final class EventSearch {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int MAX_DEPTH = 8;
+    /** Criteria in one searchQuery: below Elasticsearch's 1,024 boolean clauses, which it refuses above. */
+    static final int MAX_CRITERIA = 1000;
 
     private final NamespaceResolver namespaces;
     private final PageTokens tokens;
@@ -171,15 +173,22 @@ final class EventSearch {
                 .put("gte", start)
                 .put("lt", end);
         if (body.hasNonNull("searchQuery")) {
-            filter.add(criterion(ns, body.get("searchQuery"), "searchQuery", 0));
+            filter.add(criterion(ns, body.get("searchQuery"), "searchQuery", 0, new int[1]));
         }
         return q;
     }
 
-    private ObjectNode criterion(NamespaceConfig ns, JsonNode c, String path, int depth) {
+    private ObjectNode criterion(NamespaceConfig ns, JsonNode c, String path, int depth, int[] criteria) {
         RequestJson.object(c, path);
         if (depth > MAX_DEPTH) {
             throw ServiceException.invalid("INVALID_FIELD", path + " nests deeper than " + MAX_DEPTH, path);
+        }
+        if (++criteria[0] > MAX_CRITERIA) {
+            throw ServiceException.invalid(
+                    "TOO_MANY_CRITERIA",
+                    "searchQuery holds more than " + MAX_CRITERIA
+                            + " criteria (Elasticsearch refuses a query past 1,024" + " clauses)",
+                    "searchQuery");
         }
         if (c.size() != 1) {
             throw ServiceException.invalid(
@@ -216,7 +225,8 @@ final class EventSearch {
             ObjectNode bool = out.putObject("bool");
             ArrayNode list = bool.putArray(operator.equals("AND") ? "filter" : "should");
             for (int i = 0; i < parts.size(); i++) {
-                list.add(criterion(ns, parts.get(i), path + ".booleanQuery.searchQuery[" + i + "]", depth + 1));
+                list.add(criterion(
+                        ns, parts.get(i), path + ".booleanQuery.searchQuery[" + i + "]", depth + 1, criteria));
             }
             if (operator.equals("OR")) {
                 bool.put("minimum_should_match", 1);
