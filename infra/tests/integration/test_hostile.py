@@ -89,7 +89,7 @@ def valid_bodies(tag: str) -> dict[str, dict]:
             "idempotency_token": token,
         },
         "counter/GetCount": {"namespace": "video_views", "counter_name": tag},
-        "counter/Recount": {"namespace": "ad_clicks", "counter_name": tag},
+        "counter/Recount": {"namespace": "ad_clicks", "counter_name": tag, "from": now_iso(-3600), "to": now},
         "timeseries/WriteEventRecords": {"namespace": "playback", "events": [event]},
         "timeseries/WriteEventRecordsSync": {"namespace": "playback", "events": [event]},
         "timeseries/ReadEventRecords": {"namespace": "playback", "timeSeriesId": tag, "timeInterval": interval},

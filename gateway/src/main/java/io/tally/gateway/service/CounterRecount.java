@@ -78,6 +78,14 @@ public final class CounterRecount {
                     "from must be before " + (q.toMicros() != null ? "to" : "the rollup time"),
                     "from");
         }
+        if (to - from > TimeSeriesQueries.MAX_INTERVAL_MICROS) {
+            // each slice in the range is planned and read: a range from year 1 exhausted the heap
+            throw ServiceException.invalid(
+                    "RANGE_TOO_LONG",
+                    "a recount spans at most " + TimeSeriesQueries.MAX_INTERVAL_MICROS / 86_400_000_000L
+                            + " days; give a later from",
+                    "from");
+        }
         boolean comparable = to == r.rollupMicros(); // a rollup is a count at its own time only
         List<CounterFold.Mutation> log = new ArrayList<>();
         long eventCount = 0;
