@@ -90,7 +90,7 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
      * @throws Unavailable when Kafka cannot take records at all (same proviso)
      */
     @Override
-    public CompletableFuture<Void> send(List<Outgoing> batch) {
+    public CompletableFuture<long[]> send(List<Outgoing> batch) {
         List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>(batch.size());
         long bytes = 0;
         for (Outgoing o : batch) {
@@ -109,16 +109,19 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
                     "the producer buffer is full (Kafka is slower than the request rate); nothing was written");
         }
         CompletableFuture<?>[] acks = new CompletableFuture<?>[records.size()];
+        long[] stored = new long[records.size()];
         long t0 = System.nanoTime();
         for (int i = 0; i < records.size(); i++) {
             CompletableFuture<Void> ack = new CompletableFuture<>();
             acks[i] = ack;
+            int at = i;
             producer.send(records.get(i), (md, err) -> {
                 if (err != null) {
                     metrics.produceFailures.inc();
                     ack.completeExceptionally(err);
                 } else {
                     metrics.produceSeconds.observe((System.nanoTime() - t0) / 1e9);
+                    stored[at] = md.timestamp(); // LogAppendTime or the record's CreateTime: what the jobs judge
                     ack.complete(null);
                 }
             });
@@ -133,7 +136,7 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
                 }
             }
         }
-        return CompletableFuture.allOf(acks);
+        return CompletableFuture.allOf(acks).thenApply(v -> stored);
     }
 
     private static String partial(int sent) {

@@ -41,6 +41,9 @@ final class HttpErrors {
         if (e.field() != null) {
             err.put("field", e.field());
         }
+        if (!e.eventIds().isEmpty()) { // the ids to retry with (the gateway may have made some)
+            err.set("eventIds", JSON.valueToTree(e.eventIds()));
+        }
         if (e.kind() == Kind.BACKPRESSURE || e.kind() == Kind.UNAVAILABLE) {
             ctx.response().putHeader("Retry-After", "1");
         }

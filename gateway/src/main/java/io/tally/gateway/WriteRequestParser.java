@@ -93,7 +93,14 @@ final class WriteRequestParser {
         long idemKey = digest(KeyParts.join(ns.name(), counter, eventId));
         long digest = digest((clear ? "CLEAR" : "ADD") + "|" + delta + "|" + eventTime);
         Outgoing out = new Outgoing(
-                COUNTER_TOPIC, ns.name() + "/" + counter, rec, idemKey, digest, namespaces.version(ns.name()));
+                COUNTER_TOPIC,
+                ns.name() + "/" + counter,
+                rec,
+                idemKey,
+                digest,
+                namespaces.version(ns.name()),
+                eventTime,
+                token == null ? "body" : "idempotency_token.generation_time");
         return new WriteBatch(ns, List.of(out), List.of(eventId), generated);
     }
 
@@ -160,7 +167,9 @@ final class WriteRequestParser {
                     rec,
                     digest(KeyParts.join(ns.name(), tsid, eventTime, eventId)),
                     payloadDigest,
-                    namespaces.version(ns.name())));
+                    namespaces.version(ns.name()),
+                    eventTime,
+                    p + ".eventTime"));
             ids.add(eventId);
         }
         return new WriteBatch(ns, out, ids, generated);

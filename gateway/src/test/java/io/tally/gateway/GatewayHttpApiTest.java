@@ -57,7 +57,7 @@ class GatewayHttpApiTest {
         WriteService writes = new WriteService(
                 records -> {
                     sent += records.size();
-                    return CompletableFuture.completedFuture(null);
+                    return CompletableFuture.completedFuture(new long[records.size()]);
                 },
                 new IdempotencyCache(100),
                 () -> true,

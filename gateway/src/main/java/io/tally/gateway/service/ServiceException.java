@@ -33,6 +33,8 @@ public final class ServiceException extends RuntimeException {
     private final Kind kind;
     private final String code;
     private final String field;
+    /** The event ids the refused write carried (ids the gateway made included), so a retry reuses them. */
+    private java.util.List<String> eventIds = java.util.List.of();
 
     public ServiceException(Kind kind, String code, String message, String field) {
         super(message, null, false, false);
@@ -67,5 +69,15 @@ public final class ServiceException extends RuntimeException {
 
     public String field() {
         return field;
+    }
+
+    public java.util.List<String> eventIds() {
+        return eventIds;
+    }
+
+    /** This refusal with the write's event ids (a 429, a 503 or a late refusal of a written batch). */
+    public ServiceException withEventIds(java.util.List<String> ids) {
+        this.eventIds = java.util.List.copyOf(ids);
+        return this;
     }
 }

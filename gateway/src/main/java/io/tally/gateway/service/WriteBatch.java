@@ -10,7 +10,8 @@ public record WriteBatch(
 
     /**
      * One record for Kafka, with a digest of the idempotency key it carries and one of its
-     * payload, and the namespace version it was accepted under (sent as a header).
+     * payload, the namespace version it was accepted under (sent as a header), its event time
+     * (judged against the accept window), and the request field that gave that time.
      */
     public record Outgoing(
             String topic,
@@ -18,5 +19,7 @@ public record WriteBatch(
             SpecificRecordBase value,
             long idempotencyKey,
             long payloadDigest,
-            long namespaceVersion) {}
+            long namespaceVersion,
+            long eventTimeMicros,
+            String timeField) {}
 }

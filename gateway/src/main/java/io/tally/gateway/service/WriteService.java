@@ -30,12 +30,13 @@ public final class WriteService {
     /** Where records go: the gateway's Kafka producer. */
     public interface RecordSink {
         /**
-         * Sends the records; the future completes when all are acknowledged.
+         * Sends the records; the future completes when all are acknowledged, with the timestamp
+         * (ms) each was stored with: the one the jobs judge its accept window by.
          *
          * @throws Backpressure when the sink's buffer cannot take them now
          * @throws Unavailable when Kafka cannot take records at all
          */
-        CompletableFuture<Void> send(List<Outgoing> records);
+        CompletableFuture<long[]> send(List<Outgoing> records);
     }
 
     /** The sink is full; retry later. */
@@ -107,40 +108,91 @@ public final class WriteService {
                     "KAFKA_UNAVAILABLE", "Kafka is unreachable; nothing was written, retry with the same ids");
         }
         List<Long> claimed = claimIdempotencyKeys(batch, nowMillis);
-        CompletableFuture<Void> acks;
+        CompletableFuture<long[]> acks;
         try {
             acks = sink.send(batch.records());
         } catch (Backpressure e) {
             claimed.forEach(tokens::forget);
-            throw new ServiceException(Kind.BACKPRESSURE, "BACKPRESSURE", e.getMessage(), null);
+            throw new ServiceException(Kind.BACKPRESSURE, "BACKPRESSURE", e.getMessage() + retryUntil(batch), null)
+                    .withEventIds(batch.eventIds());
         } catch (Unavailable e) {
             claimed.forEach(tokens::forget);
-            throw ServiceException.unavailable("KAFKA_UNAVAILABLE", e.getMessage());
+            throw ServiceException.unavailable("KAFKA_UNAVAILABLE", e.getMessage() + retryUntil(batch))
+                    .withEventIds(batch.eventIds());
         }
         metrics.accepted(batch.records().get(0).topic(), batch.records().size());
         Written written = new Written(batch, durable);
         if (!durable) {
             return CompletableFuture.completedFuture(written);
         }
-        return acks.orTimeout(syncTimeoutMs, TimeUnit.MILLISECONDS).handle((ok, err) -> {
+        long timeoutMs = syncTimeoutMs(batch);
+        return acks.orTimeout(timeoutMs, TimeUnit.MILLISECONDS).handle((stored, err) -> {
             if (err == null) {
+                refuseOutsideWindow(batch, stored); // the jobs' judgement, made on the same clock
                 return written;
             }
             claimed.forEach(tokens::forget);
-            throw unacknowledged(err);
+            throw unacknowledged(err, timeoutMs, batch).withEventIds(batch.eventIds());
         });
     }
 
-    private ServiceException unacknowledged(Throwable err) {
+    /**
+     * How long a durable write waits for Kafka: the setting, but at most half the namespace's
+     * accept window, so a client told 503 still has the other half to retry with the same ids
+     * (the retry's event time is the first attempt's).
+     */
+    long syncTimeoutMs(WriteBatch batch) {
+        return Math.max(
+                1, Math.min(syncTimeoutMs, batch.namespace().acceptLimit().toMillis() / 2));
+    }
+
+    /**
+     * The jobs judge an event's accept window against the timestamp Kafka stored it with; the
+     * gateway judged it against its own clock before sending. A record stored after its window
+     * closed would be dead-lettered, so the write is not reported as done: it is refused as the
+     * jobs will refuse it, never answered 200 first.
+     */
+    private static void refuseOutsideWindow(WriteBatch batch, long[] storedMillis) {
+        for (int i = 0; i < batch.records().size() && storedMillis != null && i < storedMillis.length; i++) {
+            Outgoing o = batch.records().get(i);
+            if (!batch.namespace().accepts(o.eventTimeMicros(), storedMillis[i] * 1000)) {
+                throw ServiceException.invalid(
+                                "OUTSIDE_ACCEPT_WINDOW",
+                                o.timeField() + " was outside the accept window of '"
+                                        + batch.namespace().name()
+                                        + "' by the time Kafka stored it (" + storedMillis[i]
+                                        + " ms): it will be dead-lettered, not applied; send it again with a"
+                                        + " current time",
+                                o.timeField())
+                        .withEventIds(batch.eventIds());
+            }
+        }
+    }
+
+    /** When a retry with the same ids stops being accepted: the first event's time plus the window. */
+    private static String retryUntil(WriteBatch batch) {
+        long first = batch.records().stream()
+                .mapToLong(Outgoing::eventTimeMicros)
+                .min()
+                .orElse(0);
+        long until = first + batch.namespace().acceptLimit().toNanos() / 1000;
+        return "; retry with the same ids before " + java.time.Instant.EPOCH.plusNanos(until * 1000)
+                + " (the accept window of its event time)";
+    }
+
+    private ServiceException unacknowledged(Throwable err, long timeoutMs, WriteBatch batch) {
         Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+        if (cause instanceof ServiceException refused) {
+            return refused;
+        }
         if (cause instanceof Backpressure) {
-            return new ServiceException(Kind.BACKPRESSURE, "BACKPRESSURE", cause.getMessage(), null);
+            return new ServiceException(
+                    Kind.BACKPRESSURE, "BACKPRESSURE", cause.getMessage() + retryUntil(batch), null);
         }
         String why = cause instanceof TimeoutException
-                ? "Kafka did not acknowledge within " + syncTimeoutMs + " ms"
+                ? "Kafka did not acknowledge within " + timeoutMs + " ms"
                 : "Kafka did not acknowledge: " + cause.getMessage();
-        return ServiceException.unavailable(
-                "KAFKA_UNAVAILABLE", why + "; retry with the same ids (writes are idempotent)");
+        return ServiceException.unavailable("KAFKA_UNAVAILABLE", why + retryUntil(batch) + " (writes are idempotent)");
     }
 
     /**

@@ -21,11 +21,11 @@ class WriteServiceTest {
     /** A sink that records what it was sent and answers with a future the test completes. */
     static final class RecordingSink implements WriteService.RecordSink {
         final List<Outgoing> sent = new ArrayList<>();
-        CompletableFuture<Void> acks = new CompletableFuture<>();
+        CompletableFuture<long[]> acks = new CompletableFuture<>();
         RuntimeException refuse;
 
         @Override
-        public CompletableFuture<Void> send(List<Outgoing> records) {
+        public CompletableFuture<long[]> send(List<Outgoing> records) {
             if (refuse != null) {
                 throw refuse;
             }
@@ -59,7 +59,14 @@ class WriteServiceTest {
         List<String> ids = new ArrayList<>();
         for (int i = 0; i < keyAndDigest.length; i += 2) {
             out.add(new Outgoing(
-                    "tally.timeseries.events", "playback/a", null, keyAndDigest[i], keyAndDigest[i + 1], 1));
+                    "tally.timeseries.events",
+                    "playback/a",
+                    null,
+                    keyAndDigest[i],
+                    keyAndDigest[i + 1],
+                    1,
+                    NOW * 1000,
+                    "events[" + i / 2 + "].eventTime"));
             ids.add("e" + i);
         }
         return new WriteBatch(PLAYBACK, out, ids, List.of());
@@ -69,7 +76,7 @@ class WriteServiceTest {
     void aDurableWriteCompletesOnlyWhenKafkaAcknowledged() throws Exception {
         var done = service.write(batch(1, 10), true, NOW).toCompletableFuture();
         assertThat(done).isNotDone();
-        sink.acks.complete(null);
+        sink.acks.complete(new long[] {NOW});
         assertThat(done.get().durable()).isTrue();
         assertThat(counts.accepted).isEqualTo(1);
     }
@@ -143,5 +150,35 @@ class WriteServiceTest {
                 .isInstanceOfSatisfying(
                         ServiceException.class, e -> assertThat(e.code()).isEqualTo("SHUTTING_DOWN"));
         assertThat(sink.sent).isEmpty();
+    }
+
+    @Test
+    void aWriteKafkaStoredAfterItsWindowClosedIsRefusedNotAnswered200() throws Exception {
+        // the jobs judge the window against the stored timestamp: 6 s after a 5 s window is a dead letter
+        var done = service.write(batch(1, 10), true, NOW).toCompletableFuture();
+        sink.acks.complete(new long[] {NOW + 6_000});
+        assertThatThrownBy(done::get)
+                .isInstanceOf(ExecutionException.class)
+                .cause()
+                .isInstanceOfSatisfying(ServiceException.class, e -> {
+                    assertThat(e.code()).isEqualTo("OUTSIDE_ACCEPT_WINDOW");
+                    assertThat(e.field()).isEqualTo("events[0].eventTime");
+                    assertThat(e.eventIds()).containsExactly("e0");
+                });
+    }
+
+    @Test
+    void refusalsAfterTheRequestWasReadCarryItsEventIdsAndTheRetryDeadline() {
+        sink.refuse = new WriteService.Backpressure("the producer buffer is full");
+        assertThatThrownBy(() -> service.write(batch(1, 10, 2, 20), true, NOW))
+                .isInstanceOfSatisfying(ServiceException.class, e -> {
+                    assertThat(e.eventIds()).containsExactly("e0", "e2");
+                    assertThat(e.getMessage()).contains("retry with the same ids before");
+                });
+    }
+
+    @Test
+    void theSyncTimeoutLeavesHalfTheAcceptWindowForARetry() {
+        assertThat(service.syncTimeoutMs(batch(1, 10))).isEqualTo(2_500); // playback's default 5 s window
     }
 }
