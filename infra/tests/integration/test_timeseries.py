@@ -15,7 +15,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from kafka_tail import KafkaTail
-from support import now_iso
+from support import now_iso, until
 from tally.jobs import Jobs
 
 DAY_US, HOUR_US = 86_400_000_000, 3_600_000_000  # playback: daily slices, hourly buckets, 4 event buckets
@@ -558,3 +558,76 @@ def test_a_store_down_for_20s_is_caught_up_with_nothing_lost_or_doubled(
             break
         time.sleep(1)
     assert count == expected, f"{count} documents of {expected}"
+
+
+def test_a_read_past_its_deadline_returns_early_with_a_token_and_loses_nothing(
+    stack, settings, tmp_path, gw, writer_running
+):
+    """A gateway whose read deadline is 1 ms returns after one time bucket each call (the
+    TimeSeries article's early return); following the tokens yields every event once, in order."""
+    from tally import process
+    from test_gateway import second_gateway
+
+    bootstrap = f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}"
+    client = SchemaRegistryClient({"url": stack.component("registry").url()})
+    schema = client.get_latest_version("tally.timeseries.events-value").schema.schema_str
+    ser = AvroSerializer(client, schema, conf={"auto.register.schemas": False, "use.latest.version": True})
+    ctx = SerializationContext("tally.timeseries.events", MessageField.VALUE)
+    producer = Producer({"bootstrap.servers": bootstrap, "log_level": 0})
+    tsid, now_us = f"early-{uuid.uuid4().hex[:8]}", micros(now_iso())
+    written = []
+    for n, back_h in enumerate([0, 0, 2, 5, 5, 9]):  # four hourly time buckets
+        t = now_us - back_h * HOUR_US - n
+        value = {
+            "namespace": "playback",
+            "time_series_id": tsid,
+            "event_time": t,
+            "event_id": f"e{n}",
+            "items": [],
+            "source": "python",
+        }
+        producer.produce("tally.timeseries.events", key=f"playback/{tsid}", timestamp=t // 1000, value=ser(value, ctx))
+        written.append((t, f"e{n}"))
+    assert producer.flush(30) == 0
+    expected = [eid for _, eid in sorted(written, key=lambda x: (-x[0], x[1]))]
+    whole = {
+        "namespace": "playback",
+        "timeSeriesId": tsid,
+        "timeInterval": {"start": now_iso(-12 * 3600), "end": now_iso(60)},
+        "pageSize": 100,
+    }
+    until(
+        "every event stored",
+        lambda: (
+            [
+                e["eventId"]
+                for e in requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=whole, timeout=30).json()["events"]
+            ]
+            == expected
+        ),
+        timeout=90,
+        every=1,
+    )
+    ref, url = second_gateway(settings, stack, tmp_path, TALLY_GATEWAY_READ_DEADLINE_MS="1")
+    try:
+        body = {
+            "namespace": "playback",
+            "timeSeriesId": tsid,
+            "timeInterval": {"start": now_iso(-12 * 3600), "end": now_iso(60)},
+            "pageSize": 100,
+        }
+        got, pages = [], 0
+        while True:
+            r = requests.post(f"{url}/v1/timeseries/ReadEventRecords", json=body, timeout=30)
+            assert r.status_code == 200, r.text
+            pages += 1
+            got += [e["eventId"] for e in r.json()["events"]]
+            token = r.json().get("nextPageToken")
+            if not token:
+                break
+            body["pageToken"] = token
+            assert pages < 200, "the pages do not progress"
+        assert got == expected
+        assert pages > 1, "the deadline should have cut the read into pages"
+    finally:
+        process.stop(ref, timeout=20)

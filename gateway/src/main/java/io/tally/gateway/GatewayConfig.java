@@ -111,6 +111,11 @@ public final class GatewayConfig {
             "TALLY_GATEWAY_PAGE_TOKEN_SECRET",
             "",
             "HMAC key of page tokens; empty = random per process (tokens then do not survive a restart).");
+    public static final Field READ_DEADLINE_MS = new Field(
+            "read.deadline.ms",
+            "TALLY_GATEWAY_READ_DEADLINE_MS",
+            "2000",
+            "A ReadEventRecords that ran this long returns what it found with a page token to resume (early return).");
     public static final Field MAX_PAGE =
             new Field("max.page.size", "TALLY_GATEWAY_MAX_PAGE_SIZE", "1000", "Largest pageSize of a read.");
     public static final Field ELASTICSEARCH = new Field(
@@ -123,6 +128,7 @@ public final class GatewayConfig {
         CASSANDRA,
         TOKEN_SECRET,
         MAX_PAGE,
+        READ_DEADLINE_MS,
         HOST,
         PORT,
         BOOTSTRAP,

@@ -75,7 +75,8 @@ public final class GatewayMain {
         WriteRequestParser parser = new WriteRequestParser(namespaces, config);
         PageTokens pageTokens = new PageTokens(config.get(GatewayConfig.TOKEN_SECRET));
         CassandraSession cassandra = new CassandraSession(config.get(GatewayConfig.CASSANDRA));
-        TimeSeriesQueries timeSeries = new TimeSeriesQueries(cassandra, pageTokens);
+        TimeSeriesQueries timeSeries =
+                new TimeSeriesQueries(cassandra, pageTokens, config.longOf(GatewayConfig.READ_DEADLINE_MS));
         EventSearch search = new EventSearch(namespaces, pageTokens, config);
         CounterQueries counters = new CounterQueries(timeSeries, cassandra, metrics.forCounterReads());
         WriteService writes = new WriteService(

@@ -103,7 +103,9 @@ final class ReadRequests {
                 filters(body),
                 (int) RequestJson.boundedInteger(body, "pageSize", 100, 1, maxPage),
                 RequestJson.boundedInteger(body, "totalRecordLimit", 1000, 1, 1_000_000),
-                body.hasNonNull("pageToken") ? RequestJson.text(body, "pageToken", "pageToken", 4096) : null);
+                body.hasNonNull("pageToken") ? RequestJson.text(body, "pageToken", "pageToken", 4096) : null,
+                RequestJson.boundedInteger(
+                        body, "pageSizeBytes", TimeSeriesQueries.DEFAULT_PAGE_BYTES, 1024, 16L << 20));
     }
 
     static ObjectNode page(String timeSeriesId, TimeSeriesQueries.EventPage page) {

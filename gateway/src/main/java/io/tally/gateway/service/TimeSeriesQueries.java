@@ -17,10 +17,12 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The TimeSeries reads over the stored slices (ReadEventRecords, and the event-log scans of the
@@ -53,29 +55,96 @@ public final class TimeSeriesQueries {
             List<ItemFilter> filters,
             int pageSize,
             long totalRecordLimit,
-            String pageToken) {}
+            String pageToken,
+            long pageSizeBytes) {
+        public ReadQuery(
+                NamespaceConfig namespace,
+                String timeSeriesId,
+                long startMicros,
+                long endMicros,
+                List<ItemFilter> filters,
+                int pageSize,
+                long totalRecordLimit,
+                String pageToken) {
+            this(
+                    namespace,
+                    timeSeriesId,
+                    startMicros,
+                    endMicros,
+                    filters,
+                    pageSize,
+                    totalRecordLimit,
+                    pageToken,
+                    DEFAULT_PAGE_BYTES);
+        }
+    }
 
-    /** A page of events; nextPageToken is null after the last page. */
+    /** A page's items stop at about this many bytes unless the query says otherwise (the KV article's page_size_bytes). */
+    public static final long DEFAULT_PAGE_BYTES = 1 << 20;
+    /** More slices than this in one read are refused: planning them alone costs the heap (60 s slices over 400 days are 576,000). */
+    public static final int MAX_SLICES = 10_000;
+
+    /**
+     * A page of events; nextPageToken is null after the last page. A page may hold fewer events
+     * than asked, none even, with a token: the read stopped at its deadline or byte budget (the
+     * TimeSeries article's early return) and the token resumes where it stopped.
+     */
     public record EventPage(List<Event> events, String nextPageToken) {}
 
     private final CassandraSession cassandra;
     private final PageTokens tokens;
     private final Map<String, PreparedStatement> statements = new ConcurrentHashMap<>();
-    private final ExecutorService partitions = Executors.newFixedThreadPool(8, r -> {
-        Thread t = new Thread(r, "partition-read");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService partitions = boundedPool(8, 1024, "partition-read");
     /** Time buckets of a scan; each fans out to its event buckets on the partition pool. */
-    private final ExecutorService buckets = Executors.newFixedThreadPool(4, r -> {
-        Thread t = new Thread(r, "bucket-read");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService buckets = boundedPool(4, 256, "bucket-read");
+
+    private final long deadlineMillis;
 
     public TimeSeriesQueries(CassandraSession cassandra, PageTokens tokens) {
+        this(cassandra, tokens, 2_000);
+    }
+
+    /** @param deadlineMillis a read returns what it has (with a token) once it ran this long */
+    public TimeSeriesQueries(CassandraSession cassandra, PageTokens tokens, long deadlineMillis) {
         this.cassandra = cassandra;
         this.tokens = tokens;
+        this.deadlineMillis = deadlineMillis;
+    }
+
+    /** A pool whose queue is bounded: when it is full, reads are refused (429), not queued without end. */
+    private static ExecutorService boundedPool(int threads, int queue, String name) {
+        return new ThreadPoolExecutor(
+                threads,
+                threads,
+                0,
+                TimeUnit.MILLISECONDS,
+                new ArrayBlockingQueue<>(queue),
+                r -> {
+                    Thread t = new Thread(r, name);
+                    t.setDaemon(true);
+                    return t;
+                },
+                (r, pool) -> {
+                    throw new ServiceException(
+                            ServiceException.Kind.BACKPRESSURE,
+                            "READ_BACKPRESSURE",
+                            "the gateway has too many reads in flight; retry shortly",
+                            null);
+                });
+    }
+
+    private static void checkWidth(NamespaceConfig ns, long start, long end) {
+        long shortest = ns.timePartition().secondsPerSlice();
+        for (var earlier : ns.partitionHistory()) {
+            shortest = Math.min(shortest, earlier.partition().secondsPerSlice());
+        }
+        if ((end - start) / (shortest * 1_000_000L) + 2 > MAX_SLICES) {
+            throw ServiceException.invalid(
+                    "READ_TOO_WIDE",
+                    "timeInterval covers more than " + MAX_SLICES + " slices of " + shortest
+                            + " s; read a narrower interval",
+                    "timeInterval");
+        }
     }
 
     public EventPage read(ReadQuery q) {
@@ -87,6 +156,9 @@ public final class TimeSeriesQueries {
             throw ServiceException.invalid(
                     "INVALID_FIELD", "timeInterval must have start < end and span at most 400 days", "timeInterval");
         }
+        checkWidth(ns, start, end);
+        long began = System.nanoTime();
+        long bytes = 0;
         List<ItemFilter> filters = q.filters();
         long digest = queryDigest(ns.name(), tsid, start, end, filters);
         PageTokens.Cursor cursor = q.pageToken() == null ? null : tokens.decode(q.pageToken(), digest);
@@ -95,6 +167,8 @@ public final class TimeSeriesQueries {
 
         List<Event> page = new ArrayList<>();
         boolean more = false;
+        long stoppedAbove = Long.MIN_VALUE; // an early return: every event at or above this time was seen
+        int bucketsRead = 0;
         TimeSlicePlanner planner = new TimeSlicePlanner(ns);
         List<Slice> slices = new ArrayList<>(planner.slicesCovering(start, end));
         Collections.reverse(slices);
@@ -110,6 +184,12 @@ public final class TimeSeriesQueries {
                 if (lo > hi) {
                     continue;
                 }
+                // past the deadline, return; but read one bucket per call at least, so pages progress
+                if (bucketsRead > 0 && System.nanoTime() - began > deadlineMillis * 1_000_000L) {
+                    stoppedAbove = hi + 1; // resume below: nothing at or above hi + 1 is left
+                    break outer;
+                }
+                bucketsRead++;
                 for (Event e : bucket(ns, slice, tsid, buckets[i], lo, hi, slice.bucketsPerId())) {
                     if (cursor != null
                             && (e.timeMicros() > cursor.eventTimeMicros()
@@ -120,11 +200,15 @@ public final class TimeSeriesQueries {
                     if (!matches(e, filters)) {
                         continue;
                     }
-                    if (page.size() == want) {
+                    if (page.size() == want || (!page.isEmpty() && bytes >= q.pageSizeBytes())) {
                         more = true;
                         break outer;
                     }
                     page.add(e);
+                    bytes += e.eventId().length() + 16L;
+                    for (Map.Entry<String, byte[]> it : e.items()) {
+                        bytes += it.getKey().length() + it.getValue().length;
+                    }
                 }
             }
         }
@@ -133,6 +217,14 @@ public final class TimeSeriesQueries {
         if (more && returned < q.totalRecordLimit() && !page.isEmpty()) {
             Event last = page.get(page.size() - 1);
             next = tokens.encode(new PageTokens.Cursor(last.timeMicros(), last.eventId(), returned), digest);
+        } else if (stoppedAbove != Long.MIN_VALUE && returned < q.totalRecordLimit()) {
+            // the deadline passed: resume after the last event served, or below the buckets seen
+            Event last = page.isEmpty() ? null : page.get(page.size() - 1);
+            next = tokens.encode(
+                    last != null
+                            ? new PageTokens.Cursor(last.timeMicros(), last.eventId(), returned)
+                            : new PageTokens.Cursor(stoppedAbove, "\uffff", returned),
+                    digest);
         }
         return new EventPage(page, next);
     }

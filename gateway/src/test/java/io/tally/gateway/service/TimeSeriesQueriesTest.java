@@ -65,4 +65,17 @@ class TimeSeriesQueriesTest {
                     assertThat(e.code()).isEqualTo("CASSANDRA_UNAVAILABLE");
                 });
     }
+
+    @Test
+    void aReadOverMoreSlicesThanTheCapIsRefusedBeforeAnyIsPlanned() {
+        NamespaceConfig minute = io.tally.namespace.NamespaceConfigParser.parse(
+                "minutes",
+                "{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":60,\"seconds_per_bucket\":1,"
+                        + "\"buckets_per_id\":64}}");
+        var q = new ReadQuery(minute, "p1", 0, TimeSeriesQueries.MAX_INTERVAL_MICROS, List.of(), 100, 1000, null);
+        assertThatThrownBy(() -> queries.read(q)).isInstanceOfSatisfying(ServiceException.class, e -> {
+            assertThat(e.code()).isEqualTo("READ_TOO_WIDE");
+            assertThat(e.field()).isEqualTo("timeInterval");
+        });
+    }
 }
