@@ -87,6 +87,9 @@ func loadConfig(args []string) (Config, error) {
 	if c.RateLimit, err = time.ParseDuration(c.RateLimitText); err != nil {
 		return c, fmt.Errorf("rate_limit: %w", err)
 	}
+	if c.RateLimit < 0 {
+		return c, fmt.Errorf("rate_limit: %s is negative (0 exports every switch)", c.RateLimitText)
+	}
 	if c.Interval, err = time.ParseDuration(c.IntervalText); err != nil || c.Interval <= 0 {
 		return c, fmt.Errorf("interval: must be a positive duration")
 	}

@@ -32,4 +32,7 @@ func TestBadConfigIsNamed(t *testing.T) {
 	if _, err := loadConfig([]string{"-interval", "0s"}); err == nil {
 		t.Fatal("a zero interval was accepted")
 	}
+	if _, err := loadConfig([]string{"-rate-limit", "-5ms"}); err == nil {
+		t.Fatal("a negative rate limit was accepted")
+	}
 }

@@ -51,6 +51,23 @@ func main() {
 	}
 }
 
+// maxBufferedRecords bounds the samples waiting for Kafka (about 2 MB at ~200 B each); past it
+// samples are dropped and counted as kafka_full.
+const maxBufferedRecords = 10000
+
+// dropReason names why a sample did not reach Kafka ("" when it did): kafka_full when the
+// producer's buffer was full, kafka for any other failure.
+func dropReason(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, kgo.ErrMaxBuffered):
+		return "kafka_full"
+	default:
+		return "kafka"
+	}
+}
+
 func run(cfg Config) error {
 	m := newMetrics()
 	mount := cfg.CgroupMount
@@ -90,13 +107,21 @@ func run(cfg Config) error {
 		return err
 	}
 	client, err := kgo.NewClient(kgo.SeedBrokers(cfg.Kafka), kgo.ProducerLinger(5*time.Millisecond),
-		kgo.RecordDeliveryTimeout(30*time.Second))
+		kgo.RecordDeliveryTimeout(30*time.Second), kgo.MaxBufferedRecords(maxBufferedRecords))
 	if err != nil {
 		return err
 	}
 	defer client.Close()
 
-	srv := &http.Server{Addr: cfg.MetricsAddr, Handler: promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})}
+	srv := &http.Server{
+		Addr:    cfg.MetricsAddr,
+		Handler: promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{}),
+		// a client that opens a connection and sends nothing (or reads nothing) is cut off
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       60 * time.Second,
+	}
 	go func() {
 		if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
 			log.Fatalf("metrics: %v", err)
@@ -114,9 +139,11 @@ func run(cfg Config) error {
 			m.events.WithLabelValues(topic).Inc()
 			return
 		}
-		client.Produce(context.Background(), &kgo.Record{Topic: topic, Key: []byte(key), Value: b}, func(_ *kgo.Record, err error) {
-			if err != nil {
-				m.drops.WithLabelValues("kafka").Inc()
+		// TryProduce never blocks: with the producer's buffer full (Kafka slower than the samples,
+		// or down) a sample is dropped and counted, so the BPF reader and SIGTERM are never stuck.
+		client.TryProduce(context.Background(), &kgo.Record{Topic: topic, Key: []byte(key), Value: b}, func(_ *kgo.Record, err error) {
+			if reason := dropReason(err); reason != "" {
+				m.drops.WithLabelValues(reason).Inc()
 				return
 			}
 			m.events.WithLabelValues(topic).Inc()

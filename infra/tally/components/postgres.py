@@ -165,11 +165,20 @@ shared_buffers = '64MB'
     def after_ready(self):
         if self.psql("SELECT 1 FROM pg_database WHERE datname = 'tally_control'") != "1":
             self.psql("CREATE DATABASE tally_control")
-        cdc_user, cdc_pw = self.s.get("TALLY_CDC_USER"), self.s.get("TALLY_CDC_PASSWORD")
-        if self.psql(f"SELECT 1 FROM pg_roles WHERE rolname = '{cdc_user}'") != "1":
-            self.psql(f"CREATE ROLE {cdc_user} WITH LOGIN REPLICATION PASSWORD '{cdc_pw}'")
+        # roles and passwords are settings: quoted by Postgres (format %I/%L over psql variables),
+        # never spliced into the SQL text here
+        self.psql_script(
+            """SELECT format('CREATE ROLE %I WITH LOGIN REPLICATION PASSWORD %L', :'user', :'pw')
+                            WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'user') \\gexec""",
+            db="postgres",
+            user=self.s.get("TALLY_CDC_USER"),
+            pw=self.s.get("TALLY_CDC_PASSWORD"),
+        )
         apply_migrations(self)
-        self.psql(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {cdc_user}", db="tally_control")
+        self.psql_script(
+            """SELECT format('GRANT SELECT ON ALL TABLES IN SCHEMA public TO %I', :'user') \\gexec""",
+            user=self.s.get("TALLY_CDC_USER"),
+        )
         self.psql_script(
             """SELECT format('CREATE ROLE %I WITH LOGIN PASSWORD %L', :'user', :'pw')
                             WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'user') \\gexec

@@ -372,3 +372,19 @@ def test_the_admin_doors_are_closed_by_default(stack, settings, gw):
         f"{registry}/subjects/tally.timeseries.events-value?permanent=true", headers=ADMIN, timeout=10
     )
     assert tally.status_code == 409, tally.text
+
+
+def test_the_launchers_sql_takes_settings_as_values_never_as_sql_text(stack, gw):
+    """Role names and passwords are settings (TALLY_CDC_*, TALLY_CONTROL_ADMIN_*): the launcher
+    passes them as psql variables quoted by Postgres, so a hostile one is a strange name, not SQL."""
+    pg = stack.component("postgres")
+    hostile = 'it_role"; DROP TABLE namespaces; --'
+    create = "SELECT format('CREATE ROLE %I WITH LOGIN PASSWORD %L', :'user', :'pw') \\gexec"
+    pg.psql_script(create, db="postgres", user=hostile, pw="it's; DROP")
+    try:
+        assert (
+            pg.psql_script("SELECT count(*) FROM pg_roles WHERE rolname = :'user'", db="postgres", user=hostile) == "1"
+        )
+        assert requests.get(f"{gw}/v1/namespaces/playback", headers=ADMIN, timeout=10).status_code == 200
+    finally:
+        pg.psql_script("SELECT format('DROP ROLE %I', :'user') \\gexec", db="postgres", user=hostile)
