@@ -3,7 +3,10 @@ package io.tally.jobs.provision;
 import io.tally.jobs.control.ControlPlane;
 import io.tally.jobs.control.LiveNamespaces;
 import io.tally.namespace.NamespaceChange;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.streaming.api.functions.co.BroadcastProcessFunction;
@@ -26,6 +29,12 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
     private transient LiveNamespaces namespaces;
     /** Changes not carried out yet (in order), retried each tick; provisioning is idempotent. */
     private transient Set<NamespaceChange> todo;
+    /**
+     * Whether the deletes pending in the broadcast state (a deleted name keeps its tombstone
+     * there until its storage is retired) were queued since this instance opened: a delete that
+     * a checkpoint caught before it was carried out is carried out after a restore.
+     */
+    private transient boolean pendingDeletesQueued;
     /**
      * Changes are started for at most this long a tick, the rest wait for the next: the work
      * runs on the operator's thread, so a checkpoint barrier (a savepoint for an upgrade) waits
@@ -50,7 +59,13 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
             // carried out once a second, not per change: a deployment replays the topic from its
             // start, and a burst of a name's changes (a test namespace created, changed, deleted)
             // then costs its latest change only, not a keyspace created and dropped for nothing
-            carryOut(out);
+            var state = ctx.getBroadcastState(ControlPlane.NAMESPACES);
+            queuePendingDeletes(state.immutableEntries());
+            for (NamespaceChange retired : carryOut(out)) {
+                if (retired.equals(state.get(retired.name))) {
+                    state.remove(retired.name); // its storage is gone: the tombstone has done its work
+                }
+            }
             return;
         }
         ctx.getBroadcastState(ControlPlane.NAMESPACES).put(change.name, change);
@@ -60,6 +75,7 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
 
     @Override
     public void processElement(Long tick, ReadOnlyContext ctx, Collector<String> out) throws Exception {
+        queuePendingDeletes(ctx.getBroadcastState(ControlPlane.NAMESPACES).immutableEntries());
         carryOut(out);
         // After a restore the state holds every namespace: the first ticks provision them again (idempotent).
         try {
@@ -74,7 +90,22 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
         }
     }
 
-    private void carryOut(Collector<String> out) {
+    private void queuePendingDeletes(Iterable<Map.Entry<String, NamespaceChange>> state) {
+        if (pendingDeletesQueued) {
+            return;
+        }
+        pendingDeletesQueued = true;
+        for (Map.Entry<String, NamespaceChange> e : state) {
+            NamespaceChange c = e.getValue();
+            if (c.deleted && todo.stream().noneMatch(t -> t.name.equals(c.name))) {
+                todo.add(c);
+            }
+        }
+    }
+
+    /** Carries out what it can within the tick's budget; the deletes it carried out. */
+    private List<NamespaceChange> carryOut(Collector<String> out) {
+        List<NamespaceChange> retired = new ArrayList<>();
         long deadline = System.nanoTime() + TICK_BUDGET_NANOS;
         for (var it = todo.iterator(); it.hasNext() && System.nanoTime() < deadline; ) {
             NamespaceChange c = it.next();
@@ -85,6 +116,9 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
                     storage.provision(c.config(), System.currentTimeMillis() * 1000);
                 }
                 it.remove();
+                if (c.deleted) {
+                    retired.add(c);
+                }
                 out.collect((c.deleted ? "retired " : "provisioned ") + c.name + " v" + c.version);
                 LOG.info("{} {} v{}", c.deleted ? "retired" : "provisioned", c.name, c.version);
             } catch (Exception e) {
@@ -92,6 +126,7 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
                 // only this name waits (todo holds one change per name, so order per name is kept)
             }
         }
+        return retired;
     }
 
     @Override
