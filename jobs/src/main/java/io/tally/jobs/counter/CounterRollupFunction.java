@@ -32,9 +32,11 @@ import org.apache.flink.util.OutputTag;
  * Dedup and immutable-window rollup of one counter (keyed by namespace/counter), for the
  * EVENTUAL and ACCURATE types.
  *
- * <p>Dedup: an event id seen within the accept window plus a margin is a retry when its
- * payload matches (dropped, counted as a dedup hit) and IDEMPOTENCY_KEY_REUSE otherwise. Every
- * accepted mutation goes to the event log (side output) once.
+ * <p>Dedup: an event id seen before is a retry when its payload matches (dropped, counted as a
+ * dedup hit) and IDEMPOTENCY_KEY_REUSE otherwise. Ids are remembered until the rollup passes
+ * their event time (in event time, so a job down for hours still knows them); an event behind
+ * the rollup is refused by its time. Every accepted mutation goes to the event log (side
+ * output) once.
  *
  * <p>Rollup: the watermark W comes from the broker's append times (heartbeats keep it moving
  * when a partition is quiet), and an event is accepted only when its time is at least its
@@ -52,7 +54,15 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
     /** Where a bounded input's final watermark (Long.MAX_VALUE) is capped, so times stay in range. */
     static final long END_OF_INPUT_MILLIS = 253_402_300_799_000L; // 9999-12-31T23:59:59Z
 
+    /**
+     * Event ids seen (id to payload|event time), kept until the rollup passes their event time:
+     * after that an event of that time is refused anyway, so the memory lasts exactly as long as
+     * it is needed, in event time, however long the job was down.
+     */
+    private transient MapState<String, String> seenIds;
+    /** The ids remembered until 2026-11 with a processing-time TTL; read until they expire. */
     private transient MapState<String, String> seen;
+
     private transient MapState<Long, PendingMutations> pending;
     private transient ValueState<CounterRollupState> rollup;
     /**
@@ -81,6 +91,8 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
                 .setStateVisibility(StateTtlConfig.StateVisibility.NeverReturnExpired)
                 .build());
         seen = getRuntimeContext().getMapState(seenDesc);
+        seenIds = getRuntimeContext()
+                .getMapState(new MapStateDescriptor<>("event-ids-until-rollup", Types.STRING, Types.STRING));
         pending = getRuntimeContext()
                 .getMapState(new MapStateDescriptor<>(
                         "pending-mutations", Types.LONG, TypeInformation.of(PendingMutations.class)));
@@ -101,7 +113,10 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
     @Override
     public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
         String payload = m.payload() + "|" + m.eventTimeMicros;
-        String before = seen.get(m.eventId);
+        String before = seenIds.get(m.eventId);
+        if (before == null) {
+            before = seen.get(m.eventId);
+        }
         if (before != null) {
             if (before.equals(payload)) {
                 dedupHits.inc();
@@ -136,7 +151,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
                             CounterEventDecoder.STAGE));
             return;
         }
-        seen.put(m.eventId, payload);
+        seenIds.put(m.eventId, payload);
         PendingMutations at = pending.get(m.eventTimeMicros);
         at = at == null ? new PendingMutations() : at;
         if (m.clear) {
@@ -235,6 +250,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             }
             r.count = CounterFold.fold(r.count, due);
             r.rollupMicros = t;
+            forgetIdsBefore(t);
             out.collect(RollupWrite.rollup(namespace, counter, r.count, t, 0));
             rollups.inc();
             rollupLagMs.update(System.currentTimeMillis() - t / 1000);
@@ -253,6 +269,17 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             ctx.timerService().registerEventTimeTimer(r.timerMillis);
         }
         rollup.update(r);
+    }
+
+    /** Ids of events older than the rollup: a retry of one is refused by its time now, not by its id. */
+    private void forgetIdsBefore(long rollupMicros) throws Exception {
+        for (Iterator<Map.Entry<String, String>> it = seenIds.iterator(); it.hasNext(); ) {
+            String payload = it.next().getValue();
+            long eventTime = Long.parseLong(payload.substring(payload.lastIndexOf('|') + 1));
+            if (eventTime < rollupMicros) {
+                it.remove();
+            }
+        }
     }
 
     private static EventRow eventRow(CounterMutation m) {

@@ -130,6 +130,28 @@ class CounterRollupFunctionTest {
     }
 
     @Test
+    void aRetryAfterALongOutageIsStillARetry() throws Exception {
+        // the job was down for two hours (processing time) while the watermark stood still:
+        // the original is not rolled up yet, so its id must still be remembered
+        send(add("o1", T0, 4));
+        ((KeyedOneInputStreamOperatorTestHarness<?, ?, ?>) h).setStateTtlProcessingTime(T0 + 7_200_000);
+        send(add("o1", T0, 4));
+        h.processWatermark(T0 + 6_000);
+        assertThat(rollups()).extracting(w -> w.count).containsExactly(4L);
+    }
+
+    @Test
+    void anIdIsForgottenOnceTheRollupPassedItsTime() throws Exception {
+        send(add("f1", T0, 4));
+        h.processWatermark(T0 + 7_000); // rolled up past T0
+        send(add("f1", T0, 4)); // too late to be counted: refused by its time, not remembered forever
+        assertThat(h.getSideOutput(CounterRollupFunction.DEAD_LETTERS))
+                .extracting(r -> ((DeadLetterRecord) r.getValue()).reason)
+                .containsExactly(DeadLetterReason.OUTSIDE_ACCEPT_WINDOW);
+        assertThat(rollups()).extracting(w -> w.count).containsOnly(4L);
+    }
+
+    @Test
     void stateAndTimersSurviveASnapshotAndRestore() throws Exception {
         send(add("s1", T0, 4));
         var snapshot = h.snapshot(1, T0);
