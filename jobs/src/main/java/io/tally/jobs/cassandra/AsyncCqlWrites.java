@@ -14,13 +14,20 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * Asynchronous Cassandra writes, bounded in flight, that a sink waits for before a checkpoint
  * completes. The first failure fails the next call, so the job restarts from its last
- * checkpoint and rewrites (every write Tally makes is an idempotent upsert).
+ * checkpoint and rewrites (every write Tally makes is an idempotent upsert). One refusal is no
+ * failure: a write into a keyspace or table that no longer exists, because its namespace was
+ * deleted while the write was on its way (the provisioner dropped the keyspace). The deleted
+ * namespace's data is meant to be gone, so the write is dropped, counted and logged; restarting
+ * would only meet the same refusal again.
  */
 public final class AsyncCqlWrites implements AutoCloseable {
     private final CqlSession session;
     private final Semaphore inFlight;
     private final int maxInFlight;
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
+    private final java.util.concurrent.atomic.AtomicLong droppedForDeletedNamespace =
+            new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.Set<String> goneKeyspaces = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     public AsyncCqlWrites(String host, int port, int maxInFlight) {
         this(session(host, port), maxInFlight);
@@ -57,10 +64,56 @@ public final class AsyncCqlWrites implements AutoCloseable {
         inFlight.acquire();
         session.executeAsync(statement).whenComplete((rs, err) -> {
             if (err != null) {
-                failure.compareAndSet(null, err);
+                String keyspace = goneKeyspace(err);
+                if (keyspace != null) {
+                    dropped(keyspace, err);
+                } else {
+                    failure.compareAndSet(null, err);
+                }
             }
             inFlight.release();
         });
+    }
+
+    /**
+     * The keyspace named by a refusal that says the keyspace or table does not exist (a namespace
+     * deleted meanwhile), else null: every other error is a failure.
+     */
+    public static String goneKeyspace(Throwable err) {
+        if (!(err instanceof com.datastax.oss.driver.api.core.servererrors.InvalidQueryException)) {
+            return null;
+        }
+        java.util.regex.Matcher m = GONE.matcher(String.valueOf(err.getMessage()));
+        if (!m.find()) {
+            return null;
+        }
+        return m.group(1) != null ? m.group(1) : m.group(2) != null ? m.group(2) : "(a table's keyspace)";
+    }
+
+    private static final java.util.regex.Pattern GONE = java.util.regex.Pattern.compile(
+            "Keyspace '?([a-z0-9_]+)'? does not exist|Keyspace '?([a-z0-9_]+)'? doesn't exist"
+                    + "|unconfigured table \\w+|table \\S+ does not exist");
+
+    /** Counts and logs a write dropped because its namespace's storage is gone. */
+    public void dropped(String keyspace, Throwable err) {
+        droppedForDeletedNamespace.incrementAndGet();
+        if (goneKeyspaces.add(keyspace)) { // once a keyspace: a deleted namespace's backlog is many rows
+            org.slf4j.LoggerFactory.getLogger(AsyncCqlWrites.class)
+                    .warn(
+                            "dropping writes into {}: its namespace was deleted meanwhile ({})",
+                            keyspace,
+                            err.getMessage());
+        }
+    }
+
+    /** Writes dropped so far because their namespace was deleted while they were on their way. */
+    public long droppedForDeletedNamespace() {
+        return droppedForDeletedNamespace.get();
+    }
+
+    /** Keyspaces found gone (the writer forgets its cached tables of them). */
+    public java.util.Set<String> goneKeyspaces() {
+        return goneKeyspaces;
     }
 
     /** Waits for every write in flight: called before a checkpoint and at the end of input. */

@@ -1,6 +1,7 @@
 package io.tally.jobs.cassandra;
 
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
 import io.tally.model.cassandra.SliceTable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -44,9 +45,25 @@ public class CassandraEventSink implements Sink<EventRow> {
 
         @Override
         public void write(EventRow row, Context context) throws IOException, InterruptedException {
-            tables.ensure(row);
-            PreparedStatement insert = inserts.computeIfAbsent(row.keyspace + "." + row.table, t -> writes.session()
-                    .prepare(SliceTable.insert(row.keyspace, row.table)));
+            if (!writes.goneKeyspaces().isEmpty()) { // a namespace was deleted: its cached tables are stale
+                for (String gone : writes.goneKeyspaces()) {
+                    tables.forgetKeyspace(gone);
+                    inserts.keySet().removeIf(t -> t.startsWith(gone + "."));
+                }
+                writes.goneKeyspaces().clear();
+            }
+            PreparedStatement insert;
+            try {
+                tables.ensure(row);
+                insert = inserts.computeIfAbsent(row.keyspace + "." + row.table, t -> writes.session()
+                        .prepare(SliceTable.insert(row.keyspace, row.table)));
+            } catch (InvalidQueryException e) {
+                if (AsyncCqlWrites.goneKeyspace(e) == null) {
+                    throw e;
+                }
+                writes.dropped(row.keyspace, e); // dropped between its DDL and this row
+                return;
+            }
             writes.submit(insert.bind(
                     row.timeSeriesId,
                     row.timeBucket,

@@ -59,7 +59,20 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
 
         @Override
         public void write(RollupWrite w, Context context) throws IOException, InterruptedException {
-            Statements ps = statements(w.namespace);
+            if (!writes.goneKeyspaces().isEmpty()) { // a namespace was deleted: its statements are stale
+                statements.clear();
+                writes.goneKeyspaces().clear();
+            }
+            Statements ps;
+            try {
+                ps = statements(w.namespace);
+            } catch (com.datastax.oss.driver.api.core.servererrors.InvalidQueryException e) {
+                if (AsyncCqlWrites.goneKeyspace(e) == null) {
+                    throw e;
+                }
+                writes.dropped(w.namespace, e);
+                return;
+            }
             Instant at = Micros.toInstant(w.timeMicros);
             if (w.kind == RollupWrite.Kind.LAST_WRITE) {
                 writes.submit(ps.lastWrite().bind(w.timeMicros, at, w.counter));
