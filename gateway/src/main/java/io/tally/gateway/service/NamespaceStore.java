@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tally.gateway.service.ServiceException.Kind;
+import io.tally.namespace.InvalidConfigException;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceConfigParser;
 import io.tally.namespace.NamespaceName;
@@ -221,7 +222,16 @@ public final class NamespaceStore {
         }
         NamespaceConfig before = NamespaceConfigParser.parse(current.name(), current.config());
         List<NamespaceConfig.EarlierPartition> history = new ArrayList<>(before.partitionHistory());
-        if (!before.timePartition().equals(next.timePartition())) {
+        NamespaceConfig.EarlierPartition pending = history.isEmpty() ? null : history.get(history.size() - 1);
+        if (before.timePartition().equals(next.timePartition())) {
+            // unchanged
+        } else if (pending != null && pending.untilMicros() > nowMicros) {
+            // the last change has not taken effect yet (its boundary is ahead): this one replaces
+            // it at the same boundary, and a change back to the partition before cancels it
+            if (pending.partition().equals(next.timePartition())) {
+                history.remove(history.size() - 1);
+            }
+        } else {
             TimeSlicePlanner old = new TimeSlicePlanner(before);
             long afterNext = old.sliceOf(old.sliceOf(nowMicros).endMicros()).endMicros();
             history.add(new NamespaceConfig.EarlierPartition(
@@ -232,7 +242,15 @@ public final class NamespaceStore {
             var list = out.putArray(NamespaceConfigParser.HISTORY);
             history.forEach(e -> list.add(NamespaceConfigParser.historyEntry(e)));
         }
-        NamespaceConfigParser.parse(current.name(), out); // the stored config validates as a whole
+        try {
+            NamespaceConfigParser.parse(current.name(), out); // the stored config validates as a whole
+        } catch (InvalidConfigException e) {
+            throw ServiceException.invalid(
+                    "INVALID_NAMESPACE_CONFIG",
+                    "time_partition cannot change to this now: " + e.getMessage()
+                            + " (a change takes effect at a slice boundary of both partitions)",
+                    "time_partition");
+        }
         return out;
     }
 

@@ -52,4 +52,32 @@ class NamespaceStoreTest {
         assertThat(NamespaceStore.withHistory(null, next, hourly, 0).has("time_partition_history"))
                 .isFalse();
     }
+
+    static JsonNode partition(long slice) throws Exception {
+        return json("{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":" + slice
+                + ",\"seconds_per_bucket\":3600,\"buckets_per_id\":4}}");
+    }
+
+    @Test
+    void aFlipBackBeforeTheChangeTookEffectCancelsItAndAnotherReplacesIt() throws Exception {
+        long now = micros("2026-11-23T14:00:00Z");
+        NamespaceStore.Row daily = new NamespaceStore.Row("p", "timeseries", partition(86_400), 1, "");
+        JsonNode twoDays = NamespaceStore.withHistory(
+                daily, NamespaceConfigParser.parse("p", partition(172_800)), partition(172_800), now);
+        assertThat(twoDays.get("time_partition_history")).hasSize(1);
+        NamespaceStore.Row pending = new NamespaceStore.Row("p", "timeseries", twoDays, 2, "");
+        // 1d -> 2d -> 1d within the window (a 500 before): the pending change is cancelled
+        JsonNode back = NamespaceStore.withHistory(
+                pending, NamespaceConfigParser.parse("p", partition(86_400)), partition(86_400), now + 1);
+        assertThat(back.has("time_partition_history")).isFalse();
+        // 1d -> 2d -> 4d: the pending change is replaced at its boundary, or refused naming the field
+        try {
+            JsonNode four = NamespaceStore.withHistory(
+                    pending, NamespaceConfigParser.parse("p", partition(345_600)), partition(345_600), now + 1);
+            assertThat(four.get("time_partition_history")).hasSize(1);
+        } catch (ServiceException e) {
+            assertThat(e.code()).isEqualTo("INVALID_NAMESPACE_CONFIG");
+            assertThat(e.field()).isEqualTo("time_partition");
+        }
+    }
 }
