@@ -111,6 +111,12 @@ public final class GatewayConfig {
             "TALLY_GATEWAY_PAGE_TOKEN_SECRET",
             "",
             "HMAC key of page tokens; empty = random per process (tokens then do not survive a restart).");
+    public static final Field VIEW_MAX_COUNTERS = new Field(
+            "counter.view.max.counters",
+            "TALLY_GATEWAY_COUNTER_VIEW_MAX_COUNTERS",
+            "200000",
+            "Most counters the in-memory counter view holds (about 200 bytes each, so 40 MB of the 512 MB heap);"
+                    + " 0 turns the view off.");
     public static final Field READ_DEADLINE_MS = new Field(
             "read.deadline.ms",
             "TALLY_GATEWAY_READ_DEADLINE_MS",
@@ -129,6 +135,7 @@ public final class GatewayConfig {
         TOKEN_SECRET,
         MAX_PAGE,
         READ_DEADLINE_MS,
+        VIEW_MAX_COUNTERS,
         HOST,
         PORT,
         BOOTSTRAP,

@@ -4,6 +4,7 @@ import io.tally.common.AdminToken;
 import io.tally.gateway.service.CassandraSession;
 import io.tally.gateway.service.CounterQueries;
 import io.tally.gateway.service.CounterRecount;
+import io.tally.gateway.service.CounterView;
 import io.tally.gateway.service.IdempotencyCache;
 import io.tally.gateway.service.NamespaceAdmin;
 import io.tally.gateway.service.NamespaceResolver;
@@ -78,7 +79,14 @@ public final class GatewayMain {
         TimeSeriesQueries timeSeries =
                 new TimeSeriesQueries(cassandra, pageTokens, config.longOf(GatewayConfig.READ_DEADLINE_MS));
         EventSearch search = new EventSearch(namespaces, pageTokens, config);
-        CounterQueries counters = new CounterQueries(timeSeries, cassandra, metrics.forCounterReads());
+        int viewMax = config.intOf(GatewayConfig.VIEW_MAX_COUNTERS);
+        CounterView view = viewMax > 0
+                ? new CounterView(config.get(GatewayConfig.BOOTSTRAP), new AvroSerde(registry, false), viewMax)
+                : null;
+        if (view != null) {
+            view.start();
+        }
+        CounterQueries counters = new CounterQueries(timeSeries, cassandra, metrics.forCounterReads(), view);
         WriteService writes = new WriteService(
                 producer,
                 new IdempotencyCache(config.intOf(GatewayConfig.TOKEN_CACHE)),
@@ -152,6 +160,9 @@ public final class GatewayMain {
                             producer.flush();
                             producer.close();
                             timeSeries.close();
+                            if (view != null) {
+                                view.close();
+                            }
                             kafka.close();
                             control.close();
                             feed.close();

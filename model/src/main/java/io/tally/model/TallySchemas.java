@@ -19,6 +19,7 @@ public final class TallySchemas {
     public static final Schema TIME_SERIES_EVENT;
     public static final Schema DEAD_LETTER;
     public static final Schema NOISY_NEIGHBOR_ALERT;
+    public static final Schema COUNTER_ROLLUP;
     /** Every schema by its simple name, in dependency order. */
     public static final Map<String, Schema> ALL;
 
@@ -26,7 +27,13 @@ public final class TallySchemas {
         Schema.Parser parser = new Schema.Parser();
         Map<String, Schema> all = new LinkedHashMap<>();
         for (String name : new String[] {
-            "IdempotencyToken", "EventItem", "CounterEvent", "TimeSeriesEvent", "DeadLetter", "NoisyNeighborAlert"
+            "IdempotencyToken",
+            "EventItem",
+            "CounterEvent",
+            "TimeSeriesEvent",
+            "DeadLetter",
+            "NoisyNeighborAlert",
+            "CounterRollup"
         }) {
             all.put(name, parse(parser, name));
         }
@@ -37,6 +44,7 @@ public final class TallySchemas {
         TIME_SERIES_EVENT = all.get("TimeSeriesEvent");
         DEAD_LETTER = all.get("DeadLetter");
         NOISY_NEIGHBOR_ALERT = all.get("NoisyNeighborAlert");
+        COUNTER_ROLLUP = all.get("CounterRollup");
     }
 
     /** The value schema of each of Tally's topics that carries one (from {@link Topics#ALL}). */
@@ -61,7 +69,8 @@ public final class TallySchemas {
             tally.v1.TimeSeriesEvent.class,
             tally.v1.DeadLetter.class,
             tally.v1.NoisyNeighborAlert.class,
-            tally.v1.AlertState.class);
+            tally.v1.AlertState.class,
+            tally.v1.CounterRollup.class);
 
     /**
      * The schema as published (parsed from schemas/avro) of a record type, by full name; the

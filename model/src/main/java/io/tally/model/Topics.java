@@ -14,6 +14,7 @@ public final class Topics {
     public static final String TIMESERIES_EVENTS = "tally.timeseries.events";
     public static final String DEAD_LETTER = "tally.deadletter";
     public static final String ALERTS = "tally.alerts";
+    public static final String COUNTER_ROLLUPS = "tally.counter.rollups";
     public static final String CONTROL_NAMESPACES = "tally.control.namespaces";
     public static final String SCHEMAS = "_schemas";
 
@@ -71,6 +72,14 @@ public final class Topics {
                     Map.of("retention.ms", FOUR_WEEKS_MS),
                     "DeadLetter",
                     "what could not be processed, with the original bytes and a reason"),
+            // compacted: the latest rollup of each counter is what a gateway's view is rebuilt from
+            new Spec(
+                    "counter_rollups",
+                    COUNTER_ROLLUPS,
+                    true,
+                    Map.of("cleanup.policy", "compact", "min.cleanable.dirty.ratio", "0.1", "segment.ms", "600000"),
+                    "CounterRollup",
+                    "each counter's latest rollup (the gateways' counter view), key namespace/counter"),
             new Spec(
                     "alerts",
                     ALERTS,

@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 class TallySchemasTest {
     @Test
     void everySchemaIsInTheTallyNamespace() {
-        assertThat(TallySchemas.ALL).hasSize(6);
+        assertThat(TallySchemas.ALL).hasSize(7);
         TallySchemas.ALL.values().forEach(s -> assertThat(s.getNamespace()).isEqualTo("tally.v1"));
     }
 

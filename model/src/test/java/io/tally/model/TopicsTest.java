@@ -20,7 +20,12 @@ class TopicsTest {
         Topics.ALL.stream().filter(t -> t.valueSchema() != null).forEach(t -> assertThat(TallySchemas.ALL)
                 .containsKey(t.valueSchema()));
         assertThat(TallySchemas.TOPIC_VALUES)
-                .containsOnlyKeys(Topics.COUNTER_EVENTS, Topics.TIMESERIES_EVENTS, Topics.DEAD_LETTER, Topics.ALERTS);
+                .containsOnlyKeys(
+                        Topics.COUNTER_EVENTS,
+                        Topics.TIMESERIES_EVENTS,
+                        Topics.DEAD_LETTER,
+                        Topics.COUNTER_ROLLUPS,
+                        Topics.ALERTS);
     }
 
     @Test

@@ -58,10 +58,41 @@ public final class CounterQueries {
         return t;
     });
 
+    private final CounterView view;
+
     public CounterQueries(TimeSeriesQueries events, CassandraSession cassandra, Metrics metrics) {
+        this(events, cassandra, metrics, null);
+    }
+
+    /** @param view the rollups in memory (null: every read goes to Cassandra) */
+    public CounterQueries(TimeSeriesQueries events, CassandraSession cassandra, Metrics metrics, CounterView view) {
         this.cassandra = cassandra;
         this.events = events;
         this.metrics = metrics;
+        this.view = view;
+    }
+
+    /**
+     * EVENTUAL and BEST_EFFORT counts are their last rollup: answered from the view when it holds
+     * the counter (a BEST_EFFORT total only within its delete_after, as Cassandra's TTL would).
+     * ACCURATE counts still read Cassandra (the stored events since the rollup).
+     */
+    private java.util.Optional<Rollup> fromView(NamespaceConfig ns, String counter) {
+        if (view == null || ns.counterType() == CounterType.ACCURATE) {
+            return java.util.Optional.empty();
+        }
+        return view.get(ns.name(), counter)
+                .filter(v -> ns.counterType() != CounterType.BEST_EFFORT
+                        || v.rollupMicros() + ns.retention().deleteAfter().toNanos() / 1000
+                                > System.currentTimeMillis() * 1000)
+                .map(v -> new Rollup(v.count(), v.rollupMicros(), v.lastWriteMicros(), 0));
+    }
+
+    private Rollup remembered(NamespaceConfig ns, String counter, Rollup r) {
+        if (view != null && ns.counterType() != CounterType.ACCURATE && r.rollupMicros() > 0) {
+            view.remember(ns.name(), counter, new CounterView.Rollup(r.count(), r.rollupMicros(), r.lastWriteMicros()));
+        }
+        return r;
     }
 
     /**
@@ -69,6 +100,10 @@ public final class CounterQueries {
      * session and statement exist; only an ACCURATE count with events to scan goes to a pool.
      */
     public CompletionStage<Count> getCount(NamespaceConfig ns, String counter) {
+        java.util.Optional<Rollup> held = fromView(ns, counter);
+        if (held.isPresent()) {
+            return CompletableFuture.completedFuture(count(ns, counter, null, held.get()));
+        }
         String keyspace = NamespaceName.keyspace(ns.name());
         CqlSession session = cassandra.ifOpen();
         PreparedStatement ps = selects.get(keyspace);
@@ -83,6 +118,7 @@ public final class CounterQueries {
         } else {
             rollup = session.executeAsync(ps.bind(counter)).thenApply(rs -> toRollup(rs.one()));
         }
+        rollup = rollup.thenApply(r -> remembered(ns, counter, r));
         return rollup.thenCompose(r -> needsScan(ns, r)
                 ? CompletableFuture.supplyAsync(() -> count(ns, counter, null, r), pool)
                 : CompletableFuture.completedFuture(count(ns, counter, null, r)));

@@ -251,7 +251,9 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             r.count = CounterFold.fold(r.count, due);
             r.rollupMicros = t;
             forgetIdsBefore(t);
-            out.collect(RollupWrite.rollup(namespace, counter, r.count, t, 0));
+            RollupWrite written = RollupWrite.rollup(namespace, counter, r.count, t, 0);
+            written.lastWriteMicros = r.lastWriteMicros;
+            out.collect(written);
             rollups.inc();
             rollupLagMs.update(System.currentTimeMillis() - t / 1000);
             if (r.lastWriteMicros > r.lastWriteStoredMicros) {

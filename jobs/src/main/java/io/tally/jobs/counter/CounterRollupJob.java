@@ -6,6 +6,7 @@ import io.tally.jobs.config.JobArgs;
 import io.tally.jobs.config.JobSetting;
 import io.tally.jobs.config.JobSettings;
 import io.tally.jobs.control.ControlPlane;
+import io.tally.jobs.kafka.AvroRecordSerializer;
 import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.jobs.kafka.JobKafka;
 import io.tally.jobs.kafka.RawRecord;
@@ -85,6 +86,9 @@ public final class CounterRollupJob {
                 ControlPlane.stream(env, bootstrap),
                 new CassandraEventSink(host, port, 128),
                 new CassandraRollupSink(host, port),
+                kafka.<RollupWrite>avro(
+                        Topics.COUNTER_ROLLUPS,
+                        w -> new AvroRecordSerializer.Keyed(w.namespace + "/" + w.counter, w.toAvro())),
                 kafka.deadLetters(),
                 registry,
                 p.number(JobSettings.UNKNOWN_NAMESPACE_GRACE_MS),
@@ -97,6 +101,7 @@ public final class CounterRollupJob {
             DataStream<NamespaceChange> control,
             Sink<EventRow> eventLog,
             Sink<RollupWrite> rollups,
+            Sink<RollupWrite> view,
             Sink<DeadLetterRecord> deadLetters,
             SerializableSupplier<SchemaRegistryClient> registry,
             long unknownNamespaceGraceMs,
@@ -117,7 +122,14 @@ public final class CounterRollupJob {
                 .process(new BestEffortAggregator())
                 .uid("best-effort-aggregate")
                 .name("best-effort-aggregate");
-        durable.union(bestEffort).sinkTo(rollups).uid("counter-rollups").name("counter-rollups");
+        DataStream<RollupWrite> written = durable.union(bestEffort);
+        written.sinkTo(rollups).uid("counter-rollups").name("counter-rollups");
+        // every rollup also goes to the compacted tally.counter.rollups: the gateways' counter view
+        written.filter(w -> w.kind == RollupWrite.Kind.ROLLUP)
+                .name("rollups-for-the-view")
+                .sinkTo(view)
+                .uid("counter-view")
+                .name("counter-view");
         durable.getSideOutput(CounterRollupFunction.EVENT_LOG)
                 .sinkTo(eventLog)
                 .uid("counter-event-log")

@@ -17,6 +17,8 @@ public class RollupWrite {
     public long count;
     public long timeMicros;
     public int ttlSeconds;
+    /** With a ROLLUP: the newest accepted event's time (0 when unknown), for the counter view. */
+    public long lastWriteMicros;
 
     public RollupWrite() {}
 
@@ -29,6 +31,16 @@ public class RollupWrite {
         w.timeMicros = rollupMicros;
         w.ttlSeconds = ttlSeconds;
         return w;
+    }
+
+    /** The rollup as published on tally.counter.rollups (key namespace/counter) for the gateways' view. */
+    public tally.v1.CounterRollup toAvro() {
+        return new tally.v1.CounterRollup(
+                namespace,
+                counter,
+                count,
+                io.tally.model.Micros.toInstant(timeMicros),
+                io.tally.model.Micros.toInstant(lastWriteMicros));
     }
 
     static RollupWrite lastWrite(String namespace, String counter, long eventMicros) {

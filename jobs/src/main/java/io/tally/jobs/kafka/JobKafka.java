@@ -10,6 +10,7 @@ import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.streaming.api.CheckpointingMode;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.function.SerializableFunction;
 import org.apache.flink.util.function.SerializableSupplier;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 
@@ -56,6 +57,15 @@ public final class JobKafka {
         return KafkaSink.<DeadLetterRecord>builder()
                 .setBootstrapServers(bootstrap)
                 .setRecordSerializer(new DeadLetterSerializer(registry()))
+                .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+                .build();
+    }
+
+    /** A sink of Avro values with keys on one of Tally's topics (at least once; the value's schema looked up). */
+    public <T> KafkaSink<T> avro(String topic, SerializableFunction<T, AvroRecordSerializer.Keyed> toAvro) {
+        return KafkaSink.<T>builder()
+                .setBootstrapServers(bootstrap)
+                .setRecordSerializer(new AvroRecordSerializer<>(topic, registry(), toAvro))
                 .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                 .build();
     }

@@ -90,6 +90,7 @@ class CounterRollupJobTest {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2);
         CollectSink<EventRow> log = new CollectSink<>("counter-log");
         CollectSink<RollupWrite> rollups = new CollectSink<>("counter-rollups");
+        CollectSink<RollupWrite> view = new CollectSink<>("counter-view");
         CollectSink<DeadLetterRecord> dead = new CollectSink<>("counter-dead");
         CounterRollupJob.build(
                 env.fromData(TypeInformation.of(RawRecord.class), input.toArray(new RawRecord[0]))
@@ -103,6 +104,7 @@ class CounterRollupJobTest {
                 SeedControlPlane.stream(env),
                 log,
                 rollups,
+                view,
                 dead,
                 StaticRegistry::new,
                 0,
@@ -138,6 +140,20 @@ class CounterRollupJobTest {
             assertThat(w.counter).isEqualTo("a1");
             assertThat(w.count).isEqualTo(7);
         });
+        // every rollup is published for the gateways' view too, with the counter's last write
+        List<RollupWrite> viewed = CollectSink.<RollupWrite>get("counter-view");
+        assertThat(viewed).allSatisfy(w -> assertThat(w.kind).isEqualTo(RollupWrite.Kind.ROLLUP));
+        assertThat(viewed)
+                .extracting(w -> w.counter + "=" + w.count + "@" + w.timeMicros)
+                .containsExactlyInAnyOrderElementsOf(CollectSink.<RollupWrite>get("counter-rollups").stream()
+                        .filter(w -> w.kind == RollupWrite.Kind.ROLLUP)
+                        .map(w -> w.counter + "=" + w.count + "@" + w.timeMicros)
+                        .toList());
+        assertThat(viewed.stream().filter(w -> w.counter.equals("c1")).toList().get(c1.size() - 1).lastWriteMicros)
+                .isEqualTo((T0_MS + 18_000) * 1000);
+        tally.v1.CounterRollup avro = last.toAvro();
+        assertThat(avro.getCount()).isEqualTo(12);
+        assertThat(avro.getNamespace()).isEqualTo("video_views");
         assertThat(CollectSink.<RollupWrite>get("counter-rollups")).anySatisfy(w -> {
             assertThat(w.kind).isEqualTo(RollupWrite.Kind.LAST_WRITE);
             assertThat(w.counter).isEqualTo("c1");
