@@ -223,7 +223,8 @@ public final class TimeSeriesQueries {
             next = tokens.encode(
                     last != null
                             ? new PageTokens.Cursor(last.timeMicros(), last.eventId(), returned)
-                            : new PageTokens.Cursor(stoppedAbove, "\uffff", returned),
+                            // resume at the newest unread microsecond, every id at it included
+                            : new PageTokens.Cursor(stoppedAbove - 1, "", returned),
                     digest);
         }
         return new EventPage(page, next);
