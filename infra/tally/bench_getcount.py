@@ -1,0 +1,157 @@
+"""./tally bench getcount: GetCount latency under an open-loop load (vegeta), over many counters.
+
+Seeds `counters` EVENTUAL counters (one AddCount each, sent by vegeta in chunks fresh enough for
+the 5 s accept window), waits for their rollups, then attacks GetCount over all of them at each
+rate for `seconds`, three runs a rate; reports each figure as the median of the runs with min and
+max, the host's load and each component's CPU share during the runs. No figure is asserted."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import statistics
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import requests
+
+from .bench import cpu_seconds
+from .stack import Stack
+
+VEGETA_MODULE = "github.com/tsenart/vegeta/v12@v12.12.0"
+COMPONENTS = ("gateway", "cassandra", "kafka", "flink-taskmanager")
+
+
+def vegeta(stack: Stack) -> Path:
+    """vegeta, installed as a Go module into $TALLY_HOME/bin on first use."""
+    bin_dir = stack.s.home / "bin"
+    exe = bin_dir / "vegeta"
+    if not exe.exists():
+        bin_dir.mkdir(parents=True, exist_ok=True)
+        go = os.environ.get("GO", "/usr/local/go/bin/go")
+        r = subprocess.run(
+            [go, "install", VEGETA_MODULE], env={**os.environ, "GOBIN": str(bin_dir)}, capture_output=True, text=True
+        )
+        if r.returncode != 0:
+            raise RuntimeError(f"installing vegeta failed: {r.stderr[-2000:]}")
+    return exe
+
+
+def targets(url: str, bodies: list[dict]) -> bytes:
+    """vegeta's JSON target format, one line a request."""
+    lines = []
+    for b in bodies:
+        lines.append(
+            json.dumps(
+                {
+                    "method": "POST",
+                    "url": url,
+                    "body": base64.b64encode(json.dumps(b).encode()).decode(),
+                    "header": {"Content-Type": ["application/json"]},
+                }
+            )
+        )
+    return ("\n".join(lines) + "\n").encode()
+
+
+def attack(exe: Path, target_lines: bytes, rate: int, seconds: float) -> dict:
+    """One open-loop run at a fixed rate; vegeta's JSON report (latencies in ns)."""
+    attack = subprocess.run(
+        [
+            str(exe),
+            "attack",
+            "-format=json",
+            f"-rate={rate}/s",
+            f"-duration={seconds}s",
+            "-timeout=10s",
+            "-max-workers=512",
+        ],
+        input=target_lines,
+        capture_output=True,
+    )
+    if attack.returncode != 0:
+        raise RuntimeError(f"vegeta attack failed: {attack.stderr.decode()[-2000:]}")
+    report = subprocess.run([str(exe), "report", "-type=json"], input=attack.stdout, capture_output=True)
+    return json.loads(report.stdout)
+
+
+def component_cpu(stack: Stack) -> dict[str, float]:
+    out = {}
+    for name in COMPONENTS:
+        ref = stack.state.ref(name)
+        if ref is not None:
+            try:
+                out[name] = cpu_seconds(ref)
+            except OSError:
+                pass
+    return out
+
+
+def summary(runs: list[float]) -> dict:
+    return {"median": statistics.median(runs), "min": min(runs), "max": max(runs), "runs": runs}
+
+
+def bench_getcount(stack: Stack, say, counters: int = 20_000, rates=(500, 2000), seconds: float = 30) -> dict:
+    exe = vegeta(stack)
+    gw = stack.component("gateway").url()
+    run = uuid.uuid4().hex[:6]
+    names = [f"bench-{run}-{i}" for i in range(counters)]
+    say(f"seeding {counters} EVENTUAL counters (video_views) with vegeta ...")
+    chunk = 2000
+    for i in range(0, counters, chunk):
+        now = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + "Z"
+        bodies = [
+            {
+                "namespace": "video_views",
+                "counter_name": n,
+                "delta": 1,
+                "idempotency_token": {"token": n, "generation_time": now},
+            }
+            for n in names[i : i + chunk]
+        ]
+        rep = attack(exe, targets(f"{gw}/v1/counter/AddCount", bodies), 2000, len(bodies) / 2000)
+        if rep.get("success", 0) < 0.99:
+            raise RuntimeError(f"seeding failed: {rep.get('status_codes')} {rep.get('errors', [])[:3]}")
+    say("waiting for the rollups ...")
+    deadline = time.monotonic() + 120
+    for n in (names[0], names[-1], names[len(names) // 2]):
+        while time.monotonic() < deadline:
+            r = requests.post(
+                f"{gw}/v1/counter/GetCount", json={"namespace": "video_views", "counter_name": n}, timeout=10
+            )
+            if r.status_code == 200 and r.json()["count"] == 1:
+                break
+            time.sleep(0.5)
+    get_lines = targets(f"{gw}/v1/counter/GetCount", [{"namespace": "video_views", "counter_name": n} for n in names])
+    result = {"counters": counters, "seconds": seconds, "rates": {}}
+    for rate in rates:
+        p50, p99, pmax, ok, cpu, loads = [], [], [], [], {}, []
+        for k in range(3):
+            c0, t0 = component_cpu(stack), time.monotonic()
+            rep = attack(exe, get_lines, rate, seconds)
+            wall = time.monotonic() - t0
+            c1 = component_cpu(stack)
+            for name in c1:
+                cpu.setdefault(name, []).append(100 * (c1[name] - c0.get(name, c1[name])) / wall)
+            loads.append(os.getloadavg()[0])
+            lat = rep["latencies"]
+            p50.append(lat["50th"] / 1e6)
+            p99.append(lat["99th"] / 1e6)
+            pmax.append(lat["max"] / 1e6)
+            ok.append(rep["success"])
+            say(
+                f"  GetCount {rate}/s run {k + 1}: p50 {lat['50th'] / 1e6:.2f} ms, p99 {lat['99th'] / 1e6:.2f} ms,"
+                f" success {rep['success']:.4f}, codes {rep.get('status_codes')}"
+            )
+        result["rates"][str(rate)] = {
+            "p50_ms": summary(p50),
+            "p99_ms": summary(p99),
+            "max_ms": summary(pmax),
+            "success": summary(ok),
+            "load1": summary(loads),
+            "cpu_percent_of_a_core": {name: summary(v) for name, v in cpu.items()},
+        }
+    return result
