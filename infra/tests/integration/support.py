@@ -26,6 +26,44 @@ def until(what: str, fn, timeout: float = 30.0, every: float = 0.2):
     raise AssertionError(f"{what}: not within {timeout}s (last: {last!r})")
 
 
+def avro_values(registry_url: str, topic: str):
+    """Encodes a dict as the topic's registered value schema (Confluent wire format); the schema
+    is looked up, never registered, as Tally's producers do."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    client = SchemaRegistryClient({"url": registry_url})
+    schema = client.get_latest_version(f"{topic}-value").schema.schema_str
+    ser = AvroSerializer(client, schema, conf={"auto.register.schemas": False, "use.latest.version": True})
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    return lambda record: ser(record, ctx)
+
+
+def write_canary(session, gw: str, canary: str) -> None:
+    """One playback event whose deviceType is the canary's name, written durably (200)."""
+    import base64
+
+    r = session.post(
+        f"{gw}/v1/timeseries/WriteEventRecordsSync",
+        json={
+            "namespace": "playback",
+            "events": [
+                {
+                    "timeSeriesId": canary,
+                    "eventTime": now_iso(),
+                    "eventId": "c1",
+                    "eventItems": [
+                        {"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(canary.encode()).decode()}
+                    ],
+                }
+            ],
+        },
+        timeout=30,
+    )
+    assert r.status_code == 200, r.text
+
+
 def admin_headers() -> dict[str, str]:
     """The admin token's header, as ./tally up made it (the admin API, Recount, registry writes)."""
     from tally.settings import Settings

@@ -7,10 +7,7 @@ import uuid
 
 import requests
 from confluent_kafka import Producer
-from confluent_kafka.schema_registry import SchemaRegistryClient
-from confluent_kafka.schema_registry.avro import AvroSerializer
-from confluent_kafka.serialization import MessageField, SerializationContext
-from support import admin_headers, now_iso, until
+from support import admin_headers, avro_values, now_iso, until
 from tally.settings import REPO
 
 TOPIC = "tally.timeseries.events"
@@ -26,10 +23,8 @@ def test_replay_after_the_cause_is_fixed_stores_the_event_once(stack, settings, 
     name = f"it_dl_{uuid.uuid4().hex[:6]}"
     tsid, event_time = f"dl-{uuid.uuid4().hex[:6]}", int(time.time() * 1_000_000)
     bootstrap = f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}"
-    client = SchemaRegistryClient({"url": stack.component("registry").url()})
-    schema = client.get_latest_version(f"{TOPIC}-value").schema.schema_str
-    ser = AvroSerializer(client, schema, conf={"auto.register.schemas": False, "use.latest.version": True})
-    value = ser(
+    encode = avro_values(stack.component("registry").url(), TOPIC)
+    value = encode(
         {
             "namespace": name,
             "time_series_id": tsid,
@@ -37,8 +32,7 @@ def test_replay_after_the_cause_is_fixed_stores_the_event_once(stack, settings, 
             "event_id": "e1",
             "items": [{"key": "k", "value": b"v"}],
             "source": "python",
-        },
-        SerializationContext(TOPIC, MessageField.VALUE),
+        }
     )
     producer = Producer({"bootstrap.servers": bootstrap, "log_level": 0})
     producer.produce(TOPIC, key=f"{name}/{tsid}", value=value)

@@ -17,11 +17,8 @@ from dataclasses import dataclass
 import pytest
 import requests
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.schema_registry import SchemaRegistryClient
-from confluent_kafka.schema_registry.avro import AvroSerializer
-from confluent_kafka.serialization import MessageField, SerializationContext
 from kafka_tail import KafkaTail
-from support import admin_headers, now_iso, until
+from support import admin_headers, avro_values, now_iso, until, write_canary
 from tally.jobs import FlinkRest, Jobs
 
 RUN = uuid.uuid4().hex[:8]
@@ -349,16 +346,15 @@ def test_hostile_requests_configs_and_poison_records(stack, settings, gw, jobs, 
 
     # ---- poison records -------------------------------------------------------------------
     registry = stack.component("registry").url()
-    client = SchemaRegistryClient({"url": registry})
     tail = KafkaTail(bootstrap, registry, ["tally.deadletter"])
     producer = Producer({"bootstrap.servers": bootstrap, "log_level": 0})
     now_us = int(time.time() * 1_000_000)
     poison: list[tuple[str, bytes]] = []
 
+    encoders = {t: avro_values(registry, t) for t in (COUNTER_TOPIC, TS_TOPIC)}
+
     def avro(topic: str, record: dict) -> bytes:
-        schema = client.get_latest_version(f"{topic}-value").schema.schema_str
-        ser = AvroSerializer(client, schema, conf={"auto.register.schemas": False, "use.latest.version": True})
-        return ser(record, SerializationContext(topic, MessageField.VALUE))
+        return encoders[topic](record)
 
     def counter(ns: str, counter_name: str, event_time: int) -> dict:
         return {
@@ -423,22 +419,7 @@ def test_hostile_requests_configs_and_poison_records(stack, settings, gw, jobs, 
         timeout=30,
     )
     assert r.status_code == 200, r.text
-    r = session.post(
-        f"{gw}/v1/timeseries/WriteEventRecordsSync",
-        json={
-            "namespace": "playback",
-            "events": [
-                {
-                    "timeSeriesId": canary,
-                    "eventTime": now_iso(),
-                    "eventId": "c1",
-                    "eventItems": [{"eventItemKey": "deviceType", "eventItemValue": b64(canary.encode())}],
-                }
-            ],
-        },
-        timeout=30,
-    )
-    assert r.status_code == 200, r.text
+    write_canary(session, gw, canary)
     interval = {"start": now_iso(-600), "end": now_iso(60)}
 
     def counted() -> bool:

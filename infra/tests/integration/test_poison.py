@@ -12,11 +12,8 @@ import uuid
 import pytest
 import requests
 from confluent_kafka import Producer
-from confluent_kafka.schema_registry import SchemaRegistryClient
-from confluent_kafka.schema_registry.avro import AvroSerializer
-from confluent_kafka.serialization import MessageField, SerializationContext
 from kafka_tail import KafkaTail
-from support import now_iso, until
+from support import avro_values, now_iso, until, write_canary
 from tally.jobs import FlinkRest, Jobs
 
 TOPIC = "tally.timeseries.events"
@@ -70,17 +67,14 @@ def test_poison_straight_to_kafka_is_dead_lettered_and_indexing_goes_on(stack, s
     restarts_before = restarts()
     bootstrap = f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}"
     registry = stack.component("registry").url()
-    client = SchemaRegistryClient({"url": registry})
-    schema = client.get_latest_version(f"{TOPIC}-value").schema.schema_str
-    ser = AvroSerializer(client, schema, conf={"auto.register.schemas": False, "use.latest.version": True})
-    ctx = SerializationContext(TOPIC, MessageField.VALUE)
+    encode = avro_values(registry, TOPIC)
     tail = KafkaTail(bootstrap, registry, ["tally.deadletter"])
     producer = Producer({"bootstrap.servers": bootstrap, "log_level": 0, "message.max.bytes": 2_000_000})
     run = uuid.uuid4().hex[:8]
     sent = {}
     for kind, (key, raw) in sorted(POISON.items()):
         tsid = f"poison-{run}-{kind}"
-        value = ser(
+        value = encode(
             {
                 "namespace": "playback",
                 "time_series_id": tsid,
@@ -89,7 +83,6 @@ def test_poison_straight_to_kafka_is_dead_lettered_and_indexing_goes_on(stack, s
                 "items": [{"key": key, "value": raw}],
                 "source": "python",
             },
-            ctx,
         )
         sent[tsid] = (kind, value)
         producer.produce(TOPIC, key=f"playback/{tsid}", value=value)
@@ -99,7 +92,7 @@ def test_poison_straight_to_kafka_is_dead_lettered_and_indexing_goes_on(stack, s
         producer.produce(
             TOPIC,
             key=f"playback/{tsid}",
-            value=ser(
+            value=encode(
                 {
                     "namespace": "playback",
                     "time_series_id": tsid,
@@ -108,28 +101,12 @@ def test_poison_straight_to_kafka_is_dead_lettered_and_indexing_goes_on(stack, s
                     "items": [{"key": "deviceType", "value": f"odd-{run}".encode()}],
                     "source": "python",
                 },
-                ctx,
             ),
         )
     assert producer.flush(30) == 0
 
     canary = f"canary-{run}"
-    r = requests.post(
-        f"{gw}/v1/timeseries/WriteEventRecordsSync",
-        json={
-            "namespace": "playback",
-            "events": [
-                {
-                    "timeSeriesId": canary,
-                    "eventTime": now_iso(),
-                    "eventId": "c1",
-                    "eventItems": [{"eventItemKey": "deviceType", "eventItemValue": b64(canary.encode())}],
-                }
-            ],
-        },
-        timeout=30,
-    )
-    assert r.status_code == 200, r.text
+    write_canary(requests, gw, canary)
     acked = time.monotonic()
 
     def search(device: str) -> list:

@@ -15,7 +15,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from kafka_tail import KafkaTail
-from support import now_iso, until
+from support import avro_values, now_iso, until
 from tally.jobs import Jobs
 
 DAY_US, HOUR_US = 86_400_000_000, 3_600_000_000  # playback: daily slices, hourly buckets, 4 event buckets
@@ -569,10 +569,7 @@ def test_a_read_past_its_deadline_returns_early_with_a_token_and_loses_nothing(
     from test_gateway import second_gateway
 
     bootstrap = f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}"
-    client = SchemaRegistryClient({"url": stack.component("registry").url()})
-    schema = client.get_latest_version("tally.timeseries.events-value").schema.schema_str
-    ser = AvroSerializer(client, schema, conf={"auto.register.schemas": False, "use.latest.version": True})
-    ctx = SerializationContext("tally.timeseries.events", MessageField.VALUE)
+    encode = avro_values(stack.component("registry").url(), "tally.timeseries.events")
     producer = Producer({"bootstrap.servers": bootstrap, "log_level": 0})
     tsid, now_us = f"early-{uuid.uuid4().hex[:8]}", micros(now_iso())
     written = []
@@ -586,7 +583,7 @@ def test_a_read_past_its_deadline_returns_early_with_a_token_and_loses_nothing(
             "items": [],
             "source": "python",
         }
-        producer.produce("tally.timeseries.events", key=f"playback/{tsid}", timestamp=t // 1000, value=ser(value, ctx))
+        producer.produce("tally.timeseries.events", key=f"playback/{tsid}", timestamp=t // 1000, value=encode(value))
         written.append((t, f"e{n}"))
     assert producer.flush(30) == 0
     expected = [eid for _, eid in sorted(written, key=lambda x: (-x[0], x[1]))]
