@@ -155,3 +155,28 @@ def bench_getcount(stack: Stack, say, counters: int = 20_000, rates=(500, 2000),
             "cpu_percent_of_a_core": {name: summary(v) for name, v in cpu.items()},
         }
     return result
+
+
+def table(result: dict) -> str:
+    """The README's GetCount table, from bench/out/getcount.json (generated, never typed)."""
+    rows = [
+        "| GetCount, EVENTUAL, open loop (vegeta), "
+        + f"{result['counters']:,} counters, {result['seconds']:g} s a run | p50 ms | p99 ms | success | "
+        + "gateway CPU (% of a core) | host load (1 min) |",
+        "|---|---|---|---|---|---|",
+    ]
+
+    def fmt(s: dict, digits: int = 2) -> str:
+        return f"{s['median']:.{digits}f} ({s['min']:.{digits}f}-{s['max']:.{digits}f})"
+
+    for rate, r in sorted(result["rates"].items(), key=lambda kv: int(kv[0])):
+        gateway = r["cpu_percent_of_a_core"].get("gateway")
+        rows.append(
+            f"| {int(rate):,} req/s | {fmt(r['p50_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['success'], 4)} | "
+            f"{fmt(gateway, 0) if gateway else '-'} | {fmt(r['load1'])} |"
+        )
+    rows.append(
+        f"\nMedian of 3 runs (min-max), measured {result.get('measured_at', '?')} with the whole stack running "
+        "(`./tally bench getcount`, `bench/out/getcount.json`)."
+    )
+    return "\n".join(rows)

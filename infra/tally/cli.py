@@ -231,13 +231,38 @@ def format_checks(py: str, runq_exporter) -> list[tuple[str, int]]:
     ]
 
 
+README_TABLES = {"getcount": ("<!-- table: bench/out/getcount.json -->", "<!-- /table -->")}
+
+
 def cmd_bench(args, settings: Settings) -> int:
     from . import bench
 
+    if args.name == "table":
+        return readme_tables(bench.OUT)
     stack = Stack(settings, say)
     stack.up()
     path = bench.run(args.name, stack, say)
     say(f"report: {path}")
+    return 0
+
+
+def readme_tables(out) -> int:
+    """Writes the README's benchmark tables from bench/out/*.json (between their markers)."""
+    import json
+
+    from .bench_getcount import table
+
+    readme = REPO / "README.md"
+    text = readme.read_text()
+    for name, (start, end) in README_TABLES.items():
+        report = out / f"{name}.json"
+        if not report.exists() or start not in text:
+            continue
+        head, rest = text.split(start, 1)
+        _, tail = rest.split(end, 1)
+        text = head + start + "\n" + table(json.loads(report.read_text())) + "\n" + end + tail
+        say(f"README: {name} table from {report}")
+    readme.write_text(text)
     return 0
 
 
