@@ -31,9 +31,10 @@ def vegeta(stack: Stack) -> Path:
     exe = bin_dir / "vegeta"
     if not exe.exists():
         bin_dir.mkdir(parents=True, exist_ok=True)
-        go = os.environ.get("GO", "/usr/local/go/bin/go")
+        from .components.runq_exporter import go_binary
+
         r = subprocess.run(
-            [go, "install", VEGETA_MODULE], env={**os.environ, "GOBIN": str(bin_dir)}, capture_output=True, text=True
+            [go_binary(), "install", VEGETA_MODULE], env={**os.environ, "GOBIN": str(bin_dir)}, capture_output=True, text=True
         )
         if r.returncode != 0:
             raise RuntimeError(f"installing vegeta failed: {r.stderr[-2000:]}")
