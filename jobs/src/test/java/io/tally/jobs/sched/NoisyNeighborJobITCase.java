@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
  * containers, then "victim" waits long while "noisy" preempts it, and "greedy" waits long
  * while preempted by its own tasks (its own quota). Only the victim is alerted, then resolved.
  */
-class NoisyNeighborJobTest {
+class NoisyNeighborJobITCase {
     static final long T0 = 1_795_000_000_000L;
     final AvroSerde serde = new AvroSerde(new StaticRegistry());
     final List<RawRecord> input = new ArrayList<>();

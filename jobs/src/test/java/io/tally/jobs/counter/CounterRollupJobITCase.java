@@ -26,7 +26,7 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.junit.jupiter.api.Test;
 
-class CounterRollupJobTest {
+class CounterRollupJobITCase {
     static final long T0_MS = 1_795_000_000_000L;
     final AvroSerde serde = new AvroSerde(new StaticRegistry());
     final List<RawRecord> input = new ArrayList<>();

@@ -27,7 +27,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.junit.jupiter.api.Test;
 import tally.v1.DeadLetter;
 
-class TimeSeriesWriterJobTest {
+class TimeSeriesWriterJobITCase {
     static final long NOW_MS = 1_795_000_000_000L;
     final AvroSerde serde = new AvroSerde(new StaticRegistry());
 
