@@ -186,7 +186,9 @@ public final class TimeSeriesQueries {
                 }
                 // past the deadline, return; but read one bucket per call at least, so pages progress
                 if (bucketsRead > 0 && System.nanoTime() - began > deadlineMillis * 1_000_000L) {
-                    stoppedAbove = hi + 1; // resume below: nothing at or above hi + 1 is left
+                    // resume at this bucket's newest microsecond (hi is the cursor's, which may be far above it)
+                    long bucketTop = slice.startMicros() + (buckets[i] + 1) * slice.bucketMicros() - 1;
+                    stoppedAbove = Math.min(hi, bucketTop) + 1;
                     break outer;
                 }
                 bucketsRead++;
