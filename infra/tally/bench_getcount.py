@@ -34,7 +34,10 @@ def vegeta(stack: Stack) -> Path:
         from .components.runq_exporter import go_binary
 
         r = subprocess.run(
-            [go_binary(), "install", VEGETA_MODULE], env={**os.environ, "GOBIN": str(bin_dir)}, capture_output=True, text=True
+            [go_binary(), "install", VEGETA_MODULE],
+            env={**os.environ, "GOBIN": str(bin_dir)},
+            capture_output=True,
+            text=True,
         )
         if r.returncode != 0:
             raise RuntimeError(f"installing vegeta failed: {r.stderr[-2000:]}")

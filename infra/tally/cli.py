@@ -287,7 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     logs.add_argument("-f", "--follow", action="store_true")
     logs.set_defaults(fn=cmd_logs)
     bench = sub.add_parser("bench", help="run a benchmark against the running stack (never fails on numbers)")
-    bench.add_argument("name", choices=["gateway", "getcount", "registry", "timeseries", "counters", "runq", "control"])
+    bench.add_argument(
+        "name", choices=["gateway", "getcount", "registry", "timeseries", "counters", "runq", "control", "table"]
+    )
     bench.set_defaults(fn=cmd_bench)
     jobs = sub.add_parser("jobs", help="Tally's Flink jobs on the session cluster")
     jobs.add_argument("action", choices=["list", "deploy", "stop-with-savepoint", "resume", "cancel"])
