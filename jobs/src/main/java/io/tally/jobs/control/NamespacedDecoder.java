@@ -6,6 +6,7 @@ import io.tally.model.DeadLetterReason;
 import io.tally.namespace.NamespaceChange;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.serde.AvroSerde;
+import io.tally.serde.RegistryUnavailableException;
 import io.tally.serde.SchemaRegistryClient;
 import io.tally.serde.SerdeException;
 import java.util.ArrayList;
@@ -164,6 +165,8 @@ public abstract class NamespacedDecoder<V extends SpecificRecord, OUT>
         V e;
         try {
             e = serde.deserialize(in.value, type());
+        } catch (RegistryUnavailableException ex) {
+            throw ex; // nothing is wrong with the record: the job restarts and decodes it again
         } catch (SerdeException ex) {
             emit.output(deadLetters(), new DeadLetterRecord(in, DeadLetterReason.UNDECODABLE, ex.getMessage(), stage));
             return;

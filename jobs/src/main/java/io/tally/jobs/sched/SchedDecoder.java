@@ -3,6 +3,7 @@ package io.tally.jobs.sched;
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.model.Topics;
 import io.tally.serde.AvroSerde;
+import io.tally.serde.RegistryUnavailableException;
 import io.tally.serde.SchemaRegistryClient;
 import io.tally.serde.SerdeException;
 import java.nio.ByteBuffer;
@@ -78,6 +79,8 @@ public class SchedDecoder extends ProcessFunction<RawRecord, SchedObservation> {
                             e.getEventTime().toEpochMilli()));
                 }
             }
+        } catch (RegistryUnavailableException e) {
+            throw e; // retried after the restart, not dead-lettered
         } catch (SerdeException | NumberFormatException | ClassCastException e) {
             // not decodable as scheduler data: the writer or the rollup job dead-letters it
         }

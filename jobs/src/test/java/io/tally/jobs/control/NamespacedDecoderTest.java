@@ -122,4 +122,38 @@ class NamespacedDecoderTest {
         h.processBroadcastElement(NamespaceChange.upsert("later", 1, COUNTER), NOW_MS);
         assertThat(h.extractOutputValues()).extracting(m -> m.eventId).containsExactly("e1");
     }
+
+    /** A registry that cannot be reached. */
+    static final class DownRegistry implements io.tally.serde.SchemaRegistryClient {
+        @Override
+        public int register(String subject, org.apache.avro.Schema schema) {
+            throw down();
+        }
+
+        @Override
+        public org.apache.avro.Schema schemaById(int id) {
+            throw down();
+        }
+
+        @Override
+        public int lookup(String subject, org.apache.avro.Schema schema) {
+            throw down();
+        }
+
+        private static io.tally.serde.RegistryUnavailableException down() {
+            return new io.tally.serde.RegistryUnavailableException("schema registry is unreachable", null);
+        }
+    }
+
+    @Test
+    void aRecordThatCannotBeDecodedBecauseTheRegistryIsDownIsRetriedNotDeadLettered() throws Exception {
+        RawRecord r = record("video_views", "e1", 0); // encoded while the registry was up
+        h.close();
+        h = ProcessFunctionTestHarnesses.forBroadcastProcessFunction(
+                new CounterEventDecoder(DownRegistry::new, GRACE_MS), ControlPlane.NAMESPACES);
+        h.setProcessingTime(NOW_MS);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> h.processElement(r, NOW_MS))
+                .isInstanceOf(io.tally.serde.RegistryUnavailableException.class);
+        assertThat(deadLetters()).isEmpty();
+    }
 }

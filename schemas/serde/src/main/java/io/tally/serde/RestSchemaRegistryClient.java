@@ -112,10 +112,15 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         try {
             resp = http.send(req.build(), HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
-            throw new SerdeException("schema registry at " + base + " is unreachable: " + e.getMessage(), e);
+            throw new RegistryUnavailableException(
+                    "schema registry at " + base + " is unreachable: " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new SerdeException("interrupted while calling the schema registry", e);
+        }
+        if (resp.statusCode() >= 500) {
+            throw new RegistryUnavailableException(
+                    "schema registry at " + base + " answered HTTP " + resp.statusCode() + ": " + resp.body(), null);
         }
         JsonNode json;
         try {
