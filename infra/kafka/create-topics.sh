@@ -11,6 +11,7 @@ create() { "$topics" --bootstrap-server "$bootstrap" --create --if-not-exists --
 create tally.counter.events     "$partitions" --config retention.ms=$week --config message.timestamp.type=LogAppendTime
 create tally.timeseries.events  "$partitions" --config retention.ms=$week
 create tally.deadletter         "$partitions" --config retention.ms=$((4 * week))
+create tally.counter.rollups    "$partitions" --config cleanup.policy=compact --config min.cleanable.dirty.ratio=0.1 --config segment.ms=600000
 create tally.alerts             "$partitions"
 create tally.control.namespaces 1 --config cleanup.policy=compact
 create _schemas                 1 --config cleanup.policy=compact
