@@ -96,34 +96,21 @@ shared_buffers = '64MB'
     def command(self):
         return [*AS_POSTGRES, str(PG_BIN / "postgres"), "-D", str(self.pgdata)], self.env()
 
+    def _psql(self, db: str, user: str, password: str | None, variables: dict[str, str]) -> tuple[list[str], dict]:
+        """psql's command line (quiet, unaligned, stop on the first error) and environment."""
+        env = self.env(PGPASSWORD=password or self.s.get("TALLY_POSTGRES_PASSWORD"), PGCONNECT_TIMEOUT="3")
+        argv = ["psql", "-h", self.host, "-p", str(self.ports()["sql"]), "-U", user, "-d", db]
+        argv += ["-v", "ON_ERROR_STOP=1", "-X", "-q", "-t", "-A"]
+        for k, v in variables.items():
+            argv += ["-v", f"{k}={v}"]
+        return argv, env
+
     def psql(
         self, sql: str, db: str = "postgres", user: str = "postgres", password: str | None = None, check: bool = True
     ) -> str:
-        env = self.env(PGPASSWORD=password or self.s.get("TALLY_POSTGRES_PASSWORD"), PGCONNECT_TIMEOUT="3")
-        r = subprocess.run(
-            [
-                "psql",
-                "-h",
-                self.host,
-                "-p",
-                str(self.ports()["sql"]),
-                "-U",
-                user,
-                "-d",
-                db,
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-X",
-                "-q",
-                "-t",
-                "-A",
-                "-c",
-                sql,
-            ],
-            capture_output=True,
-            text=True,
-            env=env,
-        )
+        """One statement of our own (constant SQL: values from settings go through psql_script)."""
+        argv, env = self._psql(db, user, password, {})
+        r = subprocess.run([*argv, "-c", sql], capture_output=True, text=True, env=env)
         if check and r.returncode != 0:
             raise RuntimeError(f"psql failed: {r.stderr.strip()}")
         return r.stdout.strip()
@@ -131,26 +118,7 @@ shared_buffers = '64MB'
     def psql_script(self, script: str, db: str = "tally_control", **variables: str) -> str:
         """Runs a script with psql variables (:'name' in the script is the quoted literal), so
         values are never spliced into SQL text by us."""
-        env = self.env(PGPASSWORD=self.s.get("TALLY_POSTGRES_PASSWORD"), PGCONNECT_TIMEOUT="3")
-        argv = [
-            "psql",
-            "-h",
-            self.host,
-            "-p",
-            str(self.ports()["sql"]),
-            "-U",
-            "postgres",
-            "-d",
-            db,
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-X",
-            "-q",
-            "-t",
-            "-A",
-        ]
-        for k, v in variables.items():
-            argv += ["-v", f"{k}={v}"]
+        argv, env = self._psql(db, "postgres", None, variables)
         r = subprocess.run(argv, input=script, capture_output=True, text=True, env=env)
         if r.returncode != 0:
             raise RuntimeError(f"psql failed: {r.stderr.strip()}")
