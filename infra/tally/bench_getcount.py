@@ -98,6 +98,79 @@ def summary(runs: list[float]) -> dict:
     return {"median": statistics.median(runs), "min": min(runs), "max": max(runs), "runs": runs}
 
 
+def heap_used_mb(pid: int) -> float:
+    """The gateway's used heap after a full GC (jcmd), in MB."""
+    subprocess.run(["jcmd", str(pid), "GC.run"], capture_output=True, check=True)
+    out = subprocess.run(["jcmd", str(pid), "GC.heap_info"], capture_output=True, text=True, check=True).stdout
+    import re
+
+    m = re.search(r"total (\d+)K, used (\d+)K", out)
+    if not m:
+        raise RuntimeError(f"no heap figures in jcmd GC.heap_info: {out[:500]}")
+    return int(m.group(2)) / 1024
+
+
+def view_metric(gw: str, name: str) -> float:
+    for line in requests.get(f"{gw}/metrics", timeout=10).text.splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def view_memory(stack: Stack, say, counters: int = 100_000) -> dict:
+    """Bytes a counter costs in the gateway's view: used heap after a full GC, before and after
+    the view took `counters` rollups produced straight to tally.counter.rollups."""
+    from confluent_kafka import Producer
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    from .model import topic
+
+    gw = stack.component("gateway").url()
+    pid = stack.state.ref("gateway").pid
+    rollups = topic("counter_rollups")
+    client = SchemaRegistryClient({"url": stack.component("registry").url()})
+    schema = client.get_latest_version(f"{rollups}-value").schema.schema_str
+    ser = AvroSerializer(client, schema, conf={"auto.register.schemas": False, "use.latest.version": True})
+    ctx = SerializationContext(rollups, MessageField.VALUE)
+    held = view_metric(gw, "tally_gateway_counter_view_counters")
+    before = heap_used_mb(pid)
+    producer = Producer({"bootstrap.servers": f"{stack.s.host}:{stack.s.port('TALLY_KAFKA_PORT')}", "linger.ms": 20})
+    run = uuid.uuid4().hex[:6]
+    now_us = int(time.time() * 1e6)
+    say(f"view memory: {counters} rollups straight to {rollups} ...")
+    for i in range(counters):
+        name = f"mem-{run}-{i}"
+        value = {
+            "namespace": "bench_view",
+            "counter": name,
+            "count": i,
+            "rollup_time": now_us,
+            "last_write_time": now_us,
+        }
+        producer.produce(rollups, key=f"bench_view/{name}", value=ser(value, ctx))
+        if i % 10_000 == 0:
+            producer.poll(0)
+    producer.flush(60)
+    deadline = time.monotonic() + 120
+    while view_metric(gw, "tally_gateway_counter_view_counters") < held + counters and time.monotonic() < deadline:
+        time.sleep(1)
+    now_held = view_metric(gw, "tally_gateway_counter_view_counters")
+    after = heap_used_mb(pid)
+    added = now_held - held
+    per = (after - before) * 1024 * 1024 / added if added > 0 else None
+    for i in range(counters):  # tombstones: the view drops them and compaction removes them
+        producer.produce(rollups, key=f"bench_view/mem-{run}-{i}", value=None)
+        if i % 10_000 == 0:
+            producer.poll(0)
+    producer.flush(60)
+    say(
+        f"  view holds {now_held:.0f} counters (+{added:.0f}); heap {before:.0f} -> {after:.0f} MB: {per:.0f} bytes a counter"
+    )
+    return {"counters_added": added, "heap_before_mb": before, "heap_after_mb": after, "bytes_per_counter": per}
+
+
 def bench_getcount(stack: Stack, say, counters: int = 20_000, rates=(500, 2000), seconds: float = 30) -> dict:
     exe = vegeta(stack)
     gw = stack.component("gateway").url()
@@ -130,7 +203,7 @@ def bench_getcount(stack: Stack, say, counters: int = 20_000, rates=(500, 2000),
                 break
             time.sleep(0.5)
     get_lines = targets(f"{gw}/v1/counter/GetCount", [{"namespace": "video_views", "counter_name": n} for n in names])
-    result = {"counters": counters, "seconds": seconds, "rates": {}}
+    result = {"counters": counters, "seconds": seconds, "rates": {}, "view_memory": view_memory(stack, say)}
     for rate in rates:
         p50, p99, pmax, ok, cpu, loads = [], [], [], [], {}, []
         for k in range(3):
@@ -178,6 +251,13 @@ def table(result: dict) -> str:
         rows.append(
             f"| {int(rate):,} req/s | {fmt(r['p50_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['success'], 4)} | "
             f"{fmt(gateway, 0) if gateway else '-'} | {fmt(r['load1'])} |"
+        )
+    mem = result.get("view_memory")
+    if mem and mem.get("bytes_per_counter"):
+        rows.append(
+            f"\nCounter view memory: {mem['bytes_per_counter']:.0f} bytes a counter (used heap after a full GC,"
+            f" {mem['heap_before_mb']:.0f} -> {mem['heap_after_mb']:.0f} MB for {mem['counters_added']:,.0f} counters), so"
+            f" about {mem['bytes_per_counter'] * 1e6 / 2**20:.0f} MB per million counters."
         )
     rows.append(
         f"\nMedian of 3 runs (min-max), measured {result.get('measured_at', '?')} with the whole stack running "

@@ -85,6 +85,7 @@ public final class GatewayMain {
                 : null;
         if (view != null) {
             view.start();
+            metrics.watch(view);
         }
         CounterQueries counters = new CounterQueries(timeSeries, cassandra, metrics.forCounterReads(), view);
         WriteService writes = new WriteService(

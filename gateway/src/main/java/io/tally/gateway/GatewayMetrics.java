@@ -1,11 +1,13 @@
 package io.tally.gateway;
 
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.tally.gateway.service.CounterQueries;
+import io.tally.gateway.service.CounterView;
 import io.tally.gateway.service.WriteService;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -99,5 +101,24 @@ final class GatewayMetrics {
     /** What the counter reads report, on these metrics. */
     CounterQueries.Metrics forCounterReads() {
         return (type, seconds) -> rollupLagSeconds.labelValues(type.name()).observe(seconds);
+    }
+
+    /** The counter view's size and whether its rebuild reached the topic's end (gauges read at scrape time). */
+    void watch(CounterView view) {
+        GaugeWithCallback.builder()
+                .name("tally_gateway_counter_view_counters")
+                .help("Counters the in-memory counter view holds")
+                .callback(cb -> cb.call(view.size()))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("tally_gateway_counter_view_caught_up")
+                .help("1 once the counter view was rebuilt from tally.counter.rollups up to its end at start")
+                .callback(cb -> cb.call(view.caughtUp() ? 1 : 0))
+                .register(registry);
+        io.prometheus.metrics.core.metrics.CounterWithCallback.builder()
+                .name("tally_gateway_counter_view_applied_total")
+                .help("Rollups the counter view applied from tally.counter.rollups")
+                .callback(cb -> cb.call(view.applied()))
+                .register(registry);
     }
 }
