@@ -56,28 +56,7 @@ public final class TimeSeriesQueries {
             int pageSize,
             long totalRecordLimit,
             String pageToken,
-            long pageSizeBytes) {
-        public ReadQuery(
-                NamespaceConfig namespace,
-                String timeSeriesId,
-                long startMicros,
-                long endMicros,
-                List<ItemFilter> filters,
-                int pageSize,
-                long totalRecordLimit,
-                String pageToken) {
-            this(
-                    namespace,
-                    timeSeriesId,
-                    startMicros,
-                    endMicros,
-                    filters,
-                    pageSize,
-                    totalRecordLimit,
-                    pageToken,
-                    DEFAULT_PAGE_BYTES);
-        }
-    }
+            long pageSizeBytes) {}
 
     /** A page's items stop at about this many bytes unless the query says otherwise (the KV article's page_size_bytes). */
     public static final long DEFAULT_PAGE_BYTES = 1 << 20;

@@ -28,7 +28,8 @@ class TimeSeriesQueriesTest {
     }
 
     ReadQuery query(long start, long end, String token) {
-        return new ReadQuery(playback, "p1", start, end, List.of(), 100, 1000, token);
+        return new ReadQuery(
+                playback, "p1", start, end, List.of(), 100, 1000, token, TimeSeriesQueries.DEFAULT_PAGE_BYTES);
     }
 
     @Test
@@ -72,7 +73,16 @@ class TimeSeriesQueriesTest {
                 "minutes",
                 "{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":60,\"seconds_per_bucket\":1,"
                         + "\"buckets_per_id\":64}}");
-        var q = new ReadQuery(minute, "p1", 0, TimeSeriesQueries.MAX_INTERVAL_MICROS, List.of(), 100, 1000, null);
+        var q = new ReadQuery(
+                minute,
+                "p1",
+                0,
+                TimeSeriesQueries.MAX_INTERVAL_MICROS,
+                List.of(),
+                100,
+                1000,
+                null,
+                TimeSeriesQueries.DEFAULT_PAGE_BYTES);
         assertThatThrownBy(() -> queries.read(q)).isInstanceOfSatisfying(ServiceException.class, e -> {
             assertThat(e.code()).isEqualTo("READ_TOO_WIDE");
             assertThat(e.field()).isEqualTo("timeInterval");

@@ -8,6 +8,7 @@ import io.tally.namespace.NamespaceConfig;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.api.operators.co.CoBroadcastWithNonKeyedOperator;
 import org.apache.flink.streaming.util.BroadcastOperatorTestHarness;
 import org.junit.jupiter.api.AfterEach;
@@ -46,13 +47,20 @@ class NamespaceProvisionerTest {
 
     BroadcastOperatorTestHarness<Long, NamespaceChange, String> h;
 
-    BroadcastOperatorTestHarness<Long, NamespaceChange, String> harness() throws Exception {
-        return new BroadcastOperatorTestHarness<>(
+    /** A provisioner opened fresh (snapshot null) or restored from a snapshot. */
+    BroadcastOperatorTestHarness<Long, NamespaceChange, String> opened(OperatorSubtaskState snapshot) throws Exception {
+        var harness = new BroadcastOperatorTestHarness<>(
                 new CoBroadcastWithNonKeyedOperator<>(
                         new NamespaceProvisioner(FlakyStorage::new), List.of(ControlPlane.NAMESPACES)),
                 1,
                 1,
                 0);
+        harness.setup();
+        if (snapshot != null) {
+            harness.initializeState(snapshot);
+        }
+        harness.open();
+        return harness;
     }
 
     @AfterEach
@@ -66,9 +74,7 @@ class NamespaceProvisionerTest {
 
     @Test
     void aDeletePendingAtACheckpointIsCarriedOutAfterTheRestore() throws Exception {
-        h = harness();
-        h.setup();
-        h.open();
+        h = opened(null);
         FlakyStorage.down = true;
         h.processBroadcastElement(new NamespaceChange("gone", 2, null, true), 1);
         h.processBroadcastElement(NamespaceChange.tick(), 2); // fails: stays pending
@@ -76,10 +82,7 @@ class NamespaceProvisionerTest {
         h.close();
 
         FlakyStorage.down = false;
-        h = harness();
-        h.setup();
-        h.initializeState(snapshot);
-        h.open();
+        h = opened(snapshot);
         h.processBroadcastElement(NamespaceChange.tick(), 4);
         assertThat(FlakyStorage.CALLS).containsExactly("retire gone");
         assertThat(h.extractOutputValues()).containsExactly("retired gone v2");
@@ -87,19 +90,14 @@ class NamespaceProvisionerTest {
 
     @Test
     void aRetiredNamespacesTombstoneIsDroppedSoARestoreDoesNotRetireItAgain() throws Exception {
-        h = harness();
-        h.setup();
-        h.open();
+        h = opened(null);
         h.processBroadcastElement(new NamespaceChange("gone", 2, null, true), 1);
         h.processBroadcastElement(NamespaceChange.tick(), 2);
         assertThat(FlakyStorage.CALLS).containsExactly("retire gone");
         var snapshot = h.snapshot(1, 3);
         h.close();
 
-        h = harness();
-        h.setup();
-        h.initializeState(snapshot);
-        h.open();
+        h = opened(snapshot);
         h.processBroadcastElement(NamespaceChange.tick(), 4);
         assertThat(FlakyStorage.CALLS).containsExactly("retire gone");
     }
