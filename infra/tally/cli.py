@@ -201,7 +201,17 @@ def cmd_test(args, settings: Settings) -> int:
             (
                 "python integration tests",
                 run(
-                    [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(REPO / "infra" / "tests" / "integration")],
+                    [
+                        py,
+                        "-m",
+                        "pytest",
+                        "-q",
+                        "-p",
+                        "no:cacheprovider",
+                        "--tb=short",
+                        "-rf",
+                        str(REPO / "infra" / "tests" / "integration"),
+                    ],
                     env,
                 ),
             )
@@ -231,7 +241,7 @@ def format_checks(py: str, runq_exporter) -> list[tuple[str, int]]:
     ]
 
 
-README_TABLES = {"getcount": ("<!-- table: bench/out/getcount.json -->", "<!-- /table -->")}
+README_TABLES = ("getcount", "reads")  # each between <!-- table: bench/out/<name>.json --> and <!-- /table -->
 
 
 def cmd_bench(args, settings: Settings) -> int:
@@ -248,13 +258,14 @@ def cmd_bench(args, settings: Settings) -> int:
 
 def readme_tables(out) -> int:
     """Writes the README's benchmark tables from bench/out/*.json (between their markers)."""
+    import importlib
     import json
-
-    from .bench_getcount import table
 
     readme = REPO / "README.md"
     text = readme.read_text()
-    for name, (start, end) in README_TABLES.items():
+    for name in README_TABLES:
+        table = importlib.import_module(f".bench_{name}", __package__).table
+        start, end = f"<!-- table: bench/out/{name}.json -->", "<!-- /table -->"
         report = out / f"{name}.json"
         if not report.exists() or start not in text:
             continue
@@ -288,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
     logs.set_defaults(fn=cmd_logs)
     bench = sub.add_parser("bench", help="run a benchmark against the running stack (never fails on numbers)")
     bench.add_argument(
-        "name", choices=["gateway", "getcount", "registry", "timeseries", "counters", "runq", "control", "table"]
+        "name",
+        choices=["gateway", "getcount", "reads", "registry", "timeseries", "counters", "runq", "control", "table"],
     )
     bench.set_defaults(fn=cmd_bench)
     jobs = sub.add_parser("jobs", help="Tally's Flink jobs on the session cluster")

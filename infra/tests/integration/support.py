@@ -75,3 +75,32 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class JobRestarts:
+    """Restarts of Tally's running Flink jobs (numRestarts), and why the last one failed, so a
+    test that says "no job restarted" names the job and the exception when one did."""
+
+    def __init__(self, settings):
+        from tally.jobs import FlinkRest
+
+        self.rest = FlinkRest(settings)
+
+    def counts(self) -> dict[str, int]:
+        out = {}
+        for j in self.rest.jobs():
+            if j["state"] == "RUNNING" and j["name"].startswith("tally-"):
+                got = self.rest.call("GET", f"/jobs/{j['jid']}/metrics?get=numRestarts")
+                out[j["jid"]] = int(got[0]["value"]) if got else 0
+        return out
+
+    def since(self, before: dict[str, int]) -> str:
+        """'' when no job counted a restart since `before`, else each restarted job's name and root exception."""
+        now = self.counts()
+        names = {j["jid"]: j["name"] for j in self.rest.jobs()}
+        out = []
+        for jid, n in now.items():
+            if n > before.get(jid, n):
+                root = (self.rest.call("GET", f"/jobs/{jid}/exceptions") or {}).get("root-exception") or ""
+                out.append(f"{names.get(jid, jid)} restarted {n - before[jid]} times: {root[:1500]}")
+        return "\n".join(out)

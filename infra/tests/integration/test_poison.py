@@ -13,7 +13,7 @@ import pytest
 import requests
 from confluent_kafka import Producer
 from kafka_tail import KafkaTail
-from support import avro_values, now_iso, until, write_canary
+from support import JobRestarts, avro_values, now_iso, until, write_canary
 from tally.jobs import FlinkRest, Jobs
 
 TOPIC = "tally.timeseries.events"
@@ -33,14 +33,7 @@ def b64(raw: bytes) -> str:
 @pytest.fixture(scope="module")
 def writer(stack, settings):
     Jobs(settings, log=lambda *_: None).ensure_deployed()
-    rest = FlinkRest(settings)
-    job = next(j for j in rest.jobs() if j["name"] == WRITER and j["state"] == "RUNNING")
-
-    def restarts() -> int:
-        got = rest.call("GET", f"/jobs/{job['jid']}/metrics?get=numRestarts")
-        return int(got[0]["value"]) if got else 0
-
-    return job["jid"], restarts
+    return JobRestarts(settings)
 
 
 @pytest.mark.parametrize("kind", sorted(POISON))
@@ -63,8 +56,7 @@ def test_the_gateway_refuses_a_value_the_index_would_refuse(gw, kind):
 
 
 def test_poison_straight_to_kafka_is_dead_lettered_and_indexing_goes_on(stack, settings, gw, writer):
-    jid, restarts = writer
-    restarts_before = restarts()
+    restarts_before = writer.counts()
     bootstrap = f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}"
     registry = stack.component("registry").url()
     encode = avro_values(registry, TOPIC)
@@ -157,8 +149,9 @@ def test_poison_straight_to_kafka_is_dead_lettered_and_indexing_goes_on(stack, s
         timeout=30,
     )
     assert sorted(e["timeSeriesId"] for e in odd) == sorted([long_tsid, f"slash/{run}"])
-    assert restarts() == restarts_before, "the writer job restarted"
-    assert any(j["jid"] == jid and j["state"] == "RUNNING" for j in FlinkRest(settings).jobs())
+    restarted = writer.since(restarts_before)
+    assert not restarted, restarted
+    assert any(j["name"] == WRITER and j["state"] == "RUNNING" for j in FlinkRest(settings).jobs())
 
 
 def test_an_event_over_kafkas_message_limit_is_413_never_202(gw):
