@@ -1,22 +1,20 @@
 package io.tally.gateway.service;
 
+import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
-import com.datastax.oss.driver.api.core.cql.Row;
 import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.model.cassandra.SliceTable;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceName;
 import io.tally.namespace.TimeSlicePlanner;
 import io.tally.namespace.TimeSlicePlanner.Slice;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.Collections;
-import java.util.Comparator;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -26,11 +24,12 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The TimeSeries reads over the stored slices (ReadEventRecords, and the event-log scans of the
- * counter reads): a scatter-gather over the slices, time buckets and event buckets that cover
- * the interval, newest time bucket first; the event buckets of one time bucket are read in
- * parallel and merged newest first (event_time DESC, event_id ASC). Every statement is
- * prepared with bound values; keyspace and table names come only from validated namespace
- * names and the planner.
+ * counter reads): the slices and time buckets that cover the interval, newest first; the event
+ * buckets of one time bucket are read asynchronously, a driver page at a time, and merged k-way
+ * newest first (event_time DESC, event_id ASC, {@link EventMerge}), so a read stops asking
+ * Cassandra for rows once its page is full (the TimeSeries article's adaptive pagination).
+ * Every statement is prepared with bound values; keyspace and table names come only from
+ * validated namespace names and the planner.
  */
 public final class TimeSeriesQueries {
     /** The longest interval one read may span. */
@@ -73,7 +72,8 @@ public final class TimeSeriesQueries {
     private final CassandraSession cassandra;
     private final PageTokens tokens;
     private final Map<String, PreparedStatement> statements = new ConcurrentHashMap<>();
-    private final ExecutorService partitions = boundedPool(8, 1024, "partition-read");
+    /** Partition queries in flight across the gateway (each page fetch holds one). */
+    private final ItemRows.Permits queries = new ItemRows.Permits(2048);
     /** Time buckets of a scan; each fans out to its event buckets on the partition pool. */
     private final ExecutorService buckets = boundedPool(4, 256, "bucket-read");
 
@@ -171,7 +171,10 @@ public final class TimeSeriesQueries {
                     break outer;
                 }
                 bucketsRead++;
-                for (Event e : bucket(ns, slice, tsid, buckets[i], lo, hi, slice.bucketsPerId())) {
+                int rowsPerFetch = rowsPerFetch(want - page.size(), slice.bucketsPerId());
+                EventMerge merged = bucket(ns, slice, tsid, buckets[i], lo, hi, rowsPerFetch);
+                while (merged.hasNext()) {
+                    Event e = merged.next();
                     if (cursor != null
                             && (e.timeMicros() > cursor.eventTimeMicros()
                                     || (e.timeMicros() == cursor.eventTimeMicros()
@@ -211,54 +214,28 @@ public final class TimeSeriesQueries {
         return new EventPage(page, next);
     }
 
-    /** The events of one time bucket, from all its event buckets in parallel, newest first. */
-    private List<Event> bucket(
-            NamespaceConfig ns, Slice slice, String tsid, int timeBucket, long lo, long hi, int eventBuckets) {
+    /**
+     * Rows a partition query asks for at a time: about twice a page's share of each event bucket
+     * (events hold more than one row when they have several items), at least a few dozen.
+     */
+    static int rowsPerFetch(int events, int eventBuckets) {
+        return (int) Math.min(5_000, Math.max(64, 2L * (events + 1) / Math.max(1, eventBuckets) + 32));
+    }
+
+    /** The events of one time bucket, newest first: its event buckets asked at once, merged as read. */
+    private EventMerge bucket(
+            NamespaceConfig ns, Slice slice, String tsid, int timeBucket, long lo, long hi, int rowsPerFetch) {
         String keyspace = NamespaceName.keyspace(ns.name());
+        CqlSession session = cassandra.get();
         PreparedStatement ps = statements.computeIfAbsent(
                 keyspace + "." + slice.tableName(),
-                t -> cassandra.get().prepare(SliceTable.selectRange(keyspace, slice.tableName())));
-        List<CompletableFuture<List<Row>>> reads = new ArrayList<>();
-        for (int b = 0; b < eventBuckets; b++) {
-            int eb = b;
-            reads.add(CompletableFuture.supplyAsync(
-                    () -> cassandra
-                            .get()
-                            .execute(ps.bind(tsid, timeBucket, eb, lo, hi))
-                            .all(),
-                    partitions));
+                t -> session.prepare(SliceTable.selectRange(keyspace, slice.tableName())));
+        List<Iterator<ItemRows.ItemRow>> partitions = new ArrayList<>();
+        for (int b = 0; b < slice.bucketsPerId(); b++) {
+            var statement = ps.bind(tsid, timeBucket, b, lo, hi).setPageSize(rowsPerFetch);
+            partitions.add(new ItemRows(queries, queries.issue(() -> session.executeAsync(statement))));
         }
-        TreeMap<String, Event> byKey = new TreeMap<>();
-        try {
-            for (CompletableFuture<List<Row>> f : reads) {
-                for (Row r : f.join()) {
-                    long t = r.getLong("event_time");
-                    String id = r.getString("event_id");
-                    Event e = byKey.computeIfAbsent(
-                            String.format("%020d/%s", Long.MAX_VALUE - t, id),
-                            k -> new Event(t, id, new ArrayList<>()));
-                    String itemKey = r.getString("event_item_key");
-                    if (!itemKey.isEmpty()) { // "" marks an event stored without items
-                        ByteBuffer v = r.getByteBuffer("event_item_value");
-                        byte[] bytes = new byte[v == null ? 0 : v.remaining()];
-                        if (v != null) {
-                            v.duplicate().get(bytes);
-                        }
-                        e.items().add(Map.entry(itemKey, bytes));
-                    }
-                }
-            }
-        } catch (java.util.concurrent.CompletionException e) {
-            throw new ServiceException(
-                    Kind.UNAVAILABLE,
-                    "CASSANDRA_UNAVAILABLE",
-                    "a partition read failed: " + e.getCause().getMessage(),
-                    null);
-        }
-        List<Event> out = new ArrayList<>(byKey.values());
-        out.forEach(e -> e.items().sort(Map.Entry.comparingByKey()));
-        out.sort(Comparator.comparingLong(Event::timeMicros).reversed().thenComparing(Event::eventId));
-        return out;
+        return new EventMerge(partitions);
     }
 
     /**
@@ -275,7 +252,12 @@ public final class TimeSeriesQueries {
             for (int bucket : planner.timeBucketsOverlapping(slice, from, to)) {
                 long lo = Math.max(from, slice.startMicros() + bucket * slice.bucketMicros());
                 reads.add(CompletableFuture.supplyAsync(
-                        () -> bucket(ns, slice, tsid, bucket, lo, to - 1, slice.bucketsPerId()), buckets));
+                        () -> {
+                            List<Event> events = new ArrayList<>();
+                            bucket(ns, slice, tsid, bucket, lo, to - 1, 5_000).forEachRemaining(events::add);
+                            return events;
+                        },
+                        buckets));
             }
         }
         List<Event> out = new ArrayList<>();
@@ -331,7 +313,6 @@ public final class TimeSeriesQueries {
     }
 
     public void close() {
-        partitions.shutdownNow();
         buckets.shutdownNow();
         cassandra.close();
     }

@@ -1,0 +1,116 @@
+package io.tally.gateway.service;
+
+import com.datastax.oss.driver.api.core.cql.AsyncResultSet;
+import com.datastax.oss.driver.api.core.cql.Row;
+import io.tally.gateway.service.ServiceException.Kind;
+import java.nio.ByteBuffer;
+import java.util.Iterator;
+import java.util.NoSuchElementException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+
+/**
+ * One slice partition's rows in clustering order (newest event first), fetched a driver page at a
+ * time and only when the reader gets to the end of the page it has: a read that fills its page
+ * from the first rows never makes Cassandra read the rest of the partition.
+ */
+final class ItemRows implements Iterator<ItemRows.ItemRow> {
+    /** One stored row: an item of an event (key "" for an event stored without items). */
+    record ItemRow(long timeMicros, String eventId, String itemKey, byte[] value) {}
+
+    /** The longest a reader waits for one page; the driver's own request timeout is shorter. */
+    private static final long PAGE_WAIT_MILLIS = 10_000;
+
+    private final Permits permits;
+    private CompletionStage<AsyncResultSet> pending;
+    private AsyncResultSet page;
+    private Iterator<Row> rows;
+
+    /**
+     * Queries in flight across the gateway: a read that would pass the bound is refused
+     * (READ_BACKPRESSURE) instead of queueing behind the others without end.
+     */
+    static final class Permits {
+        private final Semaphore free;
+
+        Permits(int queries) {
+            this.free = new Semaphore(queries);
+        }
+
+        CompletionStage<AsyncResultSet> issue(Supplier<CompletionStage<AsyncResultSet>> query) {
+            if (!free.tryAcquire()) {
+                throw new ServiceException(
+                        Kind.BACKPRESSURE,
+                        "READ_BACKPRESSURE",
+                        "the gateway has too many reads in flight; retry shortly",
+                        null);
+            }
+            try {
+                return query.get().whenComplete((rs, err) -> free.release());
+            } catch (RuntimeException e) {
+                free.release();
+                throw e;
+            }
+        }
+    }
+
+    /** @param first the partition's first page, already asked for (so partitions are read in parallel) */
+    ItemRows(Permits permits, CompletionStage<AsyncResultSet> first) {
+        this.permits = permits;
+        this.pending = first;
+    }
+
+    @Override
+    public boolean hasNext() {
+        while (rows == null || !rows.hasNext()) {
+            if (pending == null) {
+                if (page == null || !page.hasMorePages()) {
+                    return false;
+                }
+                AsyncResultSet current = page;
+                pending = permits.issue(current::fetchNextPage);
+            }
+            page = await(pending);
+            pending = null;
+            rows = page.currentPage().iterator();
+        }
+        return true;
+    }
+
+    @Override
+    public ItemRow next() {
+        if (!hasNext()) {
+            throw new NoSuchElementException();
+        }
+        Row r = rows.next();
+        ByteBuffer v = r.getByteBuffer(3);
+        byte[] bytes = new byte[v == null ? 0 : v.remaining()];
+        if (v != null) {
+            v.duplicate().get(bytes);
+        }
+        return new ItemRow(r.getLong(0), r.getString(1), r.getString(2), bytes);
+    }
+
+    private static AsyncResultSet await(CompletionStage<AsyncResultSet> stage) {
+        try {
+            return stage.toCompletableFuture().get(PAGE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw unavailable("interrupted");
+        } catch (ExecutionException | CompletionException e) {
+            Throwable cause = e.getCause() == null ? e : e.getCause();
+            throw cause instanceof ServiceException s ? s : unavailable(cause.getMessage());
+        } catch (TimeoutException e) {
+            throw unavailable("no answer in " + PAGE_WAIT_MILLIS + " ms");
+        }
+    }
+
+    private static ServiceException unavailable(String why) {
+        return new ServiceException(Kind.UNAVAILABLE, "CASSANDRA_UNAVAILABLE", "a partition read failed: " + why, null);
+    }
+}

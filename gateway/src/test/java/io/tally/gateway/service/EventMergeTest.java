@@ -1,0 +1,88 @@
+package io.tally.gateway.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tally.gateway.service.ItemRows.ItemRow;
+import io.tally.gateway.service.TimeSeriesQueries.Event;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class EventMergeTest {
+    static ItemRow row(long t, String id, String key) {
+        return new ItemRow(t, id, key, key.getBytes());
+    }
+
+    /** A partition's rows that counts how many the merge pulled. */
+    static final class Counted implements Iterator<ItemRow> {
+        final Iterator<ItemRow> rows;
+        int pulled;
+
+        Counted(List<ItemRow> rows) {
+            this.rows = rows.iterator();
+        }
+
+        @Override
+        public boolean hasNext() {
+            return rows.hasNext();
+        }
+
+        @Override
+        public ItemRow next() {
+            pulled++;
+            return rows.next();
+        }
+    }
+
+    static List<String> ids(Iterator<Event> events) {
+        List<String> out = new ArrayList<>();
+        events.forEachRemaining(e -> out.add(e.timeMicros() + "/" + e.eventId()));
+        return out;
+    }
+
+    @Test
+    void partitionsMergeNewestFirstAndIdsAscendAtOneTime() {
+        var a = List.of(row(9, "b", "k"), row(5, "a", "k"), row(1, "z", "k"));
+        var b = List.of(row(9, "a", "k"), row(7, "q", "k"), row(5, "b", "k"));
+        var c = List.<ItemRow>of();
+        assertThat(ids(new EventMerge(List.of(a.iterator(), b.iterator(), c.iterator()))))
+                .containsExactly("9/a", "9/b", "7/q", "5/a", "5/b", "1/z");
+    }
+
+    @Test
+    void anEventsRowsBecomeItsItemsAndTheEmptyKeyMarksAnEventWithout() {
+        var rows = List.of(row(9, "e1", "a"), row(9, "e1", "b"), row(9, "e2", ""), row(8, "e1", "c"));
+        List<Event> events = new ArrayList<>();
+        new EventMerge(List.of(rows.iterator())).forEachRemaining(events::add);
+        assertThat(events).hasSize(3);
+        assertThat(events.get(0).items()).extracting(Map.Entry::getKey).containsExactly("a", "b");
+        assertThat(events.get(1).items()).isEmpty();
+        assertThat(events.get(2).items()).extracting(Map.Entry::getKey).containsExactly("c");
+    }
+
+    @Test
+    void takingAFewEventsReadsOnlyAFewRowsOfEachPartition() {
+        List<ItemRow> many = new ArrayList<>();
+        List<ItemRow> others = new ArrayList<>();
+        for (int i = 10_000; i > 0; i--) {
+            many.add(row(2L * i, "m" + i, "k"));
+            others.add(row(2L * i + 1, "o" + i, "k"));
+        }
+        Counted p1 = new Counted(many);
+        Counted p2 = new Counted(others);
+        EventMerge merge = new EventMerge(List.of(p1, p2));
+        for (int i = 0; i < 100; i++) {
+            merge.next();
+        }
+        assertThat(p1.pulled + p2.pulled).isLessThanOrEqualTo(104);
+    }
+
+    @Test
+    void fetchSizesFollowThePageAndStayBounded() {
+        assertThat(TimeSeriesQueries.rowsPerFetch(100, 4)).isEqualTo(82);
+        assertThat(TimeSeriesQueries.rowsPerFetch(1, 4)).isEqualTo(64);
+        assertThat(TimeSeriesQueries.rowsPerFetch(1_000_000, 1)).isEqualTo(5_000);
+    }
+}
