@@ -7,95 +7,17 @@ max, the host's load and each component's CPU share during the runs. No figure i
 
 from __future__ import annotations
 
-import base64
-import json
-import os
-import statistics
 import subprocess
 import time
 import uuid
-from pathlib import Path
 
 import requests
 
-from .bench import cpu_seconds
+from .bench import OUT
+from .bench_http import attack, fmt, plot_latencies, runs_at_rates, targets, vegeta
 from .stack import Stack
 
-VEGETA_MODULE = "github.com/tsenart/vegeta/v12@v12.12.0"
-COMPONENTS = ("gateway", "cassandra", "kafka", "flink-taskmanager")
-
-
-def vegeta(stack: Stack) -> Path:
-    """vegeta, installed as a Go module into $TALLY_HOME/bin on first use."""
-    bin_dir = stack.s.home / "bin"
-    exe = bin_dir / "vegeta"
-    if not exe.exists():
-        bin_dir.mkdir(parents=True, exist_ok=True)
-        from .components.runq_exporter import go_binary
-
-        r = subprocess.run(
-            [go_binary(), "install", VEGETA_MODULE],
-            env={**os.environ, "GOBIN": str(bin_dir)},
-            capture_output=True,
-            text=True,
-        )
-        if r.returncode != 0:
-            raise RuntimeError(f"installing vegeta failed: {r.stderr[-2000:]}")
-    return exe
-
-
-def targets(url: str, bodies: list[dict]) -> bytes:
-    """vegeta's JSON target format, one line a request."""
-    lines = []
-    for b in bodies:
-        lines.append(
-            json.dumps(
-                {
-                    "method": "POST",
-                    "url": url,
-                    "body": base64.b64encode(json.dumps(b).encode()).decode(),
-                    "header": {"Content-Type": ["application/json"]},
-                }
-            )
-        )
-    return ("\n".join(lines) + "\n").encode()
-
-
-def attack(exe: Path, target_lines: bytes, rate: int, seconds: float) -> dict:
-    """One open-loop run at a fixed rate; vegeta's JSON report (latencies in ns)."""
-    attack = subprocess.run(
-        [
-            str(exe),
-            "attack",
-            "-format=json",
-            f"-rate={rate}/s",
-            f"-duration={seconds}s",
-            "-timeout=10s",
-            "-max-workers=512",
-        ],
-        input=target_lines,
-        capture_output=True,
-    )
-    if attack.returncode != 0:
-        raise RuntimeError(f"vegeta attack failed: {attack.stderr.decode()[-2000:]}")
-    report = subprocess.run([str(exe), "report", "-type=json"], input=attack.stdout, capture_output=True)
-    return json.loads(report.stdout)
-
-
-def component_cpu(stack: Stack) -> dict[str, float]:
-    out = {}
-    for name in COMPONENTS:
-        ref = stack.state.ref(name)
-        if ref is not None:
-            try:
-                out[name] = cpu_seconds(ref)
-            except OSError:
-                pass
-    return out
-
-
-def summary(runs: list[float]) -> dict:
-    return {"median": statistics.median(runs), "min": min(runs), "max": max(runs), "runs": runs}
+PNG = OUT / "getcount.png"
 
 
 def heap_used_mb(pid: int) -> float:
@@ -203,34 +125,9 @@ def bench_getcount(stack: Stack, say, counters: int = 20_000, rates=(500, 2000),
                 break
             time.sleep(0.5)
     get_lines = targets(f"{gw}/v1/counter/GetCount", [{"namespace": "video_views", "counter_name": n} for n in names])
-    result = {"counters": counters, "seconds": seconds, "rates": {}, "view_memory": view_memory(stack, say)}
-    for rate in rates:
-        p50, p99, pmax, ok, cpu, loads = [], [], [], [], {}, []
-        for k in range(3):
-            c0, t0 = component_cpu(stack), time.monotonic()
-            rep = attack(exe, get_lines, rate, seconds)
-            wall = time.monotonic() - t0
-            c1 = component_cpu(stack)
-            for name in c1:
-                cpu.setdefault(name, []).append(100 * (c1[name] - c0.get(name, c1[name])) / wall)
-            loads.append(os.getloadavg()[0])
-            lat = rep["latencies"]
-            p50.append(lat["50th"] / 1e6)
-            p99.append(lat["99th"] / 1e6)
-            pmax.append(lat["max"] / 1e6)
-            ok.append(rep["success"])
-            say(
-                f"  GetCount {rate}/s run {k + 1}: p50 {lat['50th'] / 1e6:.2f} ms, p99 {lat['99th'] / 1e6:.2f} ms,"
-                f" success {rep['success']:.4f}, codes {rep.get('status_codes')}"
-            )
-        result["rates"][str(rate)] = {
-            "p50_ms": summary(p50),
-            "p99_ms": summary(p99),
-            "max_ms": summary(pmax),
-            "success": summary(ok),
-            "load1": summary(loads),
-            "cpu_percent_of_a_core": {name: summary(v) for name, v in cpu.items()},
-        }
+    result = {"counters": counters, "seconds": seconds, "view_memory": view_memory(stack, say)}
+    result["rates"] = runs_at_rates(stack, say, "GetCount", get_lines, rates, seconds)
+    result["plot"] = str(plot_latencies(result["rates"], f"GetCount, EVENTUAL, {counters:,} counters", PNG))
     return result
 
 
@@ -243,14 +140,11 @@ def table(result: dict) -> str:
         "|---|---|---|---|---|---|",
     ]
 
-    def fmt(s: dict, digits: int = 2) -> str:
-        return f"{s['median']:.{digits}f} ({s['min']:.{digits}f}-{s['max']:.{digits}f})"
-
     for rate, r in sorted(result["rates"].items(), key=lambda kv: int(kv[0])):
         gateway = r["cpu_percent_of_a_core"].get("gateway")
         rows.append(
             f"| {int(rate):,} req/s | {fmt(r['p50_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['success'], 4)} | "
-            f"{fmt(gateway, 0) if gateway else '-'} | {fmt(r['load1'])} |"
+            f"{fmt(gateway, 0)} | {fmt(r['load1'])} |"
         )
     mem = result.get("view_memory")
     if mem and mem.get("bytes_per_counter"):

@@ -1,0 +1,211 @@
+"""Open-loop HTTP load with vegeta, shared by the HTTP benchmarks (./tally bench getcount, reads):
+vegeta installed as a Go module, its targets, one attack at a fixed rate with its report and a
+per-second series, three runs a rate summarised as median (min-max) with the host's load and
+each component's CPU share, and the PNG plots under bench/out/."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+import os
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+from .bench import cpu_seconds
+from .stack import Stack
+
+VEGETA_MODULE = "github.com/tsenart/vegeta/v12@v12.12.0"
+COMPONENTS = ("gateway", "cassandra", "kafka", "flink-taskmanager")
+
+
+def vegeta(stack: Stack) -> Path:
+    """vegeta, installed as a Go module into $TALLY_HOME/bin on first use."""
+    bin_dir = stack.s.home / "bin"
+    exe = bin_dir / "vegeta"
+    if not exe.exists():
+        bin_dir.mkdir(parents=True, exist_ok=True)
+        from .components.runq_exporter import go_binary
+
+        r = subprocess.run(
+            [go_binary(), "install", VEGETA_MODULE],
+            env={**os.environ, "GOBIN": str(bin_dir)},
+            capture_output=True,
+            text=True,
+        )
+        if r.returncode != 0:
+            raise RuntimeError(f"installing vegeta failed: {r.stderr[-2000:]}")
+    return exe
+
+
+def targets(url: str, bodies: list[dict]) -> bytes:
+    """vegeta's JSON target format, one line a request."""
+    lines = []
+    for b in bodies:
+        lines.append(
+            json.dumps(
+                {
+                    "method": "POST",
+                    "url": url,
+                    "body": base64.b64encode(json.dumps(b).encode()).decode(),
+                    "header": {"Content-Type": ["application/json"]},
+                }
+            )
+        )
+    return ("\n".join(lines) + "\n").encode()
+
+
+def per_second(exe: Path, results: bytes) -> list[dict]:
+    """The attack's requests by second: sent, answered 2xx, p99 latency (ms)."""
+    csv_out = subprocess.run([str(exe), "encode", "--to", "csv"], input=results, capture_output=True, check=True)
+    by_second: dict[int, list[tuple[int, float]]] = {}
+    first = None
+    for row in csv.reader(io.StringIO(csv_out.stdout.decode(errors="replace"))):
+        if len(row) < 3:
+            continue
+        t_ns, code, latency_ns = int(row[0]), int(row[1]), int(row[2])
+        first = t_ns if first is None else min(first, t_ns)
+        by_second.setdefault(t_ns, []).append((code, latency_ns / 1e6))
+    seconds: dict[int, list[tuple[int, float]]] = {}
+    for t_ns, rows in by_second.items():
+        seconds.setdefault((t_ns - first) // 1_000_000_000, []).extend(rows)
+    out = []
+    for s in sorted(seconds):
+        rows = seconds[s]
+        lat = sorted(ms for _, ms in rows)
+        out.append(
+            {
+                "second": s,
+                "sent": len(rows),
+                "ok": sum(1 for code, _ in rows if 200 <= code < 300),
+                "p99_ms": lat[min(len(lat) - 1, int(0.99 * len(lat)))],
+            }
+        )
+    return out
+
+
+def attack(exe: Path, target_lines: bytes, rate: int, seconds: float, series: bool = False) -> dict:
+    """One open-loop run at a fixed rate; vegeta's JSON report (latencies in ns), with the
+    per-second series under "per_second" when asked."""
+    results = subprocess.run(
+        [
+            str(exe),
+            "attack",
+            "-format=json",
+            f"-rate={rate}/s",
+            f"-duration={seconds}s",
+            "-timeout=10s",
+            "-max-workers=512",
+        ],
+        input=target_lines,
+        capture_output=True,
+    )
+    if results.returncode != 0:
+        raise RuntimeError(f"vegeta attack failed: {results.stderr.decode()[-2000:]}")
+    report = subprocess.run([str(exe), "report", "-type=json"], input=results.stdout, capture_output=True)
+    out = json.loads(report.stdout)
+    if series:
+        out["per_second"] = per_second(exe, results.stdout)
+    return out
+
+
+def component_cpu(stack: Stack) -> dict[str, float]:
+    out = {}
+    for name in COMPONENTS:
+        ref = stack.state.ref(name)
+        if ref is not None:
+            try:
+                out[name] = cpu_seconds(ref)
+            except OSError:
+                pass
+    return out
+
+
+def summary(runs: list[float]) -> dict:
+    return {"median": statistics.median(runs), "min": min(runs), "max": max(runs), "runs": runs}
+
+
+def runs_at_rates(stack: Stack, say, what: str, target_lines: bytes, rates, seconds: float, runs: int = 3) -> dict:
+    """`runs` open-loop runs at each rate: latency percentiles, success, host load and each
+    component's CPU (% of a core) as median (min-max); the last run's per-second series."""
+    exe = vegeta(stack)
+    out = {}
+    for rate in rates:
+        p50, p99, pmax, ok, cpu, loads, series = [], [], [], [], {}, [], []
+        for k in range(runs):
+            c0, t0 = component_cpu(stack), time.monotonic()
+            rep = attack(exe, target_lines, rate, seconds, series=k == runs - 1)
+            wall = time.monotonic() - t0
+            c1 = component_cpu(stack)
+            for name in c1:
+                cpu.setdefault(name, []).append(100 * (c1[name] - c0.get(name, c1[name])) / wall)
+            loads.append(os.getloadavg()[0])
+            lat = rep["latencies"]
+            p50.append(lat["50th"] / 1e6)
+            p99.append(lat["99th"] / 1e6)
+            pmax.append(lat["max"] / 1e6)
+            ok.append(rep["success"])
+            series = rep.get("per_second", series)
+            say(
+                f"  {what} {rate}/s run {k + 1}: p50 {lat['50th'] / 1e6:.2f} ms, p99 {lat['99th'] / 1e6:.2f} ms,"
+                f" success {rep['success']:.4f}, codes {rep.get('status_codes')}"
+            )
+        out[str(rate)] = {
+            "p50_ms": summary(p50),
+            "p99_ms": summary(p99),
+            "max_ms": summary(pmax),
+            "success": summary(ok),
+            "load1": summary(loads),
+            "cpu_percent_of_a_core": {name: summary(v) for name, v in cpu.items()},
+            "last_run_per_second": series,
+        }
+    return out
+
+
+def plot_latencies(rates: dict, title: str, png: Path) -> Path:
+    """Two panels: p50/p99 by rate (median, min-max bars), and the last run of each rate over time."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (by_rate, over_time) = plt.subplots(1, 2, figsize=(12, 4.5))
+    xs = sorted(rates, key=int)
+    for key, label in (("p50_ms", "p50"), ("p99_ms", "p99")):
+        med = [rates[x][key]["median"] for x in xs]
+        lo = [rates[x][key]["median"] - rates[x][key]["min"] for x in xs]
+        hi = [rates[x][key]["max"] - rates[x][key]["median"] for x in xs]
+        by_rate.errorbar([int(x) for x in xs], med, yerr=[lo, hi], marker="o", capsize=4, label=label)
+    by_rate.set_xlabel("requests/s asked (open loop)")
+    by_rate.set_ylabel("latency, ms (median of runs, min-max)")
+    by_rate.set_yscale("log")
+    by_rate.legend()
+    by_rate.grid(alpha=0.3)
+    for x in xs:
+        s = rates[x].get("last_run_per_second") or []
+        over_time.plot([p["second"] for p in s], [p["ok"] for p in s], label=f"{int(x):,}/s asked: 2xx/s")
+    over_time.set_xlabel("second of the run")
+    over_time.set_ylabel("answered 2xx per second")
+    twin = over_time.twinx()
+    for x in xs:
+        s = rates[x].get("last_run_per_second") or []
+        twin.plot([p["second"] for p in s], [p["p99_ms"] for p in s], linestyle=":", label=f"{int(x):,}/s: p99 ms")
+    twin.set_ylabel("p99 latency in that second, ms (dotted)")
+    twin.set_yscale("log")
+    over_time.legend(loc="lower left", fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=90)
+    plt.close(fig)
+    return png
+
+
+def fmt(s: dict | None, digits: int = 2) -> str:
+    """A summary as the README shows it: median (min-max)."""
+    if not s:
+        return "-"
+    return f"{s['median']:.{digits}f} ({s['min']:.{digits}f}-{s['max']:.{digits}f})"
