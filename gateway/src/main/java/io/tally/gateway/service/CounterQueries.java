@@ -28,6 +28,8 @@ import java.util.concurrent.Executors;
  *   <li>ACCURATE: the last rollup plus the stored events at or after last_rollup_ts, folded
  *       in event-time order ({@link CounterFold}); skipped when last_write_ts shows none.</li>
  * </ul>
+ * GetCount asks the {@link CounterView} first (every type); AddAndGetCount reads Cassandra, as it
+ * must count the write it just made, which the view may not show yet.
  */
 public final class CounterQueries {
     /** Scanned before a counter's first rollup: its events cannot be older than the window. */
@@ -73,12 +75,14 @@ public final class CounterQueries {
     }
 
     /**
-     * EVENTUAL and BEST_EFFORT counts are their last rollup: answered from the view when it holds
-     * the counter (a BEST_EFFORT total only within its delete_after, as Cassandra's TTL would).
-     * ACCURATE counts still read Cassandra (the stored events since the rollup).
+     * Answered from the view when it holds the counter: EVENTUAL and BEST_EFFORT counts are their
+     * last rollup (a BEST_EFFORT total only within its delete_after, as Cassandra's TTL would);
+     * an ACCURATE count is the live total the rollup job publishes (the rollup plus the events it
+     * accepted since, at most 250 ms old). Else Cassandra: the rollup, and for ACCURATE the
+     * stored events since it.
      */
     private java.util.Optional<Rollup> fromView(NamespaceConfig ns, String counter) {
-        if (view == null || ns.counterType() == CounterType.ACCURATE) {
+        if (view == null) {
             return java.util.Optional.empty();
         }
         return view.get(ns.name(), counter)
@@ -88,8 +92,9 @@ public final class CounterQueries {
                 .map(v -> new Rollup(v.count(), v.rollupMicros(), v.lastWriteMicros(), 0));
     }
 
+    /** A cold counter read from Cassandra, kept in the view; an ACCURATE one only when no event follows its rollup. */
     private Rollup remembered(NamespaceConfig ns, String counter, Rollup r) {
-        if (view != null && ns.counterType() != CounterType.ACCURATE && r.rollupMicros() > 0) {
+        if (view != null && r.rollupMicros() > 0 && !needsScan(ns, r)) {
             view.remember(ns.name(), counter, new CounterView.Rollup(r.count(), r.rollupMicros(), r.lastWriteMicros()));
         }
         return r;

@@ -11,6 +11,8 @@ public class CounterMutation {
     public long eventTimeMicros;
     public String eventId;
     public boolean bestEffort;
+    /** ACCURATE: the live total (rollup plus pending) is published for the gateways' view. */
+    public boolean accurate;
     // Its namespace's config when it was decoded (the rollup steps keep no catalog of their own).
     public long acceptLimitMs;
     public long coalesceMs;

@@ -24,6 +24,7 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
 import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
+import org.apache.flink.streaming.api.TimeDomain;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
@@ -45,6 +46,12 @@ import org.apache.flink.util.OutputTag;
  * accepted events with event_time < T (CounterFold). Events wait in a MapState keyed by
  * event time; one event-time timer per counter, on a coalesce_ms grid, so a burst costs
  * one rollup write and no timer is kept per event.
+ *
+ * <p>Live totals: for an ACCURATE counter, the total now (the rollup folded with every pending
+ * accepted event) goes to the gateways' view at most every {@link #LIVE_INTERVAL_MS} after a
+ * change (one processing-time timer per changed counter) and after each rollup, so GetCount
+ * answers from memory instead of scanning the event log. A total is recomputed from state, never
+ * an increment, so a restore and replay converge to the same totals.
  */
 public class CounterRollupFunction extends KeyedProcessFunction<String, CounterMutation, RollupWrite> {
     public static final OutputTag<EventRow> EVENT_LOG = new OutputTag<>("counter-event-log") {};
@@ -53,6 +60,8 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
     static final Duration DEDUP_MARGIN = Duration.ofMinutes(5);
     /** Where a bounded input's final watermark (Long.MAX_VALUE) is capped, so times stay in range. */
     static final long END_OF_INPUT_MILLIS = 253_402_300_799_000L; // 9999-12-31T23:59:59Z
+    /** An ACCURATE counter's live total is published at most this often (and only after a change). */
+    static final long LIVE_INTERVAL_MS = 250;
 
     /**
      * Event ids seen (id to payload|event time), kept until the rollup passes their event time:
@@ -140,6 +149,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         r.acceptLimitMs = m.acceptLimitMs;
         r.coalesceMs = m.coalesceMs;
         r.clockSkewMs = m.clockSkewMs;
+        r.accurate = m.accurate;
         if (m.eventTimeMicros < r.rollupMicros) {
             ctx.output(
                     DEAD_LETTERS,
@@ -173,7 +183,26 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             ctx.timerService().registerEventTimeTimer(due);
             r.timerMillis = due;
         }
+        if (r.accurate && r.liveTimerMillis == 0) {
+            r.liveTimerMillis = ctx.timerService().currentProcessingTime() + LIVE_INTERVAL_MS;
+            ctx.timerService().registerProcessingTimeTimer(r.liveTimerMillis);
+        }
         rollup.update(r);
+    }
+
+    /**
+     * An ACCURATE counter's total now, for the view: the rollup folded with every pending accepted
+     * event (as the ACCURATE read folded the stored events after the rollup).
+     */
+    private RollupWrite live(String namespace, String counter, CounterRollupState r) throws Exception {
+        List<CounterFold.Mutation> all = new ArrayList<>();
+        for (Map.Entry<Long, PendingMutations> e : pending.entries()) {
+            all.add(new CounterFold.Mutation(e.getKey(), e.getValue().cleared, e.getValue().delta));
+        }
+        RollupWrite w =
+                RollupWrite.live(namespace, counter, CounterFold.fold(r.count, all), r.rollupMicros, r.lastWriteMicros);
+        w.accurate = true;
+        return w;
     }
 
     /** The counter's state, moved from the slot-array layout the first time it is touched. */
@@ -227,13 +256,21 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
     @Override
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<RollupWrite> out) throws Exception {
         CounterRollupState r = load();
-        if (r == null || (r.timerMillis != 0 && r.timerMillis != timestamp)) {
-            return; // a timer that an earlier one superseded
-        }
         String key = ctx.getCurrentKey();
         int slash = key.indexOf('/');
         String namespace = key.substring(0, slash);
         String counter = key.substring(slash + 1);
+        if (ctx.timeDomain() == TimeDomain.PROCESSING_TIME) {
+            if (r != null && r.liveTimerMillis == timestamp) {
+                r.liveTimerMillis = 0;
+                out.collect(live(namespace, counter, r));
+                rollup.update(r);
+            }
+            return;
+        }
+        if (r == null || (r.timerMillis != 0 && r.timerMillis != timestamp)) {
+            return; // a timer that an earlier one superseded
+        }
         long t = rollupMicros(
                 r.acceptLimitMs, r.clockSkewMs, Math.min(ctx.timerService().currentWatermark(), END_OF_INPUT_MILLIS));
         long next = Long.MAX_VALUE;
@@ -253,7 +290,11 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             forgetIdsBefore(t);
             RollupWrite written = RollupWrite.rollup(namespace, counter, r.count, t, 0);
             written.lastWriteMicros = r.lastWriteMicros;
+            written.accurate = r.accurate;
             out.collect(written);
+            if (r.accurate) { // the view's total moves to the new rollup time (the count it shows stays)
+                out.collect(live(namespace, counter, r));
+            }
             rollups.inc();
             rollupLagMs.update(System.currentTimeMillis() - t / 1000);
             if (r.lastWriteMicros > r.lastWriteStoredMicros) {

@@ -123,9 +123,13 @@ public final class CounterRollupJob {
                 .uid("best-effort-aggregate")
                 .name("best-effort-aggregate");
         DataStream<RollupWrite> written = durable.union(bestEffort);
-        written.sinkTo(rollups).uid("counter-rollups").name("counter-rollups");
-        // every rollup also goes to the compacted tally.counter.rollups: the gateways' counter view
-        written.filter(w -> w.kind == RollupWrite.Kind.ROLLUP)
+        written.filter(RollupWrite::stored)
+                .name("rollup-table-writes")
+                .sinkTo(rollups)
+                .uid("counter-rollups")
+                .name("counter-rollups");
+        // rollups (and ACCURATE live totals) also go to the compacted tally.counter.rollups: the gateways' view
+        written.filter(RollupWrite::viewed)
                 .name("rollups-for-the-view")
                 .sinkTo(view)
                 .uid("counter-view")

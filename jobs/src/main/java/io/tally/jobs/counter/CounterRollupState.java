@@ -20,6 +20,10 @@ public class CounterRollupState {
 
     public long coalesceMs;
     public long clockSkewMs;
+    /** An ACCURATE counter: its live total goes to the view after each change. */
+    public boolean accurate;
+    /** The processing-time timer of the next live total (0: none set, nothing changed since the last). */
+    public long liveTimerMillis;
 
     public CounterRollupState() {}
 

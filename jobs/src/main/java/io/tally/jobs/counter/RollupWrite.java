@@ -4,11 +4,14 @@ package io.tally.jobs.counter;
  * One write to a namespace's counter_rollups table. ROLLUP sets the count at rollup time T
  * (USING TIMESTAMP T, so an older rollup never wins); LAST_WRITE moves last_write_ts
  * (USING TIMESTAMP of the event). A positive ttlSeconds makes the row expire (BEST_EFFORT).
+ * LIVE is not a table write: it is what the gateways' counter view shows of an ACCURATE counter.
  */
 public class RollupWrite {
     public enum Kind {
         ROLLUP,
-        LAST_WRITE
+        LAST_WRITE,
+        /** An ACCURATE counter's live total (rollup plus pending accepted events): for the view only, never stored. */
+        LIVE
     }
 
     public Kind kind;
@@ -19,6 +22,8 @@ public class RollupWrite {
     public int ttlSeconds;
     /** With a ROLLUP: the newest accepted event's time (0 when unknown), for the counter view. */
     public long lastWriteMicros;
+    /** Of an ACCURATE counter (its ROLLUPs are not published; its LIVE totals are). */
+    public boolean accurate;
 
     public RollupWrite() {}
 
@@ -31,6 +36,27 @@ public class RollupWrite {
         w.timeMicros = rollupMicros;
         w.ttlSeconds = ttlSeconds;
         return w;
+    }
+
+    /** An ACCURATE counter's total now: count at the rollup rollupMicros plus every pending accepted event. */
+    static RollupWrite live(String namespace, String counter, long total, long rollupMicros, long lastWriteMicros) {
+        RollupWrite w = rollup(namespace, counter, total, rollupMicros, 0);
+        w.kind = Kind.LIVE;
+        w.lastWriteMicros = lastWriteMicros;
+        return w;
+    }
+
+    /** Written to counter_rollups (ROLLUP, LAST_WRITE); LIVE is only published. */
+    public boolean stored() {
+        return kind != Kind.LIVE;
+    }
+
+    /**
+     * Published to tally.counter.rollups: an EVENTUAL or BEST_EFFORT counter's rollups, an ACCURATE
+     * counter's live totals (its bare rollup would show the view less than the counter holds).
+     */
+    public boolean viewed() {
+        return kind == Kind.LIVE || (kind == Kind.ROLLUP && !accurate);
     }
 
     /** The rollup as published on tally.counter.rollups (key namespace/counter) for the gateways' view. */

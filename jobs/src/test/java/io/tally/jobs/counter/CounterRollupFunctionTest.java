@@ -100,6 +100,65 @@ class CounterRollupFunctionTest {
         });
     }
 
+    static CounterMutation accurate(CounterMutation m) {
+        m.accurate = true;
+        return m;
+    }
+
+    List<RollupWrite> lives() {
+        return h.extractOutputValues().stream()
+                .filter(w -> w.kind == RollupWrite.Kind.LIVE)
+                .toList();
+    }
+
+    @Test
+    void anAccurateCountersLiveTotalIsPublishedAtMostEveryIntervalAndOnlyAfterAChange() throws Exception {
+        h.setProcessingTime(1_000);
+        send(accurate(add("a", T0, 3)));
+        send(accurate(add("b", T0 + 10, 4)));
+        assertThat(lives()).isEmpty(); // not per event: once the interval passed
+        h.setProcessingTime(1_000 + CounterRollupFunction.LIVE_INTERVAL_MS);
+        assertThat(lives()).singleElement().satisfies(w -> {
+            assertThat(w.count).isEqualTo(7); // nothing rolled up yet: all of it is pending
+            assertThat(w.timeMicros).isZero();
+            assertThat(w.lastWriteMicros).isEqualTo((T0 + 10) * 1000);
+            assertThat(w.viewed()).isTrue();
+            assertThat(w.stored()).isFalse();
+        });
+        h.setProcessingTime(10_000); // no change since: nothing more
+        assertThat(lives()).hasSize(1);
+        send(accurate(clear("c", T0 + 20)));
+        send(accurate(add("d", T0 + 30, 2)));
+        h.setProcessingTime(10_000 + CounterRollupFunction.LIVE_INTERVAL_MS);
+        assertThat(lives()).extracting(w -> w.count).containsExactly(7L, 2L);
+    }
+
+    @Test
+    void anAccurateRollupIsStoredAndTheViewGetsTheTotalWithWhatIsStillPending() throws Exception {
+        send(accurate(add("a", T0, 3)));
+        send(accurate(add("b", T0 + 3_000, 4))); // after the first rollup's time
+        h.processWatermark(T0 + 6_000); // rolls up to T0 + 0.5 s: a is in, b still pending
+        assertThat(rollups()).singleElement().satisfies(w -> {
+            assertThat(w.count).isEqualTo(3);
+            assertThat(w.stored()).isTrue();
+            assertThat(w.viewed()).isFalse(); // the bare rollup would show the view 3, not 7
+        });
+        assertThat(lives()).singleElement().satisfies(w -> {
+            assertThat(w.count).isEqualTo(7);
+            assertThat(w.timeMicros).isEqualTo((T0 + 500) * 1000);
+        });
+    }
+
+    @Test
+    void anEventualCounterPublishesItsRollupsAndNoLiveTotals() throws Exception {
+        send(add("a", T0, 3));
+        h.setProcessingTime(60_000);
+        h.processWatermark(T0 + 6_000);
+        assertThat(lives()).isEmpty();
+        assertThat(rollups()).singleElement().satisfies(w -> assertThat(w.viewed())
+                .isTrue());
+    }
+
     @Test
     void nothingIsRolledUpBeforeTheWindowIsImmutable() throws Exception {
         send(add("a", T0, 3));
