@@ -72,6 +72,9 @@ class _FlinkProcess(Component):
         conf = self.flink_conf
         conf.mkdir(parents=True, exist_ok=True)
         h = self.host
+        slots, parallelism = self.s.int("TALLY_FLINK_TASK_SLOTS"), self.s.int("TALLY_JOB_PARALLELISM")
+        if not 1 <= parallelism <= slots:
+            raise ValueError(f"TALLY_JOB_PARALLELISM={parallelism}: must be 1 to TALLY_FLINK_TASK_SLOTS ({slots})")
         settings = {
             "env.java.opts.all": JAVA17_OPTS,
             "jobmanager.rpc.address": h,
@@ -82,8 +85,8 @@ class _FlinkProcess(Component):
             "taskmanager.bind-host": h,
             "taskmanager.host": h,
             "taskmanager.memory.process.size": self.s.get("TALLY_FLINK_TM_MEMORY"),
-            "taskmanager.numberOfTaskSlots": self.s.int("TALLY_FLINK_TASK_SLOTS"),
-            "parallelism.default": 1,
+            "taskmanager.numberOfTaskSlots": slots,
+            "parallelism.default": parallelism,
             "rest.address": h,
             "rest.bind-address": h,
             "rest.port": self.s.port("TALLY_FLINK_PORT"),
