@@ -1,9 +1,11 @@
 """./tally bench getcount: GetCount latency under an open-loop load (vegeta), over many counters.
 
-Seeds `counters` EVENTUAL counters (one AddCount each, sent by vegeta in chunks fresh enough for
-the 5 s accept window), waits for their rollups, then attacks GetCount over all of them at each
-rate for `seconds`, three runs a rate; reports each figure as the median of the runs with min and
-max, the host's load and each component's CPU share during the runs. No figure is asserted."""
+For EVENTUAL (video_views) and ACCURATE (ad_clicks): seeds `counters` counters (one AddCount
+each, sent by vegeta in chunks fresh enough for the 5 s accept window), waits until GetCount
+shows them, then attacks GetCount over all of them at each rate for `seconds`, three runs a rate;
+reports each figure as the median of the runs with min and max, the host's load and each
+component's CPU share during the runs. Then ACCURATE freshness (AddCount acknowledged -> GetCount
+shows it) and the view's memory a counter. No figure is asserted."""
 
 from __future__ import annotations
 
@@ -16,8 +18,6 @@ import requests
 from .bench import OUT
 from .bench_http import attack, fmt, plot_latencies, runs_at_rates, targets, vegeta
 from .stack import Stack
-
-PNG = OUT / "getcount.png"
 
 
 def heap_used_mb(pid: int) -> float:
@@ -93,18 +93,18 @@ def view_memory(stack: Stack, say, counters: int = 100_000) -> dict:
     return {"counters_added": added, "heap_before_mb": before, "heap_after_mb": after, "bytes_per_counter": per}
 
 
-def bench_getcount(stack: Stack, say, counters: int = 20_000, rates=(500, 2000), seconds: float = 30) -> dict:
-    exe = vegeta(stack)
-    gw = stack.component("gateway").url()
-    run = uuid.uuid4().hex[:6]
-    names = [f"bench-{run}-{i}" for i in range(counters)]
-    say(f"seeding {counters} EVENTUAL counters (video_views) with vegeta ...")
+NAMESPACES = {"EVENTUAL": "video_views", "ACCURATE": "ad_clicks"}  # both with a 5 s accept window
+
+
+def seed(exe, gw: str, say, ns: str, names: list[str]) -> None:
+    """One AddCount a counter, sent by vegeta at 1,000/s, then waits until GetCount shows them."""
+    say(f"seeding {len(names):,} counters of {ns} with vegeta ...")
     chunk = 1000  # a second's worth at 1,000/s: each chunk's generation_time stays inside the 5 s window
-    for i in range(0, counters, chunk):
+    for i in range(0, len(names), chunk):
         now = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + "Z"
         bodies = [
             {
-                "namespace": "video_views",
+                "namespace": ns,
                 "counter_name": n,
                 "delta": 1,
                 "idempotency_token": {"token": n, "generation_time": now},
@@ -114,37 +114,91 @@ def bench_getcount(stack: Stack, say, counters: int = 20_000, rates=(500, 2000),
         rep = attack(exe, targets(f"{gw}/v1/counter/AddCount", bodies), 1000, len(bodies) / 1000)
         if rep.get("success", 0) < 0.99:
             raise RuntimeError(f"seeding failed: {rep.get('status_codes')} {rep.get('errors', [])[:3]}")
-    say("waiting for the rollups ...")
     deadline = time.monotonic() + 120
     for n in (names[0], names[-1], names[len(names) // 2]):
         while time.monotonic() < deadline:
-            r = requests.post(
-                f"{gw}/v1/counter/GetCount", json={"namespace": "video_views", "counter_name": n}, timeout=10
-            )
+            r = requests.post(f"{gw}/v1/counter/GetCount", json={"namespace": ns, "counter_name": n}, timeout=10)
             if r.status_code == 200 and r.json()["count"] == 1:
                 break
             time.sleep(0.5)
-    get_lines = targets(f"{gw}/v1/counter/GetCount", [{"namespace": "video_views", "counter_name": n} for n in names])
-    result = {"counters": counters, "seconds": seconds, "view_memory": view_memory(stack, say)}
-    result["rates"] = runs_at_rates(stack, say, "GetCount", get_lines, rates, seconds)
-    result["plot"] = str(plot_latencies(result["rates"], f"GetCount, EVENTUAL, {counters:,} counters", PNG))
+
+
+def freshness(gw: str, say, samples: int = 100) -> dict:
+    """ACCURATE freshness: AddCount acknowledged (durable) -> the first GetCount that shows it, in ms."""
+    ns = NAMESPACES["ACCURATE"]
+    http = requests.Session()
+    counter = f"fresh-{uuid.uuid4().hex[:6]}"
+    lags = []
+    for i in range(samples):
+        now = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + "Z"
+        r = http.post(
+            f"{gw}/v1/counter/AddCount",
+            json={
+                "namespace": ns,
+                "counter_name": counter,
+                "delta": 1,
+                "idempotency_token": {"token": f"{counter}-{i}", "generation_time": now},
+            },
+            timeout=10,
+        )
+        r.raise_for_status()
+        acked = time.perf_counter()
+        while time.perf_counter() - acked < 10:
+            got = http.post(f"{gw}/v1/counter/GetCount", json={"namespace": ns, "counter_name": counter}, timeout=10)
+            if got.status_code == 200 and got.json()["count"] >= i + 1:
+                break
+            time.sleep(0.005)
+        lags.append((time.perf_counter() - acked) * 1000)
+        time.sleep(0.05)
+    lags.sort()
+    out = {
+        "samples": samples,
+        "p50_ms": lags[len(lags) // 2],
+        "p99_ms": lags[min(len(lags) - 1, int(0.99 * len(lags)))],
+        "max_ms": lags[-1],
+    }
+    say(f"  ACCURATE freshness: {out}")
+    return out
+
+
+def bench_getcount(stack: Stack, say, counters: int = 100_000, rates=(500, 2000), seconds: float = 30) -> dict:
+    exe = vegeta(stack)
+    gw = stack.component("gateway").url()
+    run = uuid.uuid4().hex[:6]
+    result = {"counters": counters, "seconds": seconds, "types": {}}
+    for kind, ns in NAMESPACES.items():
+        names = [f"bench-{run}-{i}" for i in range(counters)]
+        seed(exe, gw, say, ns, names)
+        lines = targets(f"{gw}/v1/counter/GetCount", [{"namespace": ns, "counter_name": n} for n in names])
+        rates_out = runs_at_rates(stack, say, f"GetCount {kind}", lines, rates, seconds)
+        png = OUT / f"getcount-{kind.lower()}.png"
+        plot_latencies(rates_out, f"GetCount, {kind} ({ns}), {counters:,} counters", png)
+        result["types"][kind] = {"namespace": ns, "rates": rates_out, "plot": str(png)}
+    result["accurate_freshness"] = freshness(gw, say)
+    result["view_memory"] = view_memory(stack, say)
     return result
 
 
 def table(result: dict) -> str:
     """The README's GetCount table, from bench/out/getcount.json (generated, never typed)."""
     rows = [
-        "| GetCount, EVENTUAL, open loop (vegeta), "
-        + f"{result['counters']:,} counters, {result['seconds']:g} s a run | p50 ms | p99 ms | success | "
-        + "gateway CPU (% of a core) | host load (1 min) |",
+        f"| GetCount, open loop (vegeta), {result['counters']:,} counters, {result['seconds']:g} s a run "
+        "| p50 ms | p99 ms | success | gateway CPU (% of a core) | host load (1 min) |",
         "|---|---|---|---|---|---|",
     ]
-
-    for rate, r in sorted(result["rates"].items(), key=lambda kv: int(kv[0])):
-        gateway = r["cpu_percent_of_a_core"].get("gateway")
+    types = result.get("types") or {"EVENTUAL": {"rates": result["rates"]}}  # reports before ACCURATE was measured
+    for kind, t in types.items():
+        for rate, r in sorted(t["rates"].items(), key=lambda kv: int(kv[0])):
+            gateway = r["cpu_percent_of_a_core"].get("gateway")
+            rows.append(
+                f"| {kind}, {int(rate):,} req/s | {fmt(r['p50_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['success'], 4)} | "
+                f"{fmt(gateway, 0)} | {fmt(r['load1'])} |"
+            )
+    fresh = result.get("accurate_freshness")
+    if fresh:
         rows.append(
-            f"| {int(rate):,} req/s | {fmt(r['p50_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['success'], 4)} | "
-            f"{fmt(gateway, 0)} | {fmt(r['load1'])} |"
+            f"\nACCURATE freshness (AddCount acknowledged -> GetCount shows it, {fresh['samples']} samples, one at a"
+            f" time): p50 {fresh['p50_ms']:.0f} ms, p99 {fresh['p99_ms']:.0f} ms, max {fresh['max_ms']:.0f} ms."
         )
     mem = result.get("view_memory")
     if mem and mem.get("bytes_per_counter"):
@@ -155,6 +209,6 @@ def table(result: dict) -> str:
         )
     rows.append(
         f"\nMedian of 3 runs (min-max), measured {result.get('measured_at', '?')} with the whole stack running "
-        "(`./tally bench getcount`, `bench/out/getcount.json`)."
+        "(`./tally bench getcount`, `bench/out/getcount.json`, plots `bench/out/getcount-*.png`)."
     )
     return "\n".join(rows)

@@ -128,12 +128,39 @@ def summary(runs: list[float]) -> dict:
     return {"median": statistics.median(runs), "min": min(runs), "max": max(runs), "runs": runs}
 
 
+def cpu_idle_fraction(seconds: float) -> float:
+    """The host's idle share of CPU time over the next `seconds` (from /proc/stat)."""
+
+    def read() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+        return sum(fields), fields[3] + fields[4]  # idle + iowait
+
+    t0, i0 = read()
+    time.sleep(seconds)
+    t1, i1 = read()
+    return (i1 - i0) / max(1, t1 - t0)
+
+
+def settle(say, idle: float = 0.6, window: float = 5, timeout: float = 180) -> float:
+    """Waits until the host is mostly idle (the writer's flushes, compactions and indexing after a
+    seed are over), so a run measures the load it makes, not the tail of the last; returns the
+    seconds waited (the report records them)."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if cpu_idle_fraction(window) >= idle:
+            break
+    waited = time.monotonic() - t0
+    say(f"  host settled after {waited:.0f} s")
+    return waited
+
+
 def runs_at_rates(stack: Stack, say, what: str, target_lines: bytes, rates, seconds: float, runs: int = 3) -> dict:
     """`runs` open-loop runs at each rate: latency percentiles, success, host load and each
     component's CPU (% of a core) as median (min-max); the last run's per-second series."""
     exe = vegeta(stack)
     out = {}
     for rate in rates:
+        settled = settle(say)
         p50, p99, pmax, ok, cpu, loads, series = [], [], [], [], {}, [], []
         for k in range(runs):
             c0, t0 = component_cpu(stack), time.monotonic()
@@ -161,6 +188,7 @@ def runs_at_rates(stack: Stack, say, what: str, target_lines: bytes, rates, seco
             "load1": summary(loads),
             "cpu_percent_of_a_core": {name: summary(v) for name, v in cpu.items()},
             "last_run_per_second": series,
+            "settled_after_s": settled,
         }
     return out
 

@@ -110,7 +110,7 @@ def bench_reads(stack: Stack, say, events: int = 10_000, rates=(100, 500), secon
     if len(first["events"]) != 100:
         raise RuntimeError(f"the first page held {len(first['events'])} events, not 100")
     lines = targets(f"{gw}/v1/timeseries/ReadEventRecords", [body])
-    result = {"events": events, "seconds": seconds, "page_size": 100, "stored": got}
+    result = {"events": events, "seconds": seconds, "page_size": 100, "stored": got, "query": body}
     result["rates"] = runs_at_rates(stack, say, "ReadEventRecords", lines, rates, seconds)
     result["plot"] = str(
         plot_latencies(result["rates"], f"ReadEventRecords, first page of 100 of an id with {events:,} events", PNG)

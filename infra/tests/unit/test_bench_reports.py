@@ -1,0 +1,50 @@
+"""The benchmark reports' pure parts: summaries, the README tables and the PNG plots, from a
+report shaped as the benchmarks write it (no stack needed)."""
+
+from tally import bench_getcount, bench_reads
+from tally.bench_http import plot_latencies, summary
+
+
+def rates() -> dict:
+    def rate(p99: list[float]) -> dict:
+        return {
+            "p50_ms": summary([1.0, 1.2, 0.9]),
+            "p99_ms": summary(p99),
+            "max_ms": summary([50.0, 60.0, 70.0]),
+            "success": summary([1.0, 1.0, 0.999]),
+            "load1": summary([2.0, 2.5, 3.0]),
+            "cpu_percent_of_a_core": {"gateway": summary([30.0, 35.0, 40.0])},
+            "last_run_per_second": [{"second": s, "sent": 500, "ok": 499, "p99_ms": 4.0 + s} for s in range(20)],
+        }
+
+    return {"500": rate([4.0, 9.0, 6.0]), "100": rate([3.0, 2.0, 2.5])}
+
+
+def test_a_summary_is_the_median_with_min_and_max():
+    assert summary([5.0, 1.0, 3.0]) == {"median": 3.0, "min": 1.0, "max": 5.0, "runs": [5.0, 1.0, 3.0]}
+
+
+def test_the_reads_table_lists_each_rate_in_order_with_median_and_range():
+    table = bench_reads.table({"events": 10_000, "seconds": 20, "rates": rates(), "measured_at": "T"})
+    lines = table.splitlines()
+    assert lines[2].startswith("| 100 req/s | 1.00 (0.90-1.20) | 2.50 (2.00-3.00) |")
+    assert lines[3].startswith("| 500 req/s |")
+    assert "measured T" in table
+
+
+def test_the_getcount_table_reads_both_report_shapes():
+    new = {
+        "counters": 100_000,
+        "seconds": 30,
+        "types": {"EVENTUAL": {"rates": rates()}, "ACCURATE": {"rates": rates()}},
+        "accurate_freshness": {"samples": 100, "p50_ms": 260.0, "p99_ms": 420.0, "max_ms": 500.0},
+    }
+    table = bench_getcount.table(new)
+    assert "| ACCURATE, 500 req/s |" in table and "p99 420 ms" in table
+    old = {"counters": 20_000, "seconds": 30, "rates": rates()}
+    assert "| EVENTUAL, 100 req/s |" in bench_getcount.table(old)
+
+
+def test_the_plot_is_a_png(tmp_path):
+    png = plot_latencies(rates(), "test", tmp_path / "x.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
