@@ -85,7 +85,10 @@ public final class CounterQueries {
         if (view == null) {
             return java.util.Optional.empty();
         }
+        boolean accurate = ns.counterType() == CounterType.ACCURATE;
         return view.get(ns.name(), counter)
+                // a record of the other kind (the counter's type changed since): Cassandra answers until the next one
+                .filter(v -> accurate ? v.live() || v.lastWriteMicros() < v.rollupMicros() : !v.live())
                 .filter(v -> ns.counterType() != CounterType.BEST_EFFORT
                         || v.rollupMicros() + ns.retention().deleteAfter().toNanos() / 1000
                                 > System.currentTimeMillis() * 1000)
@@ -95,7 +98,10 @@ public final class CounterQueries {
     /** A cold counter read from Cassandra, kept in the view; an ACCURATE one only when no event follows its rollup. */
     private Rollup remembered(NamespaceConfig ns, String counter, Rollup r) {
         if (view != null && r.rollupMicros() > 0 && !needsScan(ns, r)) {
-            view.remember(ns.name(), counter, new CounterView.Rollup(r.count(), r.rollupMicros(), r.lastWriteMicros()));
+            view.remember(
+                    ns.name(),
+                    counter,
+                    new CounterView.Rollup(r.count(), r.rollupMicros(), r.lastWriteMicros(), false));
         }
         return r;
     }

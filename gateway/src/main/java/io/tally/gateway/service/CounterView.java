@@ -34,8 +34,11 @@ import tally.v1.CounterRollup;
 public final class CounterView implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CounterView.class);
 
-    /** A counter's rollup: the count at rollupMicros, and its newest accepted event's time (0: unknown). */
-    public record Rollup(long count, long rollupMicros, long lastWriteMicros) {}
+    /**
+     * A counter's rollup: the count at rollupMicros, and its newest accepted event's time (0:
+     * unknown); live: an ACCURATE counter's live total (the rollup plus the events accepted since).
+     */
+    public record Rollup(long count, long rollupMicros, long lastWriteMicros, boolean live) {}
 
     private final Map<String, Rollup> counters = new ConcurrentHashMap<>();
     private final int maxCounters;
@@ -98,6 +101,7 @@ public final class CounterView implements AutoCloseable {
     }
 
     private void put(String key, Rollup r) {
+        // a later record of the same rollup time wins too: live totals move without a new rollup
         counters.merge(key, r, (old, now) -> now.rollupMicros() >= old.rollupMicros() ? now : old);
         bound(key);
     }
@@ -177,7 +181,8 @@ public final class CounterView implements AutoCloseable {
             CounterRollup r = serde.deserialize(rec.value(), CounterRollup.class);
             put(
                     key(r.getNamespace(), r.getCounter()),
-                    new Rollup(r.getCount(), Micros.of(r.getRollupTime()), Micros.of(r.getLastWriteTime())));
+                    new Rollup(
+                            r.getCount(), Micros.of(r.getRollupTime()), Micros.of(r.getLastWriteTime()), r.getLive()));
             applied.incrementAndGet();
         } catch (RuntimeException e) {
             LOG.warn(

@@ -66,7 +66,8 @@ public class RollupWrite {
                 counter,
                 count,
                 io.tally.model.Micros.toInstant(timeMicros),
-                io.tally.model.Micros.toInstant(lastWriteMicros));
+                io.tally.model.Micros.toInstant(lastWriteMicros),
+                kind == Kind.LIVE);
     }
 
     static RollupWrite lastWrite(String namespace, String counter, long eventMicros) {
