@@ -42,16 +42,6 @@ def rss_mb(ref: ProcessRef) -> float:
     return 0.0
 
 
-def measured(ref: ProcessRef, cmd: list[str]) -> tuple[str, float, float]:
-    """Runs cmd; returns its stdout, the watched process's CPU% (of one core) and wall time."""
-    c0, t0 = cpu_seconds(ref), time.monotonic()
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"{cmd[3:5]} failed: {r.stderr[-2000:]}")
-    wall = time.monotonic() - t0
-    return r.stdout, 100 * (cpu_seconds(ref) - c0) / wall, wall
-
-
 def producer_performance(stack: Stack, record_size: int, records: int) -> dict:
     kafka = stack.component("kafka")
     cmd = [
@@ -92,46 +82,9 @@ def producer_performance(stack: Stack, record_size: int, records: int) -> dict:
 
 
 def bench_gateway(stack: Stack, say) -> dict:
-    gw = stack.component("gateway")
-    ref = stack.state.ref("gateway")
-    port = str(gw.ports()["http"])
-    gen = [JAVA, "-Xmx512m", "-cp", str(bench_jar()), "io.tally.bench.gateway.GatewayLoadGenerator"]
-    say("ceiling: Kafka ProducerPerformance, 205 B records, acks=all, idempotent, lz4, linger 5 ms ...")
-    ceiling = producer_performance(stack, 205, 1_000_000)
-    say(f"  {ceiling['line']}")
-    say("gateway: WriteEventRecordsSync, 100 events of ~205 B per request, 16 in flight, 5 s warm-up + 20 s ...")
-    out, cpu_batch, _ = measured(
-        ref,
-        gen
-        + [
-            "batch",
-            "--port",
-            port,
-            "--seconds",
-            "20",
-            "--concurrency",
-            "16",
-            "--events",
-            "100",
-            "--value-bytes",
-            "150",
-        ],
-    )
-    batch = json.loads(out.strip().splitlines()[-1])
-    say(f"  {batch}")
-    say("gateway: AddCount (EVENTUAL, durable) at a fixed 5,000 requests/s, 5 s warm-up + 15 s ...")
-    out, cpu_rate, _ = measured(ref, gen + ["rate", "--port", port, "--seconds", "15", "--rps", "5000"])
-    rate = json.loads(out.strip().splitlines()[-1])
-    say(f"  {rate}")
-    return {
-        "ceiling_producer_performance": ceiling,
-        "batch_sync": batch,
-        "ratio_events_per_s_to_ceiling": round(batch["events_per_s"] / ceiling["records_per_s"], 3),
-        "add_count_fixed_rate": rate,
-        "gateway_cpu_percent_batch": round(cpu_batch),
-        "gateway_cpu_percent_rate": round(cpu_rate),
-        "gateway_rss_mb": round(rss_mb(ref)),
-    }
+    from .bench_gateway import bench_gateway as run_gateway  # it imports this module
+
+    return run_gateway(stack, say)
 
 
 def bench_registry(stack: Stack, say) -> dict:
@@ -563,35 +516,6 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
             freshness[kind] = percentiles(list(pool.map(lambda i: probe(ns, i), range(40))))
     say(f"  {freshness}")
 
-    say("GetCount at a fixed 2,000 requests/s over 10,000 counters, 5 s warm-up + 15 s, per type ...")
-    for ns in ("ad_clicks", "video_views"):
-        produce(ns, 20_000, 10_000, "bench")
-    time.sleep(10)  # rolled up: accept_limit + skew + coalesce
-    gen = [JAVA, "-Xmx512m", "-cp", str(bench_jar()), "io.tally.bench.gateway.GatewayLoadGenerator"]
-    gw_ref = stack.state.ref("gateway")
-    get_count = {}
-    for ns, kind in (("ad_clicks", "ACCURATE"), ("video_views", "EVENTUAL")):
-        out, cpu, _ = measured(
-            gw_ref,
-            gen
-            + [
-                "rate",
-                "--port",
-                str(stack.component("gateway").ports()["http"]),
-                "--seconds",
-                "15",
-                "--rps",
-                "2000",
-                "--endpoint",
-                "GetCount",
-                "--namespace",
-                ns,
-                "--counters",
-                "10000",
-            ],
-        )
-        get_count[kind] = {**json.loads(out.strip().splitlines()[-1]), "gateway_cpu_percent": round(cpu)}
-        say(f"  {kind}: {get_count[kind]}")
     consumer_per_s = float(consumer["nMsg.sec"])
     return {
         "rollup_eventual": durable,
@@ -600,7 +524,6 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
         "ratio_rollup_eventual_to_consumer_performance": round(durable["events_per_s"] / consumer_per_s, 3),
         "ratio_rollup_best_effort_to_consumer_performance": round(best["events_per_s"] / consumer_per_s, 3),
         "freshness_ack_to_get_count": freshness,
-        "get_count_at_2000_rps": get_count,
     }
 
 
@@ -820,7 +743,14 @@ def bench_reads(stack: Stack, say) -> dict:
     return run_reads(stack, say)
 
 
+def bench_addcount(stack: Stack, say) -> dict:
+    from .bench_addcount import bench_addcount as run_addcount  # it imports this module
+
+    return run_addcount(stack, say)
+
+
 BENCHMARKS = {
+    "addcount": bench_addcount,
     "gateway": bench_gateway,
     "getcount": bench_getcount,
     "reads": bench_reads,

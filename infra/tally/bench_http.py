@@ -87,7 +87,57 @@ def per_second(exe: Path, results: bytes) -> list[dict]:
     return out
 
 
-def attack(exe: Path, target_lines: bytes, rate: int, seconds: float, series: bool = False) -> dict:
+def attack_lazy(exe: Path, url: str, body, rate: int, seconds: float, max_workers: int = 1024) -> dict:
+    """One open-loop run whose requests are made as vegeta sends them (-lazy): body(i) is the i-th
+    request's JSON, so per-request tokens and times are fresh (a 5 s accept window refuses a
+    target file made in advance). vegeta's JSON report with the per-second series."""
+    import threading
+
+    run = subprocess.Popen(
+        [
+            str(exe),
+            "attack",
+            "-lazy",
+            "-format=json",
+            f"-rate={rate}/s",
+            f"-duration={seconds}s",
+            "-timeout=10s",
+            f"-max-workers={max_workers}",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,
+    )
+    stop = threading.Event()
+
+    def feed() -> None:
+        i = 0
+        try:
+            while not stop.is_set():
+                run.stdin.write(targets(url, [body(i)]))
+                i += 1
+        except (BrokenPipeError, ValueError):
+            pass  # vegeta is done
+
+    threading.Thread(target=feed, daemon=True).start()
+    results = run.stdout.read()  # until vegeta is done (communicate() would close its stdin first)
+    run.wait()
+    stop.set()
+    try:
+        run.stdin.close()
+    except OSError:
+        pass
+    if run.returncode != 0:
+        raise RuntimeError(f"vegeta attack failed: {run.stderr.read().decode()[-2000:]}")
+    report = json.loads(subprocess.run([str(exe), "report", "-type=json"], input=results, capture_output=True).stdout)
+    report["per_second"] = per_second(exe, results)
+    return report
+
+
+def attack(
+    exe: Path, target_lines: bytes, rate: int, seconds: float, series: bool = False, max_workers: int = 512
+) -> dict:
     """One open-loop run at a fixed rate; vegeta's JSON report (latencies in ns), with the
     per-second series under "per_second" when asked."""
     results = subprocess.run(
@@ -98,7 +148,7 @@ def attack(exe: Path, target_lines: bytes, rate: int, seconds: float, series: bo
             f"-rate={rate}/s",
             f"-duration={seconds}s",
             "-timeout=10s",
-            "-max-workers=512",
+            f"-max-workers={max_workers}",
         ],
         input=target_lines,
         capture_output=True,
