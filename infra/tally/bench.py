@@ -42,7 +42,15 @@ def rss_mb(ref: ProcessRef) -> float:
     return 0.0
 
 
-def producer_performance(stack: Stack, record_size: int, records: int) -> dict:
+def producer_performance(
+    stack: Stack,
+    record_size: int,
+    records: int,
+    throughput: int = -1,
+    props: tuple[str, ...] = ("compression.type=lz4", "linger.ms=5", "batch.size=131072"),
+) -> dict:
+    """Kafka's ProducerPerformance on the stack's broker (acks=all, idempotent, plus props), at
+    `throughput` records/s (-1: as fast as it goes): records/s, MB/s and latency (ms)."""
     kafka = stack.component("kafka")
     cmd = [
         JAVA,
@@ -57,14 +65,12 @@ def producer_performance(stack: Stack, record_size: int, records: int) -> dict:
         "--record-size",
         str(record_size),
         "--throughput",
-        "-1",
+        str(throughput),
         "--producer-props",
         f"bootstrap.servers={kafka.bootstrap}",
         "acks=all",
         "enable.idempotence=true",
-        "compression.type=lz4",
-        "linger.ms=5",
-        "batch.size=131072",
+        *props,
     ]
     r = subprocess.run(cmd, capture_output=True, text=True)
     last = [l for l in r.stdout.splitlines() if "records sent" in l][-1]
@@ -145,6 +151,22 @@ class WriterProbe:
         raise RuntimeError("the writer did not go idle in 10 minutes (a backlog in tally.timeseries.events?)")
 
 
+def timeseries_tool(stack: Stack, ns: str) -> tuple[list[str], list[str]]:
+    """The TimeSeries benchmark tool's command and its options for this stack and namespace."""
+    tool = [JAVA, "-Xmx512m", "-cp", str(bench_jar()), "io.tally.bench.jobs.TimeSeriesBenchmark"]
+    common = [
+        "--bootstrap",
+        stack.component("kafka").bootstrap,
+        "--registry",
+        stack.component("registry").url(),
+        "--cassandra",
+        f"127.0.0.1:{stack.component('cassandra').ports()['cql']}",
+        "--namespace",
+        ns,
+    ]
+    return tool, common
+
+
 def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
     """Writer and indexer throughput per TaskManager core against ConsumerPerformance and raw
     async Cassandra inserts of the same rows; ReadEventRecords latency; store-to-visible lag."""
@@ -154,18 +176,7 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
         raise RuntimeError("tally-timeseries-writer is not running: ./tally up deploys it")
     ns, run = "bench_ts", f"b{int(time.time())}"
     gw = stack.component("gateway").url()
-    kafka = stack.component("kafka")
-    tool = [JAVA, "-Xmx512m", "-cp", str(bench_jar()), "io.tally.bench.jobs.TimeSeriesBenchmark"]
-    common = [
-        "--bootstrap",
-        kafka.bootstrap,
-        "--registry",
-        stack.component("registry").url(),
-        "--cassandra",
-        f"127.0.0.1:{stack.component('cassandra').ports()['cql']}",
-        "--namespace",
-        ns,
-    ]
+    tool, common = timeseries_tool(stack, ns)
     probe = WriterProbe(stack, ns)
     refs = {c: stack.state.ref(c) for c in ("flink-taskmanager", "cassandra", "elasticsearch")}
     if (

@@ -11,52 +11,17 @@ the host's load and each component's CPU share. No figure is asserted."""
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
 import time
 import uuid
 
 import requests
 
-from .bench import JAVA, OUT
-from .bench_http import attack_lazy, component_cpu, fmt, plot_latencies, settle, summary, vegeta
+from .bench import OUT, producer_performance
+from .bench_http import attack_lazy, fmt, plot_latencies, runs_at_rates, settle, summary, vegeta
 from .stack import Stack
 
 NAMESPACE = "ad_clicks"  # ACCURATE, 5 s accept window
 PNG = OUT / "addcount.png"
-
-
-def producer_performance(stack: Stack, rate: int, seconds: float) -> dict:
-    """Kafka's ProducerPerformance at a fixed rate: its p50/p99 (ms) from its final line."""
-    kafka = stack.component("kafka")
-    r = subprocess.run(
-        [
-            JAVA,
-            "-Xmx256m",
-            "-cp",
-            f"{kafka.lib}/*",
-            "org.apache.kafka.tools.ProducerPerformance",
-            "--topic",
-            "bench.ceiling",
-            "--num-records",
-            str(int(rate * seconds)),
-            "--record-size",
-            "205",
-            "--throughput",
-            str(rate),
-            "--producer-props",
-            f"bootstrap.servers={kafka.bootstrap}",
-            "acks=all",
-            "enable.idempotence=true",
-            "linger.ms=1",
-        ],
-        capture_output=True,
-        text=True,
-    )
-    last = [line for line in r.stdout.splitlines() if "records sent" in line][-1]
-    m = re.search(r"([\d.]+) records/sec.*?(\d+) ms 50th.*?(\d+) ms 99th", last)
-    return {"records_per_s": float(m.group(1)), "p50_ms": float(m.group(2)), "p99_ms": float(m.group(3)), "line": last}
 
 
 def add_count_run(exe, gw: str, rate: int, seconds: float, counters: int) -> dict:
@@ -110,7 +75,9 @@ def bench_addcount(stack: Stack, say, rates=(2000, 3500, 5000), seconds: float =
     say(f"ceiling: Kafka ProducerPerformance at {ceiling_rate:,} records/s, acks=all, idempotent, linger 1 ms ...")
     ceilings = []
     for k in range(3):
-        c = producer_performance(stack, ceiling_rate, seconds)
+        c = producer_performance(
+            stack, 205, int(ceiling_rate * seconds), throughput=ceiling_rate, props=("linger.ms=1",)
+        )
         say(f"  run {k + 1}: {c['line']}")
         ceilings.append(c)
     result["ceiling_producer_performance"] = {
@@ -119,39 +86,16 @@ def bench_addcount(stack: Stack, say, rates=(2000, 3500, 5000), seconds: float =
         "p99_ms": summary([c["p99_ms"] for c in ceilings]),
         "lines": [c["line"] for c in ceilings],
     }
-    for rate in rates:
-        settled = settle(say)
-        p50, p99, ok, lag, cpu, loads, series, achieved = [], [], [], [], {}, [], [], []
-        for k in range(3):
-            c0, t0 = component_cpu(stack), time.monotonic()
-            rep = add_count_run(exe, gw, rate, seconds, counters)
-            wall = time.monotonic() - t0
-            c1 = component_cpu(stack)
-            for name in c1:
-                cpu.setdefault(name, []).append(100 * (c1[name] - c0.get(name, c1[name])) / wall)
-            loads.append(os.getloadavg()[0])
-            lat = rep["latencies"]
-            p50.append(lat["50th"] / 1e6)
-            p99.append(lat["99th"] / 1e6)
-            ok.append(rep["success"])
-            lag.append(rep["pipeline_lag_s"])
-            achieved.append(rep.get("throughput", 0.0))
-            series = rep["per_second"]
-            say(
-                f"  AddCount {rate}/s run {k + 1}: p50 {lat['50th'] / 1e6:.2f} ms, p99 {lat['99th'] / 1e6:.2f} ms,"
-                f" success {rep['success']:.4f}, codes {rep.get('status_codes')}, pipeline lag {rep['pipeline_lag_s']:.2f} s"
-            )
-        result["rates"][str(rate)] = {
-            "p50_ms": summary(p50),
-            "p99_ms": summary(p99),
-            "success": summary(ok),
-            "answered_per_s": summary(achieved),
-            "pipeline_lag_s": summary(lag),
-            "load1": summary(loads),
-            "cpu_percent_of_a_core": {name: summary(v) for name, v in cpu.items()},
-            "last_run_per_second": series,
-            "settled_after_s": settled,
-        }
+    result["rates"] = runs_at_rates(
+        stack,
+        say,
+        "AddCount",
+        None,
+        rates,
+        seconds,
+        one_run=lambda rate: add_count_run(exe, gw, rate, seconds, counters),
+        extras=("pipeline_lag_s",),
+    )
     base = result["rates"][str(ceiling_rate)]["p99_ms"]["median"]
     result["p99_ratio_to_producer_performance"] = base / max(
         result["ceiling_producer_performance"]["p99_ms"]["median"], 0.001

@@ -204,38 +204,57 @@ def settle(say, idle: float = 0.6, window: float = 5, timeout: float = 180) -> f
     return waited
 
 
-def runs_at_rates(stack: Stack, say, what: str, target_lines: bytes, rates, seconds: float, runs: int = 3) -> dict:
-    """`runs` open-loop runs at each rate: latency percentiles, success, host load and each
-    component's CPU (% of a core) as median (min-max); the last run's per-second series."""
+def runs_at_rates(
+    stack: Stack,
+    say,
+    what: str,
+    target_lines: bytes | None,
+    rates,
+    seconds: float,
+    runs: int = 3,
+    one_run=None,
+    extras: tuple[str, ...] = (),
+) -> dict:
+    """`runs` open-loop runs at each rate: latency percentiles, success, requests answered a
+    second, host load and each component's CPU (% of a core) as median (min-max); the last run's
+    per-second series. A run attacks target_lines, or is one_run(rate) (a vegeta report with the
+    per-second series); each key in extras is a figure of that report summarised too."""
     exe = vegeta(stack)
     out = {}
     for rate in rates:
         settled = settle(say)
-        p50, p99, pmax, ok, cpu, loads, series = [], [], [], [], {}, [], []
+        figures: dict[str, list[float]] = {}
+        cpu, series = {}, []
         for k in range(runs):
             c0, t0 = component_cpu(stack), time.monotonic()
-            rep = attack(exe, target_lines, rate, seconds, series=k == runs - 1)
+            if one_run is not None:
+                rep = one_run(rate)
+            else:
+                rep = attack(exe, target_lines, rate, seconds, series=k == runs - 1)
             wall = time.monotonic() - t0
             c1 = component_cpu(stack)
             for name in c1:
                 cpu.setdefault(name, []).append(100 * (c1[name] - c0.get(name, c1[name])) / wall)
-            loads.append(os.getloadavg()[0])
             lat = rep["latencies"]
-            p50.append(lat["50th"] / 1e6)
-            p99.append(lat["99th"] / 1e6)
-            pmax.append(lat["max"] / 1e6)
-            ok.append(rep["success"])
+            got = {
+                "p50_ms": lat["50th"] / 1e6,
+                "p99_ms": lat["99th"] / 1e6,
+                "max_ms": lat["max"] / 1e6,
+                "success": rep["success"],
+                "answered_per_s": rep.get("throughput", 0.0),
+                "load1": os.getloadavg()[0],
+                **{key: rep[key] for key in extras},
+            }
+            for key, value in got.items():
+                figures.setdefault(key, []).append(value)
             series = rep.get("per_second", series)
             say(
-                f"  {what} {rate}/s run {k + 1}: p50 {lat['50th'] / 1e6:.2f} ms, p99 {lat['99th'] / 1e6:.2f} ms,"
+                f"  {what} {rate}/s run {k + 1}: p50 {got['p50_ms']:.2f} ms, p99 {got['p99_ms']:.2f} ms,"
                 f" success {rep['success']:.4f}, codes {rep.get('status_codes')}"
+                + "".join(f", {key} {rep[key]:.2f}" for key in extras)
             )
         out[str(rate)] = {
-            "p50_ms": summary(p50),
-            "p99_ms": summary(p99),
-            "max_ms": summary(pmax),
-            "success": summary(ok),
-            "load1": summary(loads),
+            **{key: summary(values) for key, values in figures.items()},
             "cpu_percent_of_a_core": {name: summary(v) for name, v in cpu.items()},
             "last_run_per_second": series,
             "settled_after_s": settled,

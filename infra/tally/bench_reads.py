@@ -14,7 +14,7 @@ import time
 
 import requests
 
-from .bench import JAVA, OUT, bench_jar, iso
+from .bench import OUT, iso, timeseries_tool
 from .bench_http import fmt, plot_latencies, runs_at_rates, targets
 from .stack import Stack
 
@@ -32,29 +32,11 @@ def seed(stack: Stack, say, events: int) -> tuple[str, int, int]:
         into_hour = time.time() % 3600
     spread = int(min(600, into_hour - 30))
     run = f"r{int(time.time())}"
-    tool = [JAVA, "-Xmx512m", "-cp", str(bench_jar()), "io.tally.bench.jobs.TimeSeriesBenchmark"]
+    tool, common = timeseries_tool(stack, NAMESPACE)
     say(f"seeding {events:,} events of one id over the last {spread} s, straight to Kafka ...")
     r = subprocess.run(
         tool
-        + [
-            "produce",
-            "--bootstrap",
-            stack.component("kafka").bootstrap,
-            "--registry",
-            stack.component("registry").url(),
-            "--cassandra",
-            f"127.0.0.1:{stack.component('cassandra').ports()['cql']}",
-            "--namespace",
-            NAMESPACE,
-            "--events",
-            str(events),
-            "--ids",
-            "1",
-            "--spread-seconds",
-            str(spread),
-            "--run",
-            run,
-        ],
+        + ["produce", *common, "--events", str(events), "--ids", "1", "--spread-seconds", str(spread), "--run", run],
         capture_output=True,
         text=True,
     )

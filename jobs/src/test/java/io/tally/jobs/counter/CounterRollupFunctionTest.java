@@ -68,10 +68,12 @@ class CounterRollupFunctionTest {
         h.processElement(new StreamRecord<>(m, m.eventTimeMicros / 1000));
     }
 
+    List<RollupWrite> written(RollupWrite.Kind kind) {
+        return h.extractOutputValues().stream().filter(w -> w.kind == kind).toList();
+    }
+
     List<RollupWrite> rollups() {
-        return h.extractOutputValues().stream()
-                .filter(w -> w.kind == RollupWrite.Kind.ROLLUP)
-                .toList();
+        return written(RollupWrite.Kind.ROLLUP);
     }
 
     @Test
@@ -106,9 +108,7 @@ class CounterRollupFunctionTest {
     }
 
     List<RollupWrite> lives() {
-        return h.extractOutputValues().stream()
-                .filter(w -> w.kind == RollupWrite.Kind.LIVE)
-                .toList();
+        return written(RollupWrite.Kind.LIVE);
     }
 
     @Test
