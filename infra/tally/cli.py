@@ -280,6 +280,14 @@ def readme_tables(out) -> int:
         _, tail = rest.split(end, 1)
         text = head + start + "\n" + table(json.loads(report.read_text())) + "\n" + end + tail
         say(f"README: {name} table from {report}")
+    from .bench_goals import table as goals
+
+    start = "<!-- table: bench/out/*.json (goals) -->"
+    if start in text:
+        head, rest = text.split(start, 1)
+        _, tail = rest.split("<!-- /table -->", 1)
+        text = head + start + "\n" + goals(out) + "\n<!-- /table -->" + tail
+        say("README: the goals table from bench/out/*.json")
     readme.write_text(text)
     return 0
 

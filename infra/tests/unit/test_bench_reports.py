@@ -48,3 +48,19 @@ def test_the_getcount_table_reads_both_report_shapes():
 def test_the_plot_is_a_png(tmp_path):
     png = plot_latencies(rates(), "test", tmp_path / "x.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_goals_table_says_what_is_missing_met_or_not(tmp_path):
+    import json
+
+    from tally.bench_goals import table
+
+    empty = table(tmp_path)
+    assert empty.count("not measured yet") == 9
+    (tmp_path / "reads.json").write_text(json.dumps({"rates": rates()}))
+    (tmp_path / "gateway.json").write_text(json.dumps({"ratio_events_per_s_to_ceiling": 0.61}))
+    lines = table(tmp_path).splitlines()
+    reads = next(line for line in lines if line.startswith("| ReadEventRecords"))
+    assert "p99 6.0 (4.0-9.0) ms, success 0.9990" in reads and "**not met**" in reads  # one run had errors
+    gateway = next(line for line in lines if line.startswith("| gateway WriteEventRecordsSync"))
+    assert "| 0.61 | met |" in gateway

@@ -1,0 +1,143 @@
+"""The README's table of the performance goals (issue 15), generated from every report under
+bench/out/ that measures one: each goal with the figure measured (median of the runs where the
+benchmark makes several, with min-max), whether it is met, and the report it comes from. A goal
+whose report is missing says so; nothing is typed by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def _load(out: Path, name: str) -> dict | None:
+    path = out / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _range(s: dict, digits: int = 1) -> str:
+    return f"{s['median']:,.{digits}f} ({s['min']:,.{digits}f}-{s['max']:,.{digits}f})"
+
+
+def rows(out: Path) -> list[tuple[str, str, str, str, str]]:
+    """(figure, goal, measured, met, report) for each goal."""
+    found: list[tuple[str, str, str, str, str]] = []
+    missing = "not measured yet"
+
+    getcount = _load(out, "getcount")
+    for kind in ("EVENTUAL", "ACCURATE"):
+        figure = f"GetCount p99 at 2,000 req/s over 100,000 counters, {kind}"
+        t = (getcount or {}).get("types", {}).get(kind)
+        r = (t or {}).get("rates", {}).get("2000")
+        if r is None:
+            found.append((figure, "< 5 ms, 0 errors", missing, "", "getcount"))
+            continue
+        met = r["p99_ms"]["median"] < 5 and r["success"]["min"] == 1.0
+        errors = "0 errors" if r["success"]["min"] == 1.0 else f"success {r['success']['min']:.4f}"
+        found.append((figure, "< 5 ms, 0 errors", f"{_range(r['p99_ms'], 2)} ms, {errors}", _yes(met), "getcount"))
+
+    addcount = _load(out, "addcount")
+    figure = "durable AddCount at 2,000 req/s, 60 s: p99 / ProducerPerformance p99 at 2,000 rec/s"
+    if addcount and "2000" in addcount["rates"]:
+        r = addcount["rates"]["2000"]
+        ratio = addcount["p99_ratio_to_producer_performance"]
+        met = ratio <= 2 and r["success"]["min"] == 1.0 and r["pipeline_lag_s"]["median"] < 2
+        found.append(
+            (
+                figure,
+                "<= 2, 0 errors, pipeline lag at the end < 2 s",
+                f"{ratio:.1f} ({_range(r['p99_ms'])} ms over {addcount['ceiling_producer_performance']['p99_ms']['median']:.0f} ms),"
+                f" success {r['success']['min']:.4f}, lag {_range(r['pipeline_lag_s'], 2)} s",
+                _yes(met),
+                "addcount",
+            )
+        )
+    else:
+        found.append((figure, "<= 2, 0 errors, lag < 2 s", missing, "", "addcount"))
+    figure = "highest durable AddCount rate held 60 s with p99 < 50 ms, 0 errors, the pipeline keeping up"
+    if addcount:
+        held = [
+            int(rate)
+            for rate, r in addcount["rates"].items()
+            if r["p99_ms"]["median"] < 50 and r["success"]["min"] == 1.0 and r["pipeline_lag_s"]["median"] < 2
+        ]
+        tried = ", ".join(f"{int(x):,}" for x in sorted(addcount["rates"], key=int))
+        best = max(held) if held else 0
+        found.append(
+            (
+                figure,
+                ">= 5,000 req/s",
+                f"{best:,} req/s (of {tried} tried)" if held else f"none of {tried} req/s",
+                _yes(best >= 5000),
+                "addcount",
+            )
+        )
+    else:
+        found.append((figure, ">= 5,000 req/s", missing, "", "addcount"))
+
+    counters = _load(out, "counters")
+    figure = "rollup job EVENTUAL events/s per TaskManager core (event log included)"
+    if counters:
+        per_core = counters["rollup_eventual"]["events_per_s_per_tm_core"]
+        found.append((figure, ">= 20,000", f"{per_core:,.0f} (one run)", _yes(per_core >= 20_000), "counters"))
+    else:
+        found.append((figure, ">= 20,000", missing, "", "counters"))
+
+    ts = _load(out, "timeseries")
+    figure = "TimeSeries writer events/s / raw single-row async inserts of the same rows"
+    if ts:
+        ratio = ts["ratio_stored_events_per_s_to_raw_cassandra"]
+        found.append((figure, ">= 1.5", f"{ratio:.2f} (one run)", _yes(ratio >= 1.5), "timeseries"))
+    else:
+        found.append((figure, ">= 1.5", missing, "", "timeseries"))
+
+    gateway = _load(out, "gateway")
+    figure = "gateway WriteEventRecordsSync events/s / ProducerPerformance, jobs running"
+    if gateway:
+        ratio = gateway["ratio_events_per_s_to_ceiling"]
+        found.append((figure, ">= 0.5", f"{ratio:.2f}", _yes(ratio >= 0.5), "gateway"))
+    else:
+        found.append((figure, ">= 0.5", missing, "", "gateway"))
+
+    fresh = (getcount or {}).get("accurate_freshness")
+    figure = "ACCURATE freshness p99 (ack -> GetCount shows it)"
+    if fresh:
+        found.append(
+            (
+                figure,
+                "<= 500 ms",
+                f"{fresh['p99_ms']:.0f} ms ({fresh['samples']} samples)",
+                _yes(fresh["p99_ms"] <= 500),
+                "getcount",
+            )
+        )
+    else:
+        found.append((figure, "<= 500 ms", missing, "", "getcount"))
+
+    reads = _load(out, "reads")
+    figure = "ReadEventRecords first page of an id with 10,000 events in one bucket, 500 req/s, 20 s"
+    r = (reads or {}).get("rates", {}).get("500")
+    if r:
+        met = r["p99_ms"]["median"] < 10 and r["success"]["min"] == 1.0
+        found.append(
+            (
+                figure,
+                "p99 < 10 ms, 0 errors",
+                f"p99 {_range(r['p99_ms'])} ms, success {r['success']['min']:.4f}",
+                _yes(met),
+                "reads",
+            )
+        )
+    else:
+        found.append((figure, "p99 < 10 ms, 0 errors", missing, "", "reads"))
+    return found
+
+
+def _yes(met: bool) -> str:
+    return "met" if met else "**not met**"
+
+
+def table(out: Path) -> str:
+    lines = ["| figure | goal | measured | | report |", "|---|---|---|---|---|"]
+    for figure, goal, measured, met, report in rows(out):
+        lines.append(f"| {figure} | {goal} | {measured} | {met} | `bench/out/{report}.json` |")
+    return "\n".join(lines)
