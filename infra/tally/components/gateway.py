@@ -13,9 +13,15 @@ class Gateway(JavaService):
     name = "gateway"
     depends = ("kafka", "registry", "connect")
     module, artifact, port_setting = "gateway", "tally-gateway", "TALLY_GATEWAY_PORT"
-    heap = "512m"
     ready_timeout = 90.0
     stop_timeout = 20.0
+
+    def max_heap(self) -> str:
+        return self.s.get("TALLY_GATEWAY_HEAP")
+
+    def initial_heap(self) -> str:
+        # all of it from the start: the counter view fills it at start, and no pause is spent growing it
+        return self.max_heap()
 
     def service_env(self):
         return {

@@ -29,6 +29,12 @@ class JavaService(Component):
     port_setting = ""
     heap = "256m"
 
+    def max_heap(self) -> str:
+        return self.heap
+
+    def initial_heap(self) -> str:
+        return "128m"
+
     def ports(self):
         return {"http": self.s.port(self.port_setting)}
 
@@ -63,7 +69,7 @@ class JavaService(Component):
         tmp = copy.with_suffix(".tmp")
         shutil.copyfile(self.jar(), tmp)
         tmp.replace(copy)
-        argv = [JAVA, "-Xms128m", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-jar", str(copy)]
+        argv = [JAVA, f"-Xms{self.initial_heap()}", f"-Xmx{self.max_heap()}", "-XX:+UseG1GC", "-jar", str(copy)]
         return argv, self.env(**self.service_env())
 
     def ready(self):

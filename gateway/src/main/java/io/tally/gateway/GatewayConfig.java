@@ -114,9 +114,10 @@ public final class GatewayConfig {
     public static final Field VIEW_MAX_COUNTERS = new Field(
             "counter.view.max.counters",
             "TALLY_GATEWAY_COUNTER_VIEW_MAX_COUNTERS",
-            "200000",
-            "Most counters the in-memory counter view holds (about 170 bytes each, measured: 35 MB of the 512 MB heap);"
-                    + " 0 turns the view off.");
+            "1000000",
+            "Most counters the in-memory counter view holds (about 170 bytes each, measured: 170 MB of the 1 GB heap"
+                    + " the launcher gives the gateway); past it an arbitrary counter is dropped and read from"
+                    + " Cassandra when asked, so size it to the counters being read. 0 turns the view off.");
     public static final Field READ_DEADLINE_MS = new Field(
             "read.deadline.ms",
             "TALLY_GATEWAY_READ_DEADLINE_MS",
