@@ -26,7 +26,8 @@ import java.util.concurrent.Executors;
  * <ul>
  *   <li>EVENTUAL and BEST_EFFORT: the last rollup;</li>
  *   <li>ACCURATE: the last rollup plus the stored events at or after last_rollup_ts, folded
- *       in event-time order ({@link CounterFold}); skipped when last_write_ts shows none.</li>
+ *       in event-time order ({@link CounterFold}), read from the recent window in which events
+ *       can still wait for a rollup ({@link #scanFrom}).</li>
  * </ul>
  * GetCount asks the {@link CounterView} first (every type); AddAndGetCount reads Cassandra, as it
  * must count the write it just made, which the view may not show yet.
@@ -34,6 +35,8 @@ import java.util.concurrent.Executors;
 public final class CounterQueries {
     /** Scanned before a counter's first rollup: its events cannot be older than the window. */
     private static final long FIRST_ROLLUP_SCAN_MICROS = 3_600_000_000L;
+    /** How far the rollup job may lag real time for a scan from the recent window to stay exact. */
+    static final long ROLLUP_LAG_MARGIN_MICROS = 300_000_000L;
 
     /** What the caller just wrote, counted even if the event log does not show it yet. */
     public record JustWritten(String eventId, CounterFold.Mutation mutation) {}
@@ -135,9 +138,29 @@ public final class CounterQueries {
                 : CompletableFuture.completedFuture(count(ns, counter, null, r)));
     }
 
+    /** Read from Cassandra, an ACCURATE count is its rollup plus the stored events since (a recent window of them). */
     private static boolean needsScan(NamespaceConfig ns, Rollup r) {
-        return ns.counterType() == CounterType.ACCURATE
-                && r.lastWriteMicros() + ns.rollup().coalesceMs() * 1000 > r.rollupMicros();
+        return ns.counterType() == CounterType.ACCURATE;
+    }
+
+    /**
+     * Where the scan of an ACCURATE count starts: its rollup time, but no earlier than the window
+     * in which an accepted event can still be waiting for a rollup (accept + skew + two coalesce
+     * intervals, plus {@link #ROLLUP_LAG_MARGIN_MICROS} for a lagging job). An event older than
+     * that was rolled up already: a later rollup would show in the row. So an idle counter's read
+     * scans a few recent partitions, not every bucket since its last rollup (which lands just
+     * after its last write).
+     */
+    static long scanFrom(NamespaceConfig ns, long rollupMicros, long nowMicros) {
+        if (rollupMicros == 0) {
+            return nowMicros - FIRST_ROLLUP_SCAN_MICROS;
+        }
+        long window = (ns.acceptLimit().toMillis()
+                                + ns.rollup().clockSkewMs()
+                                + 2 * ns.rollup().coalesceMs())
+                        * 1000
+                + ROLLUP_LAG_MARGIN_MICROS;
+        return Math.max(rollupMicros, nowMicros - window);
     }
 
     /** The count including what the caller just wrote (AddAndGetCount); blocks on Cassandra. */
@@ -149,7 +172,7 @@ public final class CounterQueries {
         long now = System.currentTimeMillis() * 1000;
         long count = r.count();
         if (needsScan(ns, r)) {
-            long from = r.rollupMicros() > 0 ? r.rollupMicros() : now - FIRST_ROLLUP_SCAN_MICROS;
+            long from = scanFrom(ns, r.rollupMicros(), now);
             List<CounterFold.Mutation> since = new ArrayList<>();
             boolean sawJustWritten = false;
             for (TimeSeriesQueries.Event e :
@@ -166,10 +189,6 @@ public final class CounterQueries {
                 since.add(justWritten.mutation());
             }
             count = CounterFold.fold(count, since);
-        } else if (ns.counterType() == CounterType.ACCURATE
-                && justWritten != null
-                && justWritten.mutation().eventTimeMicros() >= r.rollupMicros()) {
-            count = CounterFold.fold(count, List.of(justWritten.mutation()));
         }
         if (r.rollupMicros() > 0) {
             metrics.rollupLag(ns.counterType(), (now - r.rollupMicros()) / 1e6);

@@ -51,4 +51,16 @@ class CounterQueriesTest {
                     assertThat(e.field()).isEqualTo("namespace");
                 });
     }
+
+    @Test
+    void anAccurateScanStartsAtTheRollupButNoEarlierThanTheWindowEventsCanStillWaitIn() {
+        var adClicks = catalog.get("ad_clicks").orElseThrow(); // accept 5 s, skew 0.5 s, coalesce 1 s
+        long now = 1_800_000_000_000_000L;
+        long window = (5_000 + 500 + 2 * 1_000) * 1000L + CounterQueries.ROLLUP_LAG_MARGIN_MICROS;
+        assertThat(CounterQueries.scanFrom(adClicks, now - 2_000_000, now)).isEqualTo(now - 2_000_000);
+        // an idle counter rolled up a day ago: a few recent partitions, not a day of buckets
+        assertThat(CounterQueries.scanFrom(adClicks, now - 86_400_000_000L, now))
+                .isEqualTo(now - window);
+        assertThat(CounterQueries.scanFrom(adClicks, 0, now)).isEqualTo(now - 3_600_000_000L); // no rollup yet
+    }
 }

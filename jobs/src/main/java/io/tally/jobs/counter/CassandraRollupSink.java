@@ -13,10 +13,10 @@ import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 
 /**
- * Writes rollups into each namespace's counter_rollups table (created on first use). Rollups
- * carry USING TIMESTAMP of their rollup time and last_write_ts that of its event, so however
- * writes race or replay after a restart, the newest rollup wins and no write can move a
- * counter backwards in time. Flushed before every checkpoint, like the event sink.
+ * Writes rollups into each namespace's counter_rollups table (created on first use), with the
+ * counter's newest accepted event time in the same write. Rollups carry USING TIMESTAMP of their
+ * rollup time, so however writes race or replay after a restart, the newest rollup wins and no
+ * write can move a counter backwards in time. Flushed before every checkpoint, like the event sink.
  */
 public class CassandraRollupSink implements Sink<RollupWrite> {
     private final String host;
@@ -37,8 +37,7 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
         private final AsyncCqlWrites writes;
         private final Map<String, Statements> statements = new ConcurrentHashMap<>();
 
-        private record Statements(
-                PreparedStatement rollup, PreparedStatement rollupWithTtl, PreparedStatement lastWrite) {}
+        private record Statements(PreparedStatement rollup, PreparedStatement rollupWithTtl) {}
 
         Writer(AsyncCqlWrites writes) {
             this.writes = writes;
@@ -51,9 +50,8 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
                         CounterTables.create(writes.session(), n); // the provisioner made it already, unless it is new
                 var session = writes.session();
                 return new Statements(
-                        session.prepare(CounterRollupsTable.insertRollup(ks)),
-                        session.prepare(CounterRollupsTable.insertRollupWithTtl(ks)),
-                        session.prepare(CounterRollupsTable.updateLastWrite(ks)));
+                        session.prepare(CounterRollupsTable.insertRollupAndLastWrite(ks)),
+                        session.prepare(CounterRollupsTable.insertRollupWithTtl(ks)));
             });
         }
 
@@ -74,12 +72,12 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
                 return;
             }
             Instant at = Micros.toInstant(w.timeMicros);
-            if (w.kind == RollupWrite.Kind.LAST_WRITE) {
-                writes.submit(ps.lastWrite().bind(w.timeMicros, at, w.counter));
-            } else if (w.ttlSeconds > 0) {
+            if (w.ttlSeconds > 0) {
                 writes.submit(ps.rollupWithTtl().bind(w.counter, w.count, at, w.timeMicros, w.ttlSeconds));
             } else {
-                writes.submit(ps.rollup().bind(w.counter, w.count, at, w.timeMicros));
+                var bound = ps.rollup().bind(w.counter, w.count, at, Micros.toInstant(w.lastWriteMicros), w.timeMicros);
+                // no newest event known (a rollup restored from an old layout): leave the column as it is
+                writes.submit(w.lastWriteMicros > 0 ? bound : bound.unset(3));
             }
         }
 

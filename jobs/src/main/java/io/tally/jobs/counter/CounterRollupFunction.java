@@ -171,13 +171,8 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         }
         pending.put(m.eventTimeMicros, at);
         ctx.output(EVENT_LOG, eventRow(m));
-        if (m.eventTimeMicros > r.lastWriteMicros) {
-            r.lastWriteMicros = m.eventTimeMicros;
-            if (m.eventTimeMicros - r.lastWriteStoredMicros >= m.coalesceMs * 1000) {
-                r.lastWriteStoredMicros = m.eventTimeMicros;
-                out.collect(RollupWrite.lastWrite(m.namespace, m.counter, m.eventTimeMicros));
-            }
-        }
+        // stored with the next rollup (one write a rollup, not one more per event)
+        r.lastWriteMicros = Math.max(r.lastWriteMicros, m.eventTimeMicros);
         long due = dueMillis(r, m.eventTimeMicros);
         if (r.timerMillis == 0 || due < r.timerMillis) {
             ctx.timerService().registerEventTimeTimer(due);
@@ -297,10 +292,6 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             }
             rollups.inc();
             rollupLagMs.update(System.currentTimeMillis() - t / 1000);
-            if (r.lastWriteMicros > r.lastWriteStoredMicros) {
-                r.lastWriteStoredMicros = r.lastWriteMicros;
-                out.collect(RollupWrite.lastWrite(namespace, counter, r.lastWriteMicros));
-            }
         } else {
             for (Long time : pending.keys()) {
                 next = Math.min(next, time);

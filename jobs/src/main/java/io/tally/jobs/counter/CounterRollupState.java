@@ -12,6 +12,7 @@ public class CounterRollupState {
     /** The newest event time seen, and the one last written to counter_rollups.last_write_ts. */
     public long lastWriteMicros;
 
+    /** Unused since last_write_ts is written with each rollup; kept so savepoints of the earlier layout restore. */
     public long lastWriteStoredMicros;
     /** The event-time timer set for the next rollup (0: none). */
     public long timerMillis;

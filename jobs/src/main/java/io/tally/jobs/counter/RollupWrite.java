@@ -1,15 +1,14 @@
 package io.tally.jobs.counter;
 
 /**
- * One write to a namespace's counter_rollups table. ROLLUP sets the count at rollup time T
- * (USING TIMESTAMP T, so an older rollup never wins); LAST_WRITE moves last_write_ts
- * (USING TIMESTAMP of the event). A positive ttlSeconds makes the row expire (BEST_EFFORT).
+ * One write to a namespace's counter_rollups table. ROLLUP sets the count at rollup time T and
+ * last_write_ts to the newest accepted event's time (USING TIMESTAMP T, so an older rollup never
+ * wins). A positive ttlSeconds makes the row expire (BEST_EFFORT).
  * LIVE is not a table write: it is what the gateways' counter view shows of an ACCURATE counter.
  */
 public class RollupWrite {
     public enum Kind {
         ROLLUP,
-        LAST_WRITE,
         /** An ACCURATE counter's live total (rollup plus pending accepted events): for the view only, never stored. */
         LIVE
     }
@@ -46,7 +45,7 @@ public class RollupWrite {
         return w;
     }
 
-    /** Written to counter_rollups (ROLLUP, LAST_WRITE); LIVE is only published. */
+    /** Written to counter_rollups (ROLLUP); LIVE is only published. */
     public boolean stored() {
         return kind != Kind.LIVE;
     }
@@ -68,14 +67,5 @@ public class RollupWrite {
                 io.tally.model.Micros.toInstant(timeMicros),
                 io.tally.model.Micros.toInstant(lastWriteMicros),
                 kind == Kind.LIVE);
-    }
-
-    static RollupWrite lastWrite(String namespace, String counter, long eventMicros) {
-        RollupWrite w = new RollupWrite();
-        w.kind = Kind.LAST_WRITE;
-        w.namespace = namespace;
-        w.counter = counter;
-        w.timeMicros = eventMicros;
-        return w;
     }
 }

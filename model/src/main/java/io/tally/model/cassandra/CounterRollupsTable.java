@@ -3,7 +3,8 @@ package io.tally.model.cassandra;
 /**
  * A counter namespace's {@code counter_rollups} (shared DESIGN.md, "Storage"): the last rollup
  * of each counter. Rollups are written {@code USING TIMESTAMP <rollup time>} so an older rollup
- * (a replay, a slow writer) never overwrites a newer one; last_write_ts likewise with its own time.
+ * (a replay, a slow writer) never overwrites a newer one; last_write_ts is written with each rollup
+ * (the newest accepted event's time then, which may be after the rollup time).
  */
 public final class CounterRollupsTable {
     public static final String TABLE = "counter_rollups";
@@ -27,10 +28,14 @@ public final class CounterRollupsTable {
                 + " (counter, last_rollup_count, last_rollup_ts) VALUES (?, ?, ?) USING TIMESTAMP ? AND TTL ?";
     }
 
-    /** Binds: write time (microseconds), last_write_ts, counter. */
-    public static String updateLastWrite(String keyspace) {
-        return "UPDATE " + CqlNames.qualified(keyspace, TABLE)
-                + " USING TIMESTAMP ? SET last_write_ts = ? WHERE counter = ?";
+    /**
+     * A rollup with its counter's newest accepted event time, in one write (the job's: last_write_ts
+     * moves with the rollup, not by a write of its own per event). Binds: counter,
+     * last_rollup_count, last_rollup_ts, last_write_ts, write time (microseconds).
+     */
+    public static String insertRollupAndLastWrite(String keyspace) {
+        return "INSERT INTO " + CqlNames.qualified(keyspace, TABLE)
+                + " (counter, last_rollup_count, last_rollup_ts, last_write_ts) VALUES (?, ?, ?, ?) USING TIMESTAMP ?";
     }
 
     /** Binds: counter. Columns: last_rollup_count, last_rollup_ts, last_write_ts, the rollup's write time. */
