@@ -22,6 +22,7 @@ from .stack import Stack
 
 NAMESPACE = "ad_clicks"  # ACCURATE, 5 s accept window
 PNG = OUT / "addcount.png"
+LAG_WAIT_S = 60  # a pipeline lag this long is reported as this long (the job is not keeping up)
 
 
 def add_count_run(exe, gw: str, rate: int, seconds: float, counters: int) -> dict:
@@ -55,7 +56,7 @@ def add_count_run(exe, gw: str, rate: int, seconds: float, counters: int) -> dic
         timeout=30,
     ).raise_for_status()
     t0 = time.monotonic()
-    while time.monotonic() - t0 < 120:
+    while time.monotonic() - t0 < LAG_WAIT_S:
         r = requests.post(
             f"{gw}/v1/counter/GetCount", json={"namespace": NAMESPACE, "counter_name": sentinel}, timeout=10
         )
@@ -66,7 +67,7 @@ def add_count_run(exe, gw: str, rate: int, seconds: float, counters: int) -> dic
     return report
 
 
-def bench_addcount(stack: Stack, say, rates=(2000, 3500, 5000), seconds: float = 60, counters: int = 10_000) -> dict:
+def bench_addcount(stack: Stack, say, rates=(2000, 5000), seconds: float = 60, counters: int = 10_000) -> dict:
     exe = vegeta(stack)
     gw = stack.component("gateway").url()
     result = {"namespace": NAMESPACE, "seconds": seconds, "counters": counters, "rates": {}}
