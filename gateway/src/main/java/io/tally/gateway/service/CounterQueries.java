@@ -115,8 +115,8 @@ public final class CounterQueries {
      */
     public CompletionStage<Count> getCount(NamespaceConfig ns, String counter) {
         java.util.Optional<Rollup> held = fromView(ns, counter);
-        if (held.isPresent()) {
-            return CompletableFuture.completedFuture(count(ns, counter, null, held.get()));
+        if (held.isPresent()) { // the view's count is the answer: an ACCURATE live total needs no scan
+            return CompletableFuture.completedFuture(answered(ns, held.get().count(), held.get()));
         }
         String keyspace = NamespaceName.keyspace(ns.name());
         CqlSession session = cassandra.ifOpen();
@@ -190,8 +190,12 @@ public final class CounterQueries {
             }
             count = CounterFold.fold(count, since);
         }
+        return answered(ns, count, r);
+    }
+
+    private Count answered(NamespaceConfig ns, long count, Rollup r) {
         if (r.rollupMicros() > 0) {
-            metrics.rollupLag(ns.counterType(), (now - r.rollupMicros()) / 1e6);
+            metrics.rollupLag(ns.counterType(), (System.currentTimeMillis() * 1000 - r.rollupMicros()) / 1e6);
         }
         return new Count(count, ns.counterType(), r.rollupMicros());
     }

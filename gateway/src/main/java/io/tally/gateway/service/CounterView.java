@@ -100,6 +100,12 @@ public final class CounterView implements AutoCloseable {
         return namespace + "/" + counter; // namespaces hold no '/', so the key is unambiguous
     }
 
+    /** A record as if it came from the topic, the rebuild done (for tests of the readers). */
+    void applied(String namespace, String counter, Rollup r) {
+        put(key(namespace, counter), r);
+        caughtUp = true;
+    }
+
     private void put(String key, Rollup r) {
         // a later record of the same rollup time wins too: live totals move without a new rollup
         counters.merge(key, r, (old, now) -> now.rollupMicros() >= old.rollupMicros() ? now : old);

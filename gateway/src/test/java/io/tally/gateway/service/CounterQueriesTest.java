@@ -63,4 +63,33 @@ class CounterQueriesTest {
                 .isEqualTo(now - window);
         assertThat(CounterQueries.scanFrom(adClicks, 0, now)).isEqualTo(now - 3_600_000_000L); // no rollup yet
     }
+
+    @Test
+    void aCountTheViewHoldsIsAnsweredWithoutCassandraAndOnlyFromARecordOfItsKind() throws Exception {
+        try (CounterView view = new CounterView("127.0.0.1:1", null, 10)) {
+            CounterQueries withView = new CounterQueries(events, cassandra, (type, seconds) -> {}, view);
+            var accurate = catalog.get("ad_clicks").orElseThrow();
+            var eventual = catalog.get("video_views").orElseThrow();
+            long now = System.currentTimeMillis() * 1000;
+            // a live total just after a write: its newest event is after its rollup, and no scan is made
+            view.applied("ad_clicks", "c1", new CounterView.Rollup(7, now - 10_000_000, now - 1_000, true));
+            assertThat(withView.getCount(accurate, "c1")
+                            .toCompletableFuture()
+                            .join()
+                            .count())
+                    .isEqualTo(7);
+            view.applied("video_views", "c1", new CounterView.Rollup(3, now - 10_000_000, now - 20_000_000, false));
+            assertThat(withView.getCount(eventual, "c1")
+                            .toCompletableFuture()
+                            .join()
+                            .count())
+                    .isEqualTo(3);
+            // a live total where an EVENTUAL count is asked (its type changed): Cassandra answers (here: unreachable)
+            view.applied("video_views", "c2", new CounterView.Rollup(5, now - 10_000_000, now - 1_000, true));
+            assertThatThrownBy(() -> withView.getCount(eventual, "c2")
+                            .toCompletableFuture()
+                            .join())
+                    .hasCauseInstanceOf(ServiceException.class);
+        }
+    }
 }
