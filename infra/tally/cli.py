@@ -245,6 +245,7 @@ README_TABLES = (
     "getcount",
     "reads",
     "addcount",
+    "gateway",
 )  # each between <!-- table: bench/out/<name>.json --> and <!-- /table -->
 
 
