@@ -16,8 +16,8 @@ import uuid
 
 import requests
 
-from .bench import OUT, producer_performance
 from .bench_http import attack_lazy, fmt, plot_latencies, runs_at_rates, settle, summary, vegeta
+from .bench_tools import OUT, producer_performance
 from .stack import Stack
 
 NAMESPACE = "ad_clicks"  # ACCURATE, 5 s accept window

@@ -7,8 +7,8 @@ import base64
 import time
 import uuid
 
-from .bench import cpu_seconds, iso, producer_performance, rss_mb
 from .bench_http import attack, fmt, summary, targets, vegeta
+from .bench_tools import cpu_seconds, iso, producer_performance, rss_mb
 from .stack import Stack
 
 

@@ -15,8 +15,8 @@ import uuid
 
 import requests
 
-from .bench import OUT
 from .bench_http import attack, fmt, plot_latencies, runs_at_rates, targets, vegeta
+from .bench_tools import OUT
 from .stack import Stack
 
 

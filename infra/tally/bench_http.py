@@ -15,7 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .bench import cpu_seconds
+from .bench_tools import cpu_seconds
 from .stack import Stack
 
 VEGETA_MODULE = "github.com/tsenart/vegeta/v12@v12.12.0"

@@ -14,8 +14,8 @@ import time
 
 import requests
 
-from .bench import OUT, iso, timeseries_tool
 from .bench_http import fmt, plot_latencies, runs_at_rates, targets
+from .bench_tools import OUT, iso, timeseries_tool
 from .stack import Stack
 
 PNG = OUT / "reads.png"

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tally.gateway.service.CounterQueries;
 import io.tally.gateway.service.CounterRecount;
+import io.tally.gateway.service.EventSearchQueries;
 import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.gateway.service.TimeSeriesQueries;
@@ -37,7 +38,8 @@ final class GatewayHttpApi {
     private final ReadRequests reads;
     private final WriteService writes;
     private final TimeSeriesQueries timeSeries;
-    private final EventSearch search;
+    private final SearchRequests searches;
+    private final EventSearchQueries search;
     private final CounterQueries counters;
     private final CounterRecount recount;
     private final Health health;
@@ -91,7 +93,8 @@ final class GatewayHttpApi {
             ReadRequests reads,
             WriteService writes,
             TimeSeriesQueries timeSeries,
-            EventSearch search,
+            SearchRequests searches,
+            EventSearchQueries search,
             CounterQueries counters,
             CounterRecount recount,
             Health health,
@@ -102,6 +105,7 @@ final class GatewayHttpApi {
         this.reads = reads;
         this.writes = writes;
         this.timeSeries = timeSeries;
+        this.searches = searches;
         this.search = search;
         this.counters = counters;
         this.recount = recount;
@@ -143,8 +147,11 @@ final class GatewayHttpApi {
             TimeSeriesQueries.ReadQuery q = reads.readEvents(body);
             return ReadRequests.page(q.timeSeriesId(), timeSeries.read(q));
         });
-        read(r, "/v1/timeseries/SearchEventRecords", search::search);
-        read(r, "/v1/timeseries/AggregateEventRecords", search::aggregate);
+        read(r, "/v1/timeseries/SearchEventRecords", body -> SearchRequests.page(search.search(searches.search(body))));
+        read(
+                r,
+                "/v1/timeseries/AggregateEventRecords",
+                body -> SearchRequests.distinct(search.distinct(searches.distinct(body))));
         admin.mount(r);
         r.get("/healthz").handler(ctx -> {
             // The data plane decides up/down; a control plane that cannot take changes only

@@ -5,6 +5,8 @@ import io.tally.gateway.service.CassandraSession;
 import io.tally.gateway.service.CounterQueries;
 import io.tally.gateway.service.CounterRecount;
 import io.tally.gateway.service.CounterView;
+import io.tally.gateway.service.ElasticsearchSearch;
+import io.tally.gateway.service.EventSearchQueries;
 import io.tally.gateway.service.IdempotencyCache;
 import io.tally.gateway.service.NamespaceAdmin;
 import io.tally.gateway.service.NamespaceResolver;
@@ -78,7 +80,8 @@ public final class GatewayMain {
         CassandraSession cassandra = new CassandraSession(config.get(GatewayConfig.CASSANDRA));
         TimeSeriesQueries timeSeries =
                 new TimeSeriesQueries(cassandra, pageTokens, config.longOf(GatewayConfig.READ_DEADLINE_MS));
-        EventSearch search = new EventSearch(namespaces, pageTokens, config);
+        EventSearchQueries search =
+                new EventSearchQueries(new ElasticsearchSearch(config.get(GatewayConfig.ELASTICSEARCH)), pageTokens);
         int viewMax = config.intOf(GatewayConfig.VIEW_MAX_COUNTERS);
         CounterView view = viewMax > 0
                 ? new CounterView(config.get(GatewayConfig.BOOTSTRAP), new AvroSerde(registry, false), viewMax)
@@ -120,6 +123,7 @@ public final class GatewayMain {
                 new ReadRequests(namespaces, config),
                 writes,
                 timeSeries,
+                new SearchRequests(namespaces, config),
                 search,
                 counters,
                 new CounterRecount(counters, timeSeries, cassandra),

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tally.gateway.service.CassandraSession;
 import io.tally.gateway.service.CounterQueries;
 import io.tally.gateway.service.CounterRecount;
+import io.tally.gateway.service.EventSearchQueries;
 import io.tally.gateway.service.IdempotencyCache;
 import io.tally.gateway.service.NamespaceAdmin;
 import io.tally.gateway.service.NamespaceResolver;
@@ -69,7 +70,12 @@ class GatewayHttpApiTest {
                 new ReadRequests(namespaces, config),
                 writes,
                 timeSeries,
-                new EventSearch(namespaces, tokens, config),
+                new SearchRequests(namespaces, config),
+                new EventSearchQueries(
+                        (alias, request) -> {
+                            throw new AssertionError("no search reaches Elasticsearch on bad input");
+                        },
+                        tokens),
                 counters,
                 new CounterRecount(counters, timeSeries, cassandra),
                 GatewayHttpApi.Health.ALWAYS_UP,

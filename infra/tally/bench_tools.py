@@ -1,0 +1,108 @@
+"""What every benchmark measures with: the bench jar, the report folder, a process's CPU and
+memory, Kafka's ProducerPerformance (the ceiling), percentiles, and the TimeSeries tool's command.
+The benchmarks import this; it imports none of them."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+from .components.base import JAVA
+from .components.java_service import shaded_jar
+from .process import ProcessRef
+from .settings import REPO
+from .stack import Stack
+
+
+def bench_jar():
+    """The benchmarks' own jar (bench/): none of its classes ship in a production jar."""
+    return shaded_jar("bench", "tally-bench")
+
+
+OUT = REPO / "bench" / "out"
+
+
+def cpu_seconds(ref: ProcessRef) -> float:
+    fields = Path(f"/proc/{ref.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mb(ref: ProcessRef) -> float:
+    for line in Path(f"/proc/{ref.pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def producer_performance(
+    stack: Stack,
+    record_size: int,
+    records: int,
+    throughput: int = -1,
+    props: tuple[str, ...] = ("compression.type=lz4", "linger.ms=5", "batch.size=131072"),
+) -> dict:
+    """Kafka's ProducerPerformance on the stack's broker (acks=all, idempotent, plus props), at
+    `throughput` records/s (-1: as fast as it goes): records/s, MB/s and latency (ms)."""
+    kafka = stack.component("kafka")
+    cmd = [
+        JAVA,
+        "-Xmx512m",
+        "-cp",
+        f"{kafka.lib}/*",
+        "org.apache.kafka.tools.ProducerPerformance",
+        "--topic",
+        "bench.ceiling",
+        "--num-records",
+        str(records),
+        "--record-size",
+        str(record_size),
+        "--throughput",
+        str(throughput),
+        "--producer-props",
+        f"bootstrap.servers={kafka.bootstrap}",
+        "acks=all",
+        "enable.idempotence=true",
+        *props,
+    ]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    last = [l for l in r.stdout.splitlines() if "records sent" in l][-1]
+    m = re.search(
+        r"([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency.*?(\d+) ms 50th.*?(\d+) ms 99th", last
+    )
+    return {
+        "records_per_s": float(m.group(1)),
+        "mb_per_s": float(m.group(2)),
+        "avg_ms": float(m.group(3)),
+        "p50_ms": float(m.group(4)),
+        "p99_ms": float(m.group(5)),
+        "line": last,
+    }
+
+
+def percentiles(samples_ms: list[float]) -> dict:
+    xs = sorted(samples_ms)
+    pick = lambda q: round(xs[min(len(xs) - 1, int(q * len(xs)))], 2)
+    return {"n": len(xs), "p50_ms": pick(0.50), "p99_ms": pick(0.99), "max_ms": round(xs[-1], 2)}
+
+
+def iso(micros: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(micros / 1e6)) + f".{micros % 1_000_000:06d}Z"
+
+
+def timeseries_tool(stack: Stack, ns: str) -> tuple[list[str], list[str]]:
+    """The TimeSeries benchmark tool's command and its options for this stack and namespace."""
+    tool = [JAVA, "-Xmx512m", "-cp", str(bench_jar()), "io.tally.bench.jobs.TimeSeriesBenchmark"]
+    common = [
+        "--bootstrap",
+        stack.component("kafka").bootstrap,
+        "--registry",
+        stack.component("registry").url(),
+        "--cassandra",
+        f"127.0.0.1:{stack.component('cassandra').ports()['cql']}",
+        "--namespace",
+        ns,
+    ]
+    return tool, common
