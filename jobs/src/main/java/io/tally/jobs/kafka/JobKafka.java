@@ -50,6 +50,8 @@ public final class JobKafka {
                 .setGroupId(group)
                 .setStartingOffsets(OffsetsInitializer.committedOffsets(reset))
                 .setDeserializer(new RawRecordDeserializer())
+                .setProperty("fetch.min.bytes", String.valueOf(args.number(JobSettings.FETCH_MIN_BYTES)))
+                .setProperty("fetch.max.wait.ms", String.valueOf(args.number(JobSettings.fetchMaxWaitMs("50"))))
                 .build();
     }
 

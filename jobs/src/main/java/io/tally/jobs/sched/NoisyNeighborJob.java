@@ -69,7 +69,7 @@ public final class NoisyNeighborJob {
             "floor of switch-outs by other containers or the system in a window");
     /** Every argument the job takes. */
     public static final List<JobSetting> SETTINGS = JobSettings.of(
-            JobSettings.kafka(NAME),
+            JobSettings.kafka(NAME, "500"),
             List.of(WINDOW_SIZE_MS, WINDOW_SLIDE_MS, RULE_RATIO, RULE_MIN_LATENCY_US, RULE_MIN_SWITCH_OUTS));
 
     private NoisyNeighborJob() {}
