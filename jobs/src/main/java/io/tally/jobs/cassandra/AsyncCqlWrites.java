@@ -1,12 +1,19 @@
 package io.tally.jobs.cassandra;
 
+import com.datastax.oss.driver.api.core.CqlIdentifier;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
+import com.datastax.oss.driver.api.core.cql.BatchStatement;
+import com.datastax.oss.driver.api.core.cql.BatchType;
+import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.Statement;
+import com.datastax.oss.driver.api.core.metadata.TokenMap;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -73,6 +80,29 @@ public final class AsyncCqlWrites implements AutoCloseable {
             }
             inFlight.release();
         });
+    }
+
+    /** One row as an insert, several as one unlogged batch. */
+    public void submitAll(java.util.List<BoundStatement> rows) throws IOException, InterruptedException {
+        submit(
+                rows.size() == 1
+                        ? rows.get(0)
+                        : BatchStatement.newInstance(BatchType.UNLOGGED, rows.toArray(new BoundStatement[0])));
+    }
+
+    /**
+     * What tells a row's keyspace and replica set ({@link ReplicaBatches}), or null when the
+     * driver knows no token map. The keyspace is part of it so that a batch never spans keyspaces:
+     * a namespace deleted meanwhile makes only its own rows fail (and be dropped).
+     */
+    public Object replicasOf(BoundStatement row) {
+        ByteBuffer key = row.getRoutingKey();
+        CqlIdentifier keyspace = row.getRoutingKeyspace();
+        Optional<TokenMap> tokens = session.getMetadata().getTokenMap();
+        if (key == null || keyspace == null || tokens.isEmpty()) {
+            return null;
+        }
+        return java.util.List.of(keyspace, tokens.get().getReplicas(keyspace, key));
     }
 
     /**

@@ -1,7 +1,5 @@
 package io.tally.jobs.cassandra;
 
-import com.datastax.oss.driver.api.core.cql.BatchStatement;
-import com.datastax.oss.driver.api.core.cql.BatchType;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
@@ -23,7 +21,9 @@ import org.apache.flink.api.connector.sink2.SinkWriter;
  *
  * <p>Rows of one partition that arrive within {@link #LINGER_MS} of each other go as one
  * unlogged single-partition batch ({@link PartitionBatches}; whole events, bounded in rows and
- * bytes): one mutation instead of one per row (for TimeSeries one insert per item before).
+ * bytes): one mutation instead of one per row (for TimeSeries one insert per item before). Small
+ * partition groups of the same window then share a batch with others on the same replicas
+ * ({@link ReplicaBatches}): one request instead of one per partition.
  */
 public class CassandraEventSink implements Sink<EventRow> {
     private final String host;
@@ -56,6 +56,7 @@ public class CassandraEventSink implements Sink<EventRow> {
         private final SliceTables tables;
         private final Map<String, PreparedStatement> inserts = new ConcurrentHashMap<>();
         private final PartitionBatches<BoundStatement> batches;
+        private final ReplicaBatches<BoundStatement> replicaBatches;
         private final ProcessingTimeService time;
         private boolean lingering;
 
@@ -63,22 +64,21 @@ public class CassandraEventSink implements Sink<EventRow> {
             this.writes = writes;
             this.tables = new SliceTables(writes.session());
             this.time = time;
-            this.batches = new PartitionBatches<>(BATCH_ROWS, BATCH_BYTES, this::send);
-        }
-
-        private void send(PartitionBatches.Batch<BoundStatement> batch) throws IOException, InterruptedException {
-            if (batch.rows().size() == 1) {
-                writes.submit(batch.rows().get(0));
-            } else {
-                writes.submit(BatchStatement.newInstance(
-                        BatchType.UNLOGGED, batch.rows().toArray(new BoundStatement[0])));
-            }
+            this.replicaBatches = new ReplicaBatches<>(
+                    ReplicaBatches.MAX_PARTITIONS,
+                    ReplicaBatches.MAX_BYTES,
+                    (rows, partitions) -> writes.submitAll(rows));
+            this.batches = new PartitionBatches<>(
+                    BATCH_ROWS,
+                    BATCH_BYTES,
+                    batch -> replicaBatches.add(writes.replicasOf(batch.rows().get(0)), batch.rows(), batch.bytes()));
         }
 
         /** Sends what waited LINGER_MS (runs in the task's mailbox thread, as write does). */
         private void lingered(long now) throws IOException, InterruptedException {
             lingering = false;
             batches.flush();
+            replicaBatches.flush();
         }
 
         @Override
@@ -126,6 +126,7 @@ public class CassandraEventSink implements Sink<EventRow> {
         @Override
         public void flush(boolean endOfInput) throws IOException, InterruptedException {
             batches.flush();
+            replicaBatches.flush();
             writes.flush();
         }
 

@@ -42,7 +42,6 @@ public final class ControlPlane {
                 .setBootstrapServers(bootstrap)
                 .setTopics(TOPIC)
                 .setStartingOffsets(OffsetsInitializer.earliest())
-                .setProperty("fetch.max.wait.ms", "50")
                 .setDeserializer(new ChangeDeserializer())
                 .build();
     }

@@ -1,14 +1,18 @@
 package io.tally.jobs.counter;
 
+import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import io.tally.jobs.cassandra.AsyncCqlWrites;
 import io.tally.jobs.cassandra.CounterTables;
+import io.tally.jobs.cassandra.ReplicaBatches;
 import io.tally.model.Micros;
 import io.tally.model.cassandra.CounterRollupsTable;
 import java.io.IOException;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apache.flink.api.common.operators.ProcessingTimeService;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 
@@ -17,6 +21,8 @@ import org.apache.flink.api.connector.sink2.SinkWriter;
  * counter's newest accepted event time in the same write. Rollups carry USING TIMESTAMP of their
  * rollup time, so however writes race or replay after a restart, the newest rollup wins and no
  * write can move a counter backwards in time. Flushed before every checkpoint, like the event sink.
+ * Rollups of one {@link #LINGER_MS} window go in unlogged batches of counters on the same replicas
+ * ({@link ReplicaBatches}): each counter is its own partition, so a rollup was a request each.
  */
 public class CassandraRollupSink implements Sink<RollupWrite> {
     private final String host;
@@ -27,20 +33,37 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
         this.port = port;
     }
 
+    /** How long a rollup waits for others to share its batch. */
+    static final long LINGER_MS = 5;
+
     @Override
     @SuppressWarnings("deprecation")
     public SinkWriter<RollupWrite> createWriter(InitContext context) {
-        return new Writer(new AsyncCqlWrites(host, port, 128));
+        return new Writer(new AsyncCqlWrites(host, port, 128), context.getProcessingTimeService());
     }
 
     static final class Writer implements SinkWriter<RollupWrite> {
         private final AsyncCqlWrites writes;
         private final Map<String, Statements> statements = new ConcurrentHashMap<>();
+        private final ReplicaBatches<BoundStatement> batches;
+        private final ProcessingTimeService time;
+        private boolean lingering;
 
         private record Statements(PreparedStatement rollup, PreparedStatement rollupWithTtl) {}
 
-        Writer(AsyncCqlWrites writes) {
+        Writer(AsyncCqlWrites writes, ProcessingTimeService time) {
             this.writes = writes;
+            this.time = time;
+            this.batches = new ReplicaBatches<>(
+                    ReplicaBatches.MAX_PARTITIONS,
+                    ReplicaBatches.MAX_BYTES,
+                    (rows, partitions) -> writes.submitAll(rows));
+        }
+
+        /** Sends what waited LINGER_MS (in the task's mailbox thread, as write runs). */
+        private void lingered(long now) throws IOException, InterruptedException {
+            lingering = false;
+            batches.flush();
         }
 
         /** A namespace's prepared statements, creating its table first. */
@@ -72,17 +95,24 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
                 return;
             }
             Instant at = Micros.toInstant(w.timeMicros);
+            BoundStatement row;
             if (w.ttlSeconds > 0) {
-                writes.submit(ps.rollupWithTtl().bind(w.counter, w.count, at, w.timeMicros, w.ttlSeconds));
+                row = ps.rollupWithTtl().bind(w.counter, w.count, at, w.timeMicros, w.ttlSeconds);
             } else {
                 var bound = ps.rollup().bind(w.counter, w.count, at, Micros.toInstant(w.lastWriteMicros), w.timeMicros);
                 // no newest event known (a rollup restored from an old layout): leave the column as it is
-                writes.submit(w.lastWriteMicros > 0 ? bound : bound.unset(3));
+                row = w.lastWriteMicros > 0 ? bound : bound.unset(3);
+            }
+            batches.add(writes.replicasOf(row), List.of(row), w.counter.length() + 40L);
+            if (!lingering) {
+                lingering = true;
+                time.registerTimer(time.getCurrentProcessingTime() + LINGER_MS, this::lingered);
             }
         }
 
         @Override
         public void flush(boolean endOfInput) throws IOException, InterruptedException {
+            batches.flush();
             writes.flush();
         }
 
