@@ -85,6 +85,7 @@ class _FlinkProcess(Component):
             "taskmanager.bind-host": h,
             "taskmanager.host": h,
             "taskmanager.memory.process.size": self.s.get("TALLY_FLINK_TM_MEMORY"),
+            "taskmanager.memory.jvm-metaspace.size": self.s.get("TALLY_FLINK_TM_METASPACE"),
             "taskmanager.numberOfTaskSlots": slots,
             "parallelism.default": parallelism,
             "rest.address": h,

@@ -13,7 +13,9 @@ import java.time.Duration;
  * slice names, which were validated as safe index parts, never of raw input.
  */
 public final class ElasticsearchAdmin {
-    private static final HttpClient HTTP =
+    // one per admin, never static: a static client's selector thread (a GC root whose context
+    // class loader is the job's) would keep every upgraded job's classes loaded forever
+    private final HttpClient http =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final String url;
 
@@ -49,7 +51,7 @@ public final class ElasticsearchAdmin {
                 .method(
                         method,
                         body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
-        HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
         int status = r.statusCode();
         boolean done = status / 100 == 2
                 || (missingIsDone && status == 404)
