@@ -126,8 +126,10 @@ def render_config(targets: dict[str, str]) -> str:
     lines = [
         "# Written by ./tally up from the components' metrics targets.",
         "global:",
-        "  scrape_interval: 5s",
-        "  evaluation_interval: 5s",
+        # Prometheus's default: the TaskManager's ~3,500 series a scrape cost it 6% of its CPU
+        # samples (JFR under 2,000 AddCount/s) at every 5 s
+        "  scrape_interval: 15s",
+        "  evaluation_interval: 15s",
         "scrape_configs:",
     ]
     for job, target in sorted(targets.items()):
