@@ -3,7 +3,8 @@
 A value Elasticsearch refuses for its mapped type is refused at the gateway (400 naming the item),
 and the same value produced straight to Kafka is stored in Cassandra, dead-lettered as
 INDEX_REJECTED with the original bytes, and indexing goes on: a canary written after it is
-searchable within 15 s while the writer job keeps running without a restart."""
+searchable within 15 s while the writer job keeps running without a restart. A key Cassandra would
+refuse (over 65,535 bytes) is dead-lettered ROW_REJECTED the same way."""
 
 import base64
 import time
@@ -95,6 +96,19 @@ def test_poison_straight_to_kafka_is_dead_lettered_and_indexing_goes_on(stack, s
                 },
             ),
         )
+    # a key part over Cassandra's 65,535 bytes: its rows would be refused on every retry
+    huge_tsid = f"huge-{run}-" + "x" * 70_000
+    huge = encode(
+        {
+            "namespace": "playback",
+            "time_series_id": huge_tsid,
+            "event_time": int(time.time() * 1_000_000),
+            "event_id": "h1",
+            "items": [{"key": "deviceType", "value": b"tv"}],
+            "source": "python",
+        },
+    )
+    producer.produce(TOPIC, key=f"playback/huge-{run}", value=huge)
     assert producer.flush(30) == 0
 
     canary = f"canary-{run}"
@@ -123,13 +137,19 @@ def test_poison_straight_to_kafka_is_dead_lettered_and_indexing_goes_on(stack, s
     wanted = {value for _, value in sent.values()}
 
     def rejected() -> dict:
-        got = {v["original_value"]: v for _, _, v in tail.records(1, timeout=5) if v["reason"] == "INDEX_REJECTED"}
-        return got if wanted <= set(got) else None
+        got = {
+            v["original_value"]: v
+            for _, _, v in tail.records(1, timeout=5)
+            if v["reason"] in ("INDEX_REJECTED", "ROW_REJECTED")
+        }
+        return got if wanted | {huge} <= set(got) else None
 
-    by_value = until("an INDEX_REJECTED dead letter for each poison record", rejected, timeout=60, every=1)
+    by_value = until("a dead letter for each poison record", rejected, timeout=60, every=1)
     tail.close()
+    assert by_value[huge]["reason"] == "ROW_REJECTED"
+    assert "65535" in by_value[huge]["message"] and "time_series_id" in by_value[huge]["message"]
     for tsid, (kind, value) in sent.items():
-        assert value in by_value, f"no INDEX_REJECTED dead letter for {tsid}"
+        assert by_value[value]["reason"] == "INDEX_REJECTED", f"no INDEX_REJECTED dead letter for {tsid}"
         assert by_value[value]["stage"] == "timeseries-writer"
         assert "indexed without" in by_value[value]["message"]
         stored = requests.post(

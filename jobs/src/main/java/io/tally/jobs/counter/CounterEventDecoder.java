@@ -5,6 +5,7 @@ import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.model.DeadLetterReason;
 import io.tally.model.Micros;
+import io.tally.model.cassandra.KeyLimits;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.TimeSlicePlanner;
 import io.tally.serde.SchemaRegistryClient;
@@ -71,6 +72,11 @@ public class CounterEventDecoder extends NamespacedDecoder<CounterEvent, Counter
                             "event_time " + eventTime + " us is outside the accept window of '" + namespace
                                     + "' around the record's append time " + appended + " us",
                             STAGE));
+            return;
+        }
+        String refused = KeyLimits.refusal("counter", e.getCounter(), "event_id", e.getEventId());
+        if (refused != null) { // Cassandra would refuse its rows on every retry: the job would never move on
+            ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, DeadLetterReason.ROW_REJECTED, refused, STAGE));
             return;
         }
         CounterMutation m = new CounterMutation();

@@ -7,6 +7,7 @@ import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.model.DeadLetterReason;
 import io.tally.model.Micros;
+import io.tally.model.cassandra.KeyLimits;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceName;
 import io.tally.namespace.TimeSlicePlanner;
@@ -85,6 +86,14 @@ public class EventDecoder extends NamespacedDecoder<TimeSeriesEvent, EventRow> {
             return;
         }
         String eventId = e.getEventId();
+        String badKey = KeyLimits.refusal("time_series_id", e.getTimeSeriesId(), "event_id", eventId);
+        for (EventItem item : e.getItems()) {
+            badKey = badKey != null ? badKey : KeyLimits.refusal("eventItemKey", item.getKey());
+        }
+        if (badKey != null) { // Cassandra would refuse its rows on every retry: the job would never move on
+            ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, DeadLetterReason.ROW_REJECTED, badKey, STAGE));
+            return;
+        }
         TimeSlicePlanner.Placement place =
                 planners.computeIfAbsent(ns, TimeSlicePlanner::new).place(eventTime, eventId);
         if (place.slice().endMicros() + ns.retention().closeAfter().toNanos() / 1000 <= arrival) {

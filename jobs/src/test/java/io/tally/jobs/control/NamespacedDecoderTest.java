@@ -43,8 +43,12 @@ class NamespacedDecoderTest {
     }
 
     RawRecord record(String namespace, String id, long version) {
+        return record(namespace, "c1", id, version);
+    }
+
+    RawRecord record(String namespace, String counter, String id, long version) {
         CounterEvent e = new CounterEvent(
-                namespace, "c1", CounterOp.ADD, 1L, Micros.toInstant((NOW_MS - 1_000) * 1000), id, "test");
+                namespace, counter, CounterOp.ADD, 1L, Micros.toInstant((NOW_MS - 1_000) * 1000), id, "test");
         RawRecord r = new RawRecord(
                 Topics.COUNTER_EVENTS,
                 0,
@@ -94,6 +98,15 @@ class NamespacedDecoderTest {
         h.processBroadcastElement(NamespaceChange.upsert("ns", 2, COUNTER.replace("\"5s\"", "\"9s\"")), NOW_MS);
         assertThat(h.extractOutputValues()).singleElement().satisfies(m -> assertThat(m.acceptLimitMs)
                 .isEqualTo(9_000));
+    }
+
+    @Test
+    void aKeyCassandraWouldRefuseIsADeadLetterAndTheNextRecordGoesOn() throws Exception {
+        h.processBroadcastElement(NamespaceChange.upsert("ns", 1, COUNTER), NOW_MS);
+        h.processElement(record("ns", "c".repeat(70_000), "e1", 0), NOW_MS); // straight to Kafka: no gateway limit
+        h.processElement(record("ns", "e2", 0), NOW_MS);
+        assertThat(deadLetters()).containsExactly(DeadLetterReason.ROW_REJECTED);
+        assertThat(h.extractOutputValues()).extracting(m -> m.eventId).containsExactly("e2");
     }
 
     @Test
