@@ -72,7 +72,7 @@ def bench_addcount(stack: Stack, say, rates=(2000, 5000), seconds: float = 60, c
     gw = stack.component("gateway").url()
     result = {"namespace": NAMESPACE, "seconds": seconds, "counters": counters, "rates": {}}
     ceiling_rate = rates[0]
-    settle(say)
+    settle(say, stack=stack)
     say(f"ceiling: Kafka ProducerPerformance at {ceiling_rate:,} records/s, acks=all, idempotent, linger 1 ms ...")
     ceilings = []
     for k in range(3):

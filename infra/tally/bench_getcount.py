@@ -15,7 +15,7 @@ import uuid
 
 import requests
 
-from .bench_http import attack, fmt, plot_latencies, runs_at_rates, targets, vegeta
+from .bench_http import attack, fmt, plot_latencies, runs_at_rates, settle, targets, vegeta
 from .bench_tools import OUT
 from .stack import Stack
 
@@ -174,6 +174,7 @@ def bench_getcount(stack: Stack, say, counters: int = 100_000, rates=(500, 2000)
         png = OUT / f"getcount-{kind.lower()}.png"
         plot_latencies(rates_out, f"GetCount, {kind} ({ns}), {counters:,} counters", png)
         result["types"][kind] = {"namespace": ns, "rates": rates_out, "plot": str(png)}
+    settle(say, stack=stack)  # freshness of a quiet pipeline, not of the seeds' backlog
     result["accurate_freshness"] = freshness(gw, say)
     result["view_memory"] = view_memory(stack, say)
     return result

@@ -15,7 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .bench_tools import cpu_seconds
+from .bench_tools import cpu_seconds, pipeline_backlog
 from .stack import Stack
 
 VEGETA_MODULE = "github.com/tsenart/vegeta/v12@v12.12.0"
@@ -191,12 +191,25 @@ def cpu_idle_fraction(seconds: float) -> float:
     return (i1 - i0) / max(1, t1 - t0)
 
 
-def settle(say, idle: float = 0.6, window: float = 5, timeout: float = 180) -> float:
-    """Waits until the host is mostly idle (the writer's flushes, compactions and indexing after a
-    seed are over), so a run measures the load it makes, not the tail of the last; returns the
-    seconds waited (the report records them)."""
+# records left for the jobs that count as caught up (a checkpoint interval of a trickle)
+BACKLOG_SETTLED = 5_000
+
+
+def settle(say, idle: float = 0.6, window: float = 5, timeout: float = 180, stack: Stack | None = None) -> float:
+    """Waits until the jobs have consumed what earlier runs produced (with `stack`; up to 30
+    minutes) and then until the host is mostly idle (the writer's flushes, compactions and
+    indexing after a seed are over), so a run measures the load it makes, not the tail of the
+    last; returns the seconds waited (the report records them). A CPU-idle check alone passed
+    while the rollup job still had 400,000 AddCounts to go (parallelism 1 leaves a core idle)."""
     t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
+    if stack is not None:
+        backlog = pipeline_backlog(stack)
+        while backlog > BACKLOG_SETTLED and time.monotonic() - t0 < 1800:
+            time.sleep(10)
+            backlog = pipeline_backlog(stack)
+        say(f"  pipeline backlog {backlog:,} records after {time.monotonic() - t0:.0f} s")
+    t1 = time.monotonic()
+    while time.monotonic() - t1 < timeout:
         if cpu_idle_fraction(window) >= idle:
             break
     waited = time.monotonic() - t0
@@ -222,7 +235,7 @@ def runs_at_rates(
     exe = vegeta(stack)
     out = {}
     for rate in rates:
-        settled = settle(say)
+        settled = settle(say, stack=stack)
         figures: dict[str, list[float]] = {}
         cpu, series = {}, []
         for k in range(runs):

@@ -106,3 +106,30 @@ def timeseries_tool(stack: Stack, ns: str) -> tuple[list[str], list[str]]:
         ns,
     ]
     return tool, common
+
+
+# the jobs whose input backlog a benchmark waits out (their consumer group is the job's name);
+# the noisy-neighbor job starts at the end of its topics and keeps no backlog worth waiting for
+BACKLOG_GROUPS = ("tally-counter-rollup", "tally-timeseries-writer")
+
+
+def pipeline_backlog(stack: Stack) -> int:
+    """Records the jobs have not consumed yet (log end minus the group's committed offset, which
+    Flink commits at each checkpoint), summed over their topics' partitions."""
+    from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    bootstrap = stack.component("kafka").bootstrap
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    probe = Consumer({"bootstrap.servers": bootstrap, "group.id": "tally-bench-backlog-probe"})
+    total = 0
+    try:
+        for group in BACKLOG_GROUPS:
+            futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])
+            for tp in futures[group].result(timeout=10).topic_partitions:
+                if tp.offset >= 0:
+                    _, high = probe.get_watermark_offsets(TopicPartition(tp.topic, tp.partition), timeout=10)
+                    total += max(0, high - tp.offset)
+    finally:
+        probe.close()
+    return total

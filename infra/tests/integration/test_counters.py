@@ -334,6 +334,13 @@ def test_recount_finds_an_injected_discrepancy_and_repairs_it(stack, gw, cql, jo
     assert again["difference"] == 0 and again["last_rollup_ts"].startswith(
         row.last_rollup_ts.strftime("%Y-%m-%dT%H:%M:%S")
     )
+    # by default the whole stored log: from the namespace's first slice that is not deleted
+    first = min(
+        r.start_time
+        for r in cql.execute("SELECT start_time, status FROM tally_meta.slices WHERE namespace = 'ad_clicks'")
+        if r.status != "DELETED"
+    )
+    assert again["from"].startswith(first.strftime("%Y-%m-%dT%H:%M:%S")), (again["from"], first)
     assert t_us > gen.last_event_us[c]
     bad = call(gw, "Recount", {"namespace": "page_hits", "counter_name": c})
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "NO_EVENT_LOG"

@@ -2,8 +2,11 @@ package io.tally.gateway.service;
 
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.datastax.oss.driver.api.core.cql.Row;
 import io.tally.gateway.service.ServiceException.Kind;
+import io.tally.model.Micros;
 import io.tally.model.cassandra.CounterRollupsTable;
+import io.tally.model.cassandra.SliceCatalogTable;
 import io.tally.namespace.CounterFold;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceName;
@@ -19,7 +22,8 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class CounterRecount {
     /**
-     * @param fromMicros null: the namespace's retention back from now
+     * @param fromMicros null: the counter's whole log, from the start of the namespace's first
+     *     slice that is not deleted (a counter log is kept while its namespace lives)
      * @param toMicros null: the counter's last rollup time (the only time a recount compares)
      */
     public record Request(NamespaceConfig namespace, String counter, Long fromMicros, Long toMicros, boolean repair) {}
@@ -49,7 +53,7 @@ public final class CounterRecount {
     }
 
     /**
-     * Recount: folds the event log from `from` (default: the retention) up to the rollup time
+     * Recount: folds the event log from `from` (default: where the stored log starts) up to the rollup time
      * (or `to`) and compares the result with the stored rollup when it ends at the rollup time; with repair, writes the recounted value at the same rollup time,
      * one microsecond of write time above the stored one so it wins, and a newer rollup still
      * wins over it. Only durable types have an event log.
@@ -67,15 +71,14 @@ public final class CounterRecount {
             throw new ServiceException(
                     Kind.NOT_FOUND, "NO_ROLLUP", "counter '" + counter + "' has no rollup yet", "counter_name");
         }
-        long now = System.currentTimeMillis() * 1000;
-        long from = q.fromMicros() != null
-                ? q.fromMicros()
-                : now - ns.retention().deleteAfter().toNanos() / 1000;
         long to = q.toMicros() != null ? q.toMicros() : r.rollupMicros();
+        long from = q.fromMicros() != null ? q.fromMicros() : logStart(ns, to);
         if (from >= to) {
             throw ServiceException.invalid(
                     "INVALID_FIELD",
-                    "from must be before " + (q.toMicros() != null ? "to" : "the rollup time"),
+                    q.fromMicros() == null
+                            ? "namespace '" + ns.name() + "' stores no slice before " + Micros.toInstant(to)
+                            : "from must be before " + (q.toMicros() != null ? "to" : "the rollup time"),
                     "from");
         }
         if (to - from > TimeSeriesQueries.MAX_INTERVAL_MICROS) {
@@ -122,5 +125,22 @@ public final class CounterRecount {
                 comparable,
                 comparable ? recounted - r.count() : null,
                 repair && recounted != r.count());
+    }
+
+    /**
+     * Where the namespace's stored log starts: the start of its first slice in tally_meta.slices
+     * that is not deleted; `to` itself (an empty range, refused) when it has none.
+     */
+    private long logStart(NamespaceConfig ns, long to) {
+        PreparedStatement list =
+                repairs.computeIfAbsent("\u0000slices", k -> cassandra.get().prepare(SliceCatalogTable.LIST));
+        long first = Long.MAX_VALUE;
+        for (Row row : cassandra.get().execute(list.bind(ns.name()))) {
+            Instant start = row.getInstant("start_time");
+            if (start != null && !SliceCatalogTable.DELETED.equals(row.getString("status"))) {
+                first = Math.min(first, Micros.of(start));
+            }
+        }
+        return first == Long.MAX_VALUE ? to : first;
     }
 }
