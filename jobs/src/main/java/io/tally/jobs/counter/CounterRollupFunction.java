@@ -48,8 +48,9 @@ import org.apache.flink.util.OutputTag;
  * one rollup write and no timer is kept per event.
  *
  * <p>Live totals: for an ACCURATE counter, the total now (the rollup folded with every pending
- * accepted event) goes to the gateways' view at most every {@link #LIVE_INTERVAL_MS} after a
- * change (one processing-time timer per changed counter) and after each rollup, so GetCount
+ * accepted event) goes to the gateways' view at once on the first change after a quiet
+ * {@link #LIVE_INTERVAL_MS}, then at most every interval while changes go on (one processing-time
+ * timer per changed counter), and after each rollup, so GetCount
  * answers from memory instead of scanning the event log. A total is recomputed from state, never
  * an increment, so a restore and replay converge to the same totals.
  */
@@ -179,8 +180,16 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             r.timerMillis = due;
         }
         if (r.accurate && r.liveTimerMillis == 0) {
-            r.liveTimerMillis = ctx.timerService().currentProcessingTime() + LIVE_INTERVAL_MS;
-            ctx.timerService().registerProcessingTimeTimer(r.liveTimerMillis);
+            long now = ctx.timerService().currentProcessingTime();
+            if (r.lastLiveMillis == 0
+                    || now - r.lastLiveMillis
+                            >= LIVE_INTERVAL_MS) { // the first change after a quiet spell goes at once
+                out.collect(live(m.namespace, m.counter, r));
+                r.lastLiveMillis = now;
+            } else { // later ones at most every interval
+                r.liveTimerMillis = r.lastLiveMillis + LIVE_INTERVAL_MS;
+                ctx.timerService().registerProcessingTimeTimer(r.liveTimerMillis);
+            }
         }
         rollup.update(r);
     }
@@ -258,6 +267,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         if (ctx.timeDomain() == TimeDomain.PROCESSING_TIME) {
             if (r != null && r.liveTimerMillis == timestamp) {
                 r.liveTimerMillis = 0;
+                r.lastLiveMillis = timestamp;
                 out.collect(live(namespace, counter, r));
                 rollup.update(r);
             }

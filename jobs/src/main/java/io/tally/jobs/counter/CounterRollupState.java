@@ -25,6 +25,8 @@ public class CounterRollupState {
     public boolean accurate;
     /** The processing-time timer of the next live total (0: none set, nothing changed since the last). */
     public long liveTimerMillis;
+    /** When the last live total went out (processing time): a change after a quiet interval goes at once. */
+    public long lastLiveMillis;
 
     public CounterRollupState() {}
 

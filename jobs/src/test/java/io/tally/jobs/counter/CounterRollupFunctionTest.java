@@ -112,25 +112,30 @@ class CounterRollupFunctionTest {
     }
 
     @Test
-    void anAccurateCountersLiveTotalIsPublishedAtMostEveryIntervalAndOnlyAfterAChange() throws Exception {
+    void anAccurateCountersLiveTotalGoesAtOnceThenAtMostEveryIntervalAndOnlyAfterAChange() throws Exception {
         h.setProcessingTime(1_000);
         send(accurate(add("a", T0, 3)));
+        assertThat(lives())
+                .singleElement()
+                .satisfies(
+                        w -> { // the first change after a quiet spell: at once
+                            assertThat(w.count).isEqualTo(3); // nothing rolled up yet: all of it is pending
+                            assertThat(w.timeMicros).isZero();
+                            assertThat(w.lastWriteMicros).isEqualTo(T0 * 1000);
+                            assertThat(w.viewed()).isTrue();
+                            assertThat(w.stored()).isFalse();
+                        });
         send(accurate(add("b", T0 + 10, 4)));
-        assertThat(lives()).isEmpty(); // not per event: once the interval passed
+        send(accurate(add("c", T0 + 11, 1)));
+        assertThat(lives()).hasSize(1); // not per event: once the interval passed
         h.setProcessingTime(1_000 + CounterRollupFunction.LIVE_INTERVAL_MS);
-        assertThat(lives()).singleElement().satisfies(w -> {
-            assertThat(w.count).isEqualTo(7); // nothing rolled up yet: all of it is pending
-            assertThat(w.timeMicros).isZero();
-            assertThat(w.lastWriteMicros).isEqualTo((T0 + 10) * 1000);
-            assertThat(w.viewed()).isTrue();
-            assertThat(w.stored()).isFalse();
-        });
+        assertThat(lives()).extracting(w -> w.count).containsExactly(3L, 8L);
         h.setProcessingTime(10_000); // no change since: nothing more
-        assertThat(lives()).hasSize(1);
-        send(accurate(clear("c", T0 + 20)));
-        send(accurate(add("d", T0 + 30, 2)));
+        assertThat(lives()).hasSize(2);
+        send(accurate(clear("d", T0 + 20)));
+        send(accurate(add("e", T0 + 30, 2)));
         h.setProcessingTime(10_000 + CounterRollupFunction.LIVE_INTERVAL_MS);
-        assertThat(lives()).extracting(w -> w.count).containsExactly(7L, 2L);
+        assertThat(lives()).extracting(w -> w.count).containsExactly(3L, 8L, 0L, 2L);
     }
 
     @Test
@@ -143,10 +148,14 @@ class CounterRollupFunctionTest {
             assertThat(w.stored()).isTrue();
             assertThat(w.viewed()).isFalse(); // the bare rollup would show the view 3, not 7
         });
-        assertThat(lives()).singleElement().satisfies(w -> {
-            assertThat(w.count).isEqualTo(7);
-            assertThat(w.timeMicros).isEqualTo((T0 + 500) * 1000);
-        });
+        assertThat(lives())
+                .last()
+                .satisfies(
+                        w -> { // after the first change's own live total (3)
+                            assertThat(w.count).isEqualTo(7);
+                            assertThat(w.timeMicros).isEqualTo((T0 + 500) * 1000);
+                        });
+        assertThat(lives().get(0).count).isEqualTo(3); // the first change went at once
     }
 
     @Test
