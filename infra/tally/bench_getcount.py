@@ -81,17 +81,22 @@ def view_memory(stack: Stack, say, counters: int = 100_000) -> dict:
     now_held = view_metric(gw, "tally_gateway_counter_view_counters")
     after = heap_used_mb(pid)
     added = now_held - held
-    per = (after - before) * 1024 * 1024 / added if added > 0 else None
+    # a view at its bound replaces counters instead of adding them: then there is nothing to divide by
+    per = (after - before) * 1024 * 1024 / added if added >= counters / 2 else None
     for i in range(counters):  # tombstones: the view drops them and compaction removes them
         producer.produce(rollups, key=f"bench_view/mem-{run}-{i}", value=None)
         if i % 10_000 == 0:
             producer.poll(0)
     producer.flush(60)
     say(
-        f"  view holds {now_held:.0f} counters (+{added:.0f}); heap {before:.0f} -> {after:.0f} MB: {per:.0f} bytes a counter"
+        f"  view holds {now_held:.0f} counters (+{added:.0f}); heap {before:.0f} -> {after:.0f} MB: "
+        + (f"{per:.0f} bytes a counter" if per else "not measured (the view is at its bound)")
     )
     return {"counters_added": added, "heap_before_mb": before, "heap_after_mb": after, "bytes_per_counter": per}
 
+
+# fewer new counters than this in the view-memory step: the view was full, the figure means nothing
+VIEW_MEMORY_MIN_ADDED = 50_000
 
 NAMESPACES = {"EVENTUAL": "video_views", "ACCURATE": "ad_clicks"}  # both with a 5 s accept window
 
@@ -202,7 +207,12 @@ def table(result: dict) -> str:
             f" time): p50 {fresh['p50_ms']:.0f} ms, p99 {fresh['p99_ms']:.0f} ms, max {fresh['max_ms']:.0f} ms."
         )
     mem = result.get("view_memory")
-    if mem and mem.get("bytes_per_counter"):
+    if mem and mem.get("counters_added", 0) < VIEW_MEMORY_MIN_ADDED:
+        rows.append(
+            f"\nCounter view memory: not measured in this run (the view took {mem.get('counters_added', 0):,.0f} new"
+            " counters: it was at its bound, so new counters replaced others)."
+        )
+    elif mem and mem.get("bytes_per_counter"):
         rows.append(
             f"\nCounter view memory: {mem['bytes_per_counter']:.0f} bytes a counter (used heap after a full GC,"
             f" {mem['heap_before_mb']:.0f} -> {mem['heap_after_mb']:.0f} MB for {mem['counters_added']:,.0f} counters), so"
