@@ -120,9 +120,12 @@ public final class AsyncCqlWrites implements AutoCloseable {
         return m.group(1) != null ? m.group(1) : m.group(2) != null ? m.group(2) : "(a table's keyspace)";
     }
 
+    // case-insensitive: an unlogged batch is refused with "keyspace x does not exist", a single
+    // insert with "Keyspace x does not exist" (a writer restarted on the batch form in CI)
     private static final java.util.regex.Pattern GONE = java.util.regex.Pattern.compile(
             "Keyspace '?([a-z0-9_]+)'? does not exist|Keyspace '?([a-z0-9_]+)'? doesn't exist"
-                    + "|unconfigured table \\w+|table \\S+ does not exist");
+                    + "|unconfigured table \\w+|table \\S+ does not exist",
+            java.util.regex.Pattern.CASE_INSENSITIVE);
 
     /** Counts and logs a write dropped because its namespace's storage is gone. */
     public void dropped(String keyspace, Throwable err) {

@@ -15,6 +15,10 @@ class AsyncCqlWritesTest {
                 .isEqualTo("ns_it_cpc_266eb1_0");
         assertThat(AsyncCqlWrites.goneKeyspace(new InvalidQueryException(null, "Keyspace ns_x does not exist")))
                 .isEqualTo("ns_x");
+        // an unlogged batch's refusal (seen in CI: the writer restarted on it)
+        assertThat(AsyncCqlWrites.goneKeyspace(
+                        new InvalidQueryException(null, "keyspace ns_it_cpc_82b8f5_1 does not exist")))
+                .isEqualTo("ns_it_cpc_82b8f5_1");
         assertThat(AsyncCqlWrites.goneKeyspace(new InvalidQueryException(null, "unconfigured table events_20261123")))
                 .isNotNull();
     }
