@@ -45,6 +45,7 @@ public final class CounterRecount {
     private final TimeSeriesQueries events;
     private final CassandraSession cassandra;
     private final Map<String, PreparedStatement> repairs = new ConcurrentHashMap<>();
+    private volatile PreparedStatement sliceList;
 
     public CounterRecount(CounterQueries counters, TimeSeriesQueries events, CassandraSession cassandra) {
         this.counters = counters;
@@ -132,8 +133,10 @@ public final class CounterRecount {
      * that is not deleted; `to` itself (an empty range, refused) when it has none.
      */
     private long logStart(NamespaceConfig ns, long to) {
-        PreparedStatement list =
-                repairs.computeIfAbsent("\u0000slices", k -> cassandra.get().prepare(SliceCatalogTable.LIST));
+        PreparedStatement list = sliceList;
+        if (list == null) {
+            list = sliceList = cassandra.get().prepare(SliceCatalogTable.LIST);
+        }
         long first = Long.MAX_VALUE;
         for (Row row : cassandra.get().execute(list.bind(ns.name()))) {
             Instant start = row.getInstant("start_time");

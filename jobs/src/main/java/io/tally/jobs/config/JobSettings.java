@@ -41,9 +41,12 @@ public final class JobSettings {
             "65536",
             "bytes the broker gathers before it answers a fetch of the source (or kafka.fetch.max.wait.ms passes)");
 
+    /** The fetch wait as most jobs declare it (its name is what a job's value is looked up by). */
+    public static final JobSetting FETCH_MAX_WAIT_MS = fetchMaxWaitMs("50");
+
     /** Kafka, the registry and checkpoints: what every job has; the source's fetch wait defaults to 50 ms. */
     public static List<JobSetting> kafka(String job) {
-        return kafka(job, "50");
+        return kafka(job, FETCH_MAX_WAIT_MS.defaultValue());
     }
 
     /** The same with another default fetch wait (a job whose answers are windows of seconds can batch more). */

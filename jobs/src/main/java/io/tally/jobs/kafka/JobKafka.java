@@ -51,7 +51,7 @@ public final class JobKafka {
                 .setStartingOffsets(OffsetsInitializer.committedOffsets(reset))
                 .setDeserializer(new RawRecordDeserializer())
                 .setProperty("fetch.min.bytes", String.valueOf(args.number(JobSettings.FETCH_MIN_BYTES)))
-                .setProperty("fetch.max.wait.ms", String.valueOf(args.number(JobSettings.fetchMaxWaitMs("50"))))
+                .setProperty("fetch.max.wait.ms", String.valueOf(args.number(JobSettings.FETCH_MAX_WAIT_MS)))
                 .build();
     }
 
