@@ -131,6 +131,9 @@ def cmd_deadletters(args, settings: Settings) -> int:
     return 0
 
 
+REPAIR_WAIT_S = 60  # how long recount --repair waits for the rollup job to apply the repair
+
+
 def cmd_counters(args, settings: Settings) -> int:
     """recount: the gateway's Recount endpoint (CounterReader) on a counter's event log."""
     import requests
@@ -158,10 +161,20 @@ def cmd_counters(args, settings: Settings) -> int:
         say("  the rollup agrees with the event log")
         return 0
     if o["repaired"]:
-        say(
-            f"  difference {o['difference']}: repaired (the rollup at {o['last_rollup_ts']} now holds {o['recounted']})"
-        )
-        return 0
+        # the repair is a RECOUNT event the rollup job applies: wait until the rollup agrees
+        say(f"  difference {o['difference']}: repair {o['repair_event_id']} sent to the rollup job")
+        check = {k: v for k, v in body.items() if k != "repair"}
+        deadline = time.monotonic() + REPAIR_WAIT_S
+        while time.monotonic() < deadline:
+            time.sleep(0.5)
+            c = requests.post(url, json=check, headers=settings.admin_headers(), timeout=300)
+            if c.status_code == 200 and c.json().get("difference") == 0:
+                now = c.json()
+                say(f"  repaired: the rollup at {now['last_rollup_ts']} holds {now['rollup_count']}, as the log counts")
+                return 0
+        say(f"  the rollup does not agree yet after {REPAIR_WAIT_S} s: is the counter job running? (dead letters:")
+        say("  ./tally deadletters list --reason RECOUNT_STALE)")
+        return 1
     say(f"  difference {o['difference']}: run again with --repair to write the recounted value")
     return 1
 

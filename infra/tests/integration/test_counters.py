@@ -327,13 +327,22 @@ def test_recount_finds_an_injected_discrepancy_and_repairs_it(stack, gw, cql, jo
         text=True,
         timeout=120,
     )
+    # the repair went through the pipeline: a RECOUNT the rollup job applied and wrote as the rollup
     assert out.returncode == 0 and "repaired" in out.stdout, out.stdout + out.stderr
+    assert "repair recount-" in out.stdout
     assert stored_count(cql, c) == gen.truth[c]
     assert get_count(gw, "ad_clicks", c)["count"] == gen.truth[c]
     again = call(gw, "Recount", {"namespace": "ad_clicks", "counter_name": c}).json()
     assert again["difference"] == 0 and again["last_rollup_ts"].startswith(
         row.last_rollup_ts.strftime("%Y-%m-%dT%H:%M:%S")
     )
+    # a repair with a later from would write a partial sum: refused
+    partial = call(gw, "Recount", {"namespace": "ad_clicks", "counter_name": c, "from": again["from"], "repair": True})
+    assert partial.status_code == 400 and partial.json()["error"]["field"] == "from"
+    # the next rollups build on the repaired count
+    more = Generator(gw, "ad_clicks", [c], rounds=3).start(workers=1).join()
+    wait_rollup(cql, "ad_clicks", c, gen.truth[c] + more.truth[c], more.last_event_us[c])
+    assert get_count(gw, "ad_clicks", c)["count"] == gen.truth[c] + more.truth[c]
     # by default the whole stored log: from the namespace's first slice that is not deleted
     first = min(
         r.start_time

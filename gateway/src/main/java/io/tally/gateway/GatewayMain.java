@@ -126,7 +126,7 @@ public final class GatewayMain {
                 new SearchRequests(namespaces, config),
                 search,
                 counters,
-                new CounterRecount(counters, timeSeries, cassandra),
+                new CounterRecount(counters, timeSeries, cassandra, producer, namespaces::version),
                 health,
                 metrics,
                 config.intOf(GatewayConfig.MAX_BODY),

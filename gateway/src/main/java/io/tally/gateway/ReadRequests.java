@@ -78,6 +78,9 @@ final class ReadRequests {
                 .put("recounted", r.recounted())
                 .put("compared", r.compared())
                 .put("repaired", r.repaired());
+        if (r.repairEventId() != null) { // the RECOUNT the rollup job applies (the rollup shows it once applied)
+            reply.put("repair_event_id", r.repairEventId());
+        }
         if (r.difference() != null) {
             reply.put("difference", r.difference());
         } else {

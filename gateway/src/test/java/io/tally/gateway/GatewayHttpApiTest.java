@@ -77,7 +77,14 @@ class GatewayHttpApiTest {
                         },
                         tokens),
                 counters,
-                new CounterRecount(counters, timeSeries, cassandra),
+                new CounterRecount(
+                        counters,
+                        timeSeries,
+                        cassandra,
+                        records -> {
+                            throw new AssertionError("no repair here");
+                        },
+                        name -> 1),
                 GatewayHttpApi.Health.ALWAYS_UP,
                 metrics,
                 config.intOf(GatewayConfig.MAX_BODY),

@@ -24,5 +24,10 @@ public enum DeadLetterReason {
      */
     INDEX_REJECTED,
     /** Cassandra refuses the event's rows for what they are (not for being down). */
-    ROW_REJECTED
+    ROW_REJECTED,
+    /**
+     * A RECOUNT whose rollup time the rollup job no longer holds (it keeps its last rollups only),
+     * or that a BEST_EFFORT counter cannot take: nothing was changed; recount again.
+     */
+    RECOUNT_STALE
 }

@@ -48,6 +48,15 @@ public final class CounterFold {
         return r;
     }
 
+    /** a - b, saturating like {@link #add} (what a recount corrects a count by). */
+    public static long difference(long a, long b) {
+        long r = a - b;
+        if (((a ^ b) & (a ^ r)) < 0) { // operands of different signs and the result's sign is not a's
+            return a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
+        }
+        return r;
+    }
+
     /** The stored item value of a mutation. */
     public static byte[] itemValue(long delta) {
         return Long.toString(delta).getBytes(StandardCharsets.UTF_8);

@@ -1,24 +1,34 @@
 package io.tally.gateway.service;
 
-import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
 import io.tally.gateway.service.ServiceException.Kind;
+import io.tally.gateway.service.WriteBatch.Outgoing;
 import io.tally.model.Micros;
-import io.tally.model.cassandra.CounterRollupsTable;
+import io.tally.model.Topics;
 import io.tally.model.cassandra.SliceCatalogTable;
 import io.tally.namespace.CounterFold;
 import io.tally.namespace.NamespaceConfig;
-import io.tally.namespace.NamespaceName;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.ToLongFunction;
+import tally.v1.CounterEvent;
+import tally.v1.CounterOp;
 
 /**
  * Recount (POST /v1/counter/Recount): an operator's check of a counter against its event log,
  * and its repair. Apart from {@link CounterQueries} so that the read path never writes.
+ *
+ * <p>A repair goes through the pipeline, not around it: a RECOUNT CounterEvent (the recounted
+ * count at the rollup time) on the counter's topic and key, which CounterRollupJob applies to its
+ * state and writes as the rollup at once. Written into Cassandra alone, a repair was overwritten
+ * by the job's next rollup, and the job's state (what the view shows) stayed wrong.
  */
 public final class CounterRecount {
     /**
@@ -39,25 +49,45 @@ public final class CounterRecount {
             long recounted,
             boolean compared,
             Long difference,
-            boolean repaired) {}
+            boolean repaired,
+            String repairEventId) {}
+
+    /** How long a repair waits for Kafka to acknowledge its RECOUNT. */
+    static final long REPAIR_ACK_TIMEOUT_MS = 10_000;
+
+    /** The RECOUNT's source field. */
+    static final String SOURCE = "gateway-recount";
 
     private final CounterQueries counters;
     private final TimeSeriesQueries events;
     private final CassandraSession cassandra;
-    private final Map<String, PreparedStatement> repairs = new ConcurrentHashMap<>();
+    private final WriteService.RecordSink repairs;
+    private final ToLongFunction<String> namespaceVersions;
     private volatile PreparedStatement sliceList;
 
-    public CounterRecount(CounterQueries counters, TimeSeriesQueries events, CassandraSession cassandra) {
+    /**
+     * @param repairs where a repair's RECOUNT goes (the gateway's producer)
+     * @param namespaceVersions the config version of a namespace, sent with the RECOUNT as with every write
+     */
+    public CounterRecount(
+            CounterQueries counters,
+            TimeSeriesQueries events,
+            CassandraSession cassandra,
+            WriteService.RecordSink repairs,
+            ToLongFunction<String> namespaceVersions) {
         this.counters = counters;
         this.events = events;
         this.cassandra = cassandra;
+        this.repairs = repairs;
+        this.namespaceVersions = namespaceVersions;
     }
 
     /**
      * Recount: folds the event log from `from` (default: where the stored log starts) up to the rollup time
-     * (or `to`) and compares the result with the stored rollup when it ends at the rollup time; with repair, writes the recounted value at the same rollup time,
-     * one microsecond of write time above the stored one so it wins, and a newer rollup still
-     * wins over it. Only durable types have an event log.
+     * (or `to`) and compares the result with the stored rollup when it ends at the rollup time;
+     * with repair (the whole log only: a sum from a later `from` is not a count), sends the
+     * recounted count at the rollup time as a RECOUNT for the rollup job to apply. Only durable
+     * types have an event log.
      */
     public Result recount(Request q) {
         NamespaceConfig ns = q.namespace();
@@ -73,6 +103,13 @@ public final class CounterRecount {
                     Kind.NOT_FOUND, "NO_ROLLUP", "counter '" + counter + "' has no rollup yet", "counter_name");
         }
         long to = q.toMicros() != null ? q.toMicros() : r.rollupMicros();
+        if (repair && q.fromMicros() != null) {
+            throw ServiceException.invalid(
+                    "INVALID_FIELD",
+                    "repair recounts the counter's whole stored log; leave from out (a sum from a later from is"
+                            + " not the counter's count)",
+                    "from");
+        }
         long from = q.fromMicros() != null ? q.fromMicros() : logStart(ns, to);
         if (from >= to) {
             throw ServiceException.invalid(
@@ -107,13 +144,9 @@ public final class CounterRecount {
             throw ServiceException.invalid(
                     "INVALID_FIELD", "repair compares with the rollup, so it needs to = last_rollup_ts", "to");
         }
+        String repairId = null;
         if (repair && recounted != r.count()) {
-            String keyspace = NamespaceName.keyspace(ns.name());
-            PreparedStatement ps = repairs.computeIfAbsent(
-                    keyspace, k -> cassandra.get().prepare(CounterRollupsTable.insertRollup(k)));
-            BoundStatement write =
-                    ps.bind(counter, recounted, Instant.EPOCH.plusNanos(to * 1000), Math.max(r.writeTime(), to) + 1);
-            cassandra.get().execute(write);
+            repairId = sendRecount(ns, counter, to, recounted);
         }
         return new Result(
                 counter,
@@ -125,7 +158,38 @@ public final class CounterRecount {
                 recounted,
                 comparable,
                 comparable ? recounted - r.count() : null,
-                repair && recounted != r.count());
+                repairId != null,
+                repairId);
+    }
+
+    /** Sends the RECOUNT and waits for Kafka's acknowledgement; its event id. */
+    private String sendRecount(NamespaceConfig ns, String counter, long rollupMicros, long recounted) {
+        String id = "recount-" + UUID.randomUUID();
+        CounterEvent recount = new CounterEvent(
+                ns.name(), counter, CounterOp.RECOUNT, recounted, Micros.toInstant(rollupMicros), id, SOURCE);
+        Outgoing out = new Outgoing(
+                Topics.COUNTER_EVENTS,
+                ns.name() + "/" + counter,
+                recount,
+                0,
+                0,
+                namespaceVersions.applyAsLong(ns.name()),
+                rollupMicros,
+                "to");
+        try {
+            repairs.send(List.of(out)).get(REPAIR_ACK_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw ServiceException.unavailable("KAFKA_UNAVAILABLE", "interrupted before the repair was acknowledged");
+        } catch (ExecutionException | TimeoutException | WriteService.Backpressure | WriteService.Unavailable e) {
+            Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+            throw ServiceException.unavailable(
+                    "KAFKA_UNAVAILABLE",
+                    "the repair was not acknowledged by Kafka ("
+                            + cause.getClass().getSimpleName()
+                            + "); nothing is repaired unless it arrives: recount again");
+        }
+        return id;
     }
 
     /**

@@ -44,7 +44,14 @@ class CounterQueriesTest {
                 .filter(n -> !n.counterType().durable())
                 .findFirst()
                 .orElseThrow();
-        CounterRecount recount = new CounterRecount(counters, events, cassandra);
+        CounterRecount recount = new CounterRecount(
+                counters,
+                events,
+                cassandra,
+                records -> {
+                    throw new AssertionError("no repair here");
+                },
+                name -> 1);
         assertThatThrownBy(() -> recount.recount(new CounterRecount.Request(bestEffort, "c1", null, null, false)))
                 .isInstanceOfSatisfying(ServiceException.class, e -> {
                     assertThat(e.code()).isEqualTo("NO_EVENT_LOG");

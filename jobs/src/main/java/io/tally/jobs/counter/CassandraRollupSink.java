@@ -99,7 +99,8 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
             if (w.ttlSeconds > 0) {
                 row = ps.rollupWithTtl().bind(w.counter, w.count, at, w.timeMicros, w.ttlSeconds);
             } else {
-                var bound = ps.rollup().bind(w.counter, w.count, at, Micros.toInstant(w.lastWriteMicros), w.timeMicros);
+                var bound = ps.rollup()
+                        .bind(w.counter, w.count, at, Micros.toInstant(w.lastWriteMicros), w.writeTimestampMicros());
                 // no newest event known (a rollup restored from an old layout): leave the column as it is
                 row = w.lastWriteMicros > 0 ? bound : bound.unset(3);
             }

@@ -3,6 +3,7 @@ package io.tally.jobs.counter;
 import io.tally.jobs.control.NamespacedDecoder;
 import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.jobs.kafka.RawRecord;
+import io.tally.model.AcceptWindow;
 import io.tally.model.DeadLetterReason;
 import io.tally.model.Micros;
 import io.tally.model.cassandra.KeyLimits;
@@ -19,7 +20,8 @@ import tally.v1.CounterOp;
  * Decodes CounterEvents and applies their namespace's config. Heartbeats (no value) only move
  * the watermark and are dropped here. What cannot be counted goes to the dead letter with a
  * reason: UNDECODABLE, UNKNOWN_NAMESPACE, WRONG_NAMESPACE_KIND, OUTSIDE_ACCEPT_WINDOW. The
- * window is judged against the record's LogAppendTime, the same clock the watermark uses.
+ * window is judged against the record's LogAppendTime, the same clock the watermark uses. A
+ * RECOUNT (an operator's repair) names a past rollup time and is exempt from the window.
  */
 public class CounterEventDecoder extends NamespacedDecoder<CounterEvent, CounterMutation> {
     public static final OutputTag<DeadLetterRecord> DEAD_LETTERS = new OutputTag<>("counter-dead-letters") {};
@@ -63,7 +65,20 @@ public class CounterEventDecoder extends NamespacedDecoder<CounterEvent, Counter
         String namespace = ns.name();
         long eventTime = Micros.of(e.getEventTime());
         long appended = in.timestampMillis * 1000;
-        if (!ns.accepts(eventTime, appended)) {
+        boolean recount = e.getOp() == CounterOp.RECOUNT;
+        if (recount && ns.counterType() == NamespaceConfig.CounterType.BEST_EFFORT) {
+            ctx.output(
+                    DEAD_LETTERS,
+                    new DeadLetterRecord(
+                            in,
+                            DeadLetterReason.RECOUNT_STALE,
+                            "'" + namespace + "' counts BEST_EFFORT: no event log, nothing to recount against",
+                            STAGE));
+            return;
+        }
+        // A RECOUNT names a rollup time behind the window on purpose (the count there is immutable);
+        // only one from the future is refused.
+        if (recount ? eventTime > appended + AcceptWindow.FUTURE_SKEW_MICROS : !ns.accepts(eventTime, appended)) {
             ctx.output(
                     DEAD_LETTERS,
                     new DeadLetterRecord(
@@ -83,6 +98,7 @@ public class CounterEventDecoder extends NamespacedDecoder<CounterEvent, Counter
         m.namespace = namespace;
         m.counter = e.getCounter();
         m.clear = e.getOp() == CounterOp.CLEAR;
+        m.recount = recount;
         m.delta = m.clear ? 0 : e.getDelta();
         m.eventTimeMicros = eventTime;
         m.eventId = e.getEventId();

@@ -7,6 +7,9 @@ public class CounterMutation {
     public String namespace;
     public String counter;
     public boolean clear;
+    /** A RECOUNT: delta is the event log's count before eventTimeMicros (a rollup time). */
+    public boolean recount;
+
     public long delta;
     public long eventTimeMicros;
     public String eventId;

@@ -53,6 +53,14 @@ import org.apache.flink.util.OutputTag;
  * timer per changed counter), and after each rollup, so GetCount
  * answers from memory instead of scanning the event log. A total is recomputed from state, never
  * an increment, so a restore and replay converge to the same totals.
+ *
+ * <p>Recount: a RECOUNT (the gateway's Recount with repair) says what the event log counts before
+ * one of the counter's rollup times T. The counter's count at T (the current rollup, or one of
+ * its last {@link #ROLLUP_HISTORY} rollups) is made that, and the difference carries forward to
+ * every later rollup and the current count: the events after T were counted as they came. The
+ * repaired rollup is written again at once, so the store, the view and the job's state agree,
+ * and the next rollup builds on it. Applying the same RECOUNT twice changes nothing the second
+ * time (the count at T already is the recounted one), so a replay after a restore is harmless.
  */
 public class CounterRollupFunction extends KeyedProcessFunction<String, CounterMutation, RollupWrite> {
     public static final OutputTag<EventRow> EVENT_LOG = new OutputTag<>("counter-event-log") {};
@@ -63,6 +71,14 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
     static final long END_OF_INPUT_MILLIS = 253_402_300_799_000L; // 9999-12-31T23:59:59Z
     /** An ACCURATE counter's live total is published at most this often (and only after a change). */
     static final long LIVE_INTERVAL_MS = 250;
+    /** How many of a counter's latest rollups (time, count) it remembers for a RECOUNT naming one. */
+    static final int ROLLUP_HISTORY = 32;
+    /**
+     * A repaired rollup is written at its rollup time plus this (and one more per repair of the same
+     * rollup): above the first write of that rollup and the gateway-side repairs of earlier
+     * releases (+1), below the next rollup (rollup times lie on a millisecond grid).
+     */
+    static final long REPAIR_WRITE_OFFSET_MICROS = 500;
 
     /**
      * Event ids seen (id to payload|event time), kept until the rollup passes their event time:
@@ -75,6 +91,8 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
 
     private transient MapState<Long, PendingMutations> pending;
     private transient ValueState<CounterRollupState> rollup;
+    /** The counter's last rollups, oldest first: time, count, time, count, ... (read by a RECOUNT only). */
+    private transient ValueState<long[]> history;
     /**
      * The layout up to 2026-11 (slot arrays), still declared so a savepoint of that time restores:
      * a counter's state moves to the POJOs the first time the counter is touched (a mutation or its
@@ -86,6 +104,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
     private transient Counter dedupHits;
     private transient Counter countersTracked;
     private transient Counter rollups;
+    private transient Counter recounts;
     private transient Histogram rollupLagMs;
 
     public CounterRollupFunction() {}
@@ -108,6 +127,9 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
                         "pending-mutations", Types.LONG, TypeInformation.of(PendingMutations.class)));
         rollup = getRuntimeContext()
                 .getState(new ValueStateDescriptor<>("rollup-state", TypeInformation.of(CounterRollupState.class)));
+        history = getRuntimeContext()
+                .getState(new ValueStateDescriptor<>(
+                        "rollup-history", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
         legacyPending = getRuntimeContext()
                 .getMapState(new MapStateDescriptor<>(
                         "pending-by-event-time", Types.LONG, PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
@@ -117,11 +139,16 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         dedupHits = metrics.counter("dedupHits");
         countersTracked = metrics.counter("countersTracked");
         rollups = metrics.counter("rollupWrites");
+        recounts = metrics.counter("recountsApplied");
         rollupLagMs = metrics.histogram("rollupLagMs", new DescriptiveStatisticsHistogram(10_000));
     }
 
     @Override
     public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
+        if (m.recount) {
+            recount(m, ctx, out);
+            return;
+        }
         String payload = m.payload() + "|" + m.eventTimeMicros;
         String before = seenIds.get(m.eventId);
         if (before == null) {
@@ -292,6 +319,8 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             }
             r.count = CounterFold.fold(r.count, due);
             r.rollupMicros = t;
+            r.repairs = 0;
+            remember(t, r.count);
             forgetIdsBefore(t);
             RollupWrite written = RollupWrite.rollup(namespace, counter, r.count, t, 0);
             written.lastWriteMicros = r.lastWriteMicros;
@@ -313,6 +342,82 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             ctx.timerService().registerEventTimeTimer(r.timerMillis);
         }
         rollup.update(r);
+    }
+
+    /** Appends a rollup to the counter's history, keeping the last {@link #ROLLUP_HISTORY}. */
+    private void remember(long rollupMicros, long count) throws Exception {
+        long[] h = history.value();
+        int n = h == null ? 0 : h.length;
+        int keep = Math.min(n, 2 * (ROLLUP_HISTORY - 1));
+        long[] next = new long[keep + 2];
+        if (keep > 0) {
+            System.arraycopy(h, n - keep, next, 0, keep);
+        }
+        next[keep] = rollupMicros;
+        next[keep + 1] = count;
+        history.update(next);
+    }
+
+    /**
+     * Applies a RECOUNT: the count at its rollup time becomes the recounted one, the difference
+     * carries forward, and the repaired rollup is written again. One naming a rollup the counter
+     * no longer remembers (or has not reached) is a RECOUNT_STALE dead letter and changes nothing.
+     */
+    private void recount(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
+        CounterRollupState r = load();
+        long at = m.eventTimeMicros;
+        long[] h = history.value();
+        if (r == null) { // the job holds nothing of the counter (its state was lost): the log's count is the rollup
+            r = new CounterRollupState();
+            r.count = m.delta;
+            r.rollupMicros = at;
+            r.acceptLimitMs = m.acceptLimitMs;
+            r.coalesceMs = m.coalesceMs;
+            r.clockSkewMs = m.clockSkewMs;
+            r.accurate = m.accurate;
+            countersTracked.inc();
+            remember(at, r.count);
+        } else {
+            Long counted = at == r.rollupMicros ? Long.valueOf(r.count) : null;
+            for (int i = 0; counted == null && h != null && i + 1 < h.length; i += 2) {
+                if (h[i] == at) {
+                    counted = h[i + 1];
+                }
+            }
+            if (counted == null) {
+                ctx.output(
+                        DEAD_LETTERS,
+                        new DeadLetterRecord(
+                                m.raw,
+                                DeadLetterReason.RECOUNT_STALE,
+                                "counter '" + m.counter + "' has no rollup at " + at + " us among its last "
+                                        + ROLLUP_HISTORY + " (its rollup is at " + r.rollupMicros
+                                        + " us): nothing changed; recount again",
+                                CounterEventDecoder.STAGE));
+                return;
+            }
+            long difference = CounterFold.difference(m.delta, counted);
+            r.count = CounterFold.add(r.count, difference);
+            if (h != null && difference != 0) {
+                for (int i = 0; i + 1 < h.length; i += 2) {
+                    if (h[i] >= at) {
+                        h[i + 1] = CounterFold.add(h[i + 1], difference);
+                    }
+                }
+                history.update(h);
+            }
+        }
+        r.repairs++;
+        RollupWrite written = RollupWrite.rollup(m.namespace, m.counter, r.count, r.rollupMicros, 0);
+        written.lastWriteMicros = r.lastWriteMicros;
+        written.accurate = r.accurate;
+        written.writeMicros = r.rollupMicros + REPAIR_WRITE_OFFSET_MICROS + Math.min(r.repairs, 499);
+        out.collect(written);
+        if (r.accurate) {
+            out.collect(live(m.namespace, m.counter, r));
+        }
+        rollup.update(r);
+        recounts.inc();
     }
 
     /** Ids of events older than the rollup: a retry of one is refused by its time now, not by its id. */

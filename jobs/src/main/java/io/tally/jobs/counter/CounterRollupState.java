@@ -27,6 +27,8 @@ public class CounterRollupState {
     public long liveTimerMillis;
     /** When the last live total went out (processing time): a change after a quiet interval goes at once. */
     public long lastLiveMillis;
+    /** How many RECOUNTs repaired the current rollup (each write of it goes a microsecond higher). */
+    public int repairs;
 
     public CounterRollupState() {}
 

@@ -23,8 +23,18 @@ public class RollupWrite {
     public long lastWriteMicros;
     /** Of an ACCURATE counter (its ROLLUPs are not published; its LIVE totals are). */
     public boolean accurate;
+    /**
+     * The write time of a stored rollup (USING TIMESTAMP); 0: its rollup time. A repaired rollup
+     * is written again a little above its rollup time, so it wins over its first write.
+     */
+    public long writeMicros;
 
     public RollupWrite() {}
+
+    /** The USING TIMESTAMP of its row. */
+    public long writeTimestampMicros() {
+        return writeMicros > 0 ? writeMicros : timeMicros;
+    }
 
     static RollupWrite rollup(String namespace, String counter, long count, long rollupMicros, int ttlSeconds) {
         RollupWrite w = new RollupWrite();

@@ -219,6 +219,93 @@ class CounterRollupFunctionTest {
         assertThat(rollups()).extracting(w -> w.count).containsOnly(4L);
     }
 
+    static CounterMutation recount(String id, long rollupMicros, long counted) {
+        CounterMutation m = add(id, rollupMicros / 1000, counted);
+        m.eventTimeMicros = rollupMicros;
+        m.recount = true;
+        return m;
+    }
+
+    List<DeadLetterReason> deadLetters() {
+        var out = h.getSideOutput(CounterRollupFunction.DEAD_LETTERS);
+        return out == null
+                ? List.of()
+                : out.stream()
+                        .map(r -> ((DeadLetterRecord) r.getValue()).reason)
+                        .toList();
+    }
+
+    @Test
+    void aRecountAtTheCurrentRollupSetsTheJobsCountAndTheNextRollupKeepsIt() throws Exception {
+        send(add("a", T0, 5));
+        h.processWatermark(T0 + 6_000);
+        long t = rollups().get(0).timeMicros;
+        send(recount("r1", t, 12)); // the event log says 12 before t (the job's state had drifted)
+        RollupWrite repaired = rollups().get(1);
+        assertThat(repaired.count).isEqualTo(12);
+        assertThat(repaired.timeMicros).isEqualTo(t);
+        assertThat(repaired.writeTimestampMicros()).isGreaterThan(t + 1).isLessThan(t + 1_000);
+        send(add("b", T0 + 3_000, 1));
+        h.processWatermark(T0 + 20_000);
+        assertThat(rollups()).extracting(w -> w.count).last().isEqualTo(13L); // built on the repair
+        assertThat(h.getSideOutput(CounterRollupFunction.EVENT_LOG)).hasSize(2); // a RECOUNT is not a logged event
+    }
+
+    @Test
+    void aRecountOfAnEarlierRollupCarriesItsDifferenceForwardAndTwiceIsOnce() throws Exception {
+        send(add("a", T0, 5));
+        h.processWatermark(T0 + 6_000);
+        long first = rollups().get(0).timeMicros; // 5 there
+        send(add("b", T0 + 2_000, 2));
+        h.processWatermark(T0 + 9_000); // 7 now, rolled past the first
+        assertThat(rollups()).extracting(w -> w.count).containsExactly(5L, 7L);
+        send(recount("r1", first, 4)); // the log counts 4 before the first rollup: one too many since
+        send(recount("r1", first, 4)); // the same repair again (a replay, a second run)
+        assertThat(rollups()).extracting(w -> w.count).containsExactly(5L, 7L, 6L, 6L);
+        assertThat(rollups().get(2).timeMicros).isEqualTo(rollups().get(1).timeMicros);
+        assertThat(rollups().get(3).writeTimestampMicros())
+                .isGreaterThan(rollups().get(2).writeTimestampMicros()); // a later repair's write wins
+        assertThat(deadLetters()).isEmpty();
+    }
+
+    @Test
+    void aRecountOfARollupTheCounterNoLongerRemembersChangesNothing() throws Exception {
+        send(add("a", T0, 5));
+        h.processWatermark(T0 + 6_000);
+        send(recount("r1", (T0 - 60_000) * 1000, 99));
+        assertThat(deadLetters()).containsExactly(DeadLetterReason.RECOUNT_STALE);
+        assertThat(rollups()).extracting(w -> w.count).containsExactly(5L);
+        send(add("b", T0 + 2_000, 1));
+        h.processWatermark(T0 + 20_000);
+        assertThat(rollups()).extracting(w -> w.count).last().isEqualTo(6L);
+    }
+
+    @Test
+    void aRecountOfAnAccurateCounterMovesItsLiveTotal() throws Exception {
+        send(accurate(add("a", T0, 5)));
+        h.processWatermark(T0 + 6_000);
+        long t = rollups().get(0).timeMicros;
+        send(accurate(add("b", T0 + 5_000, 1))); // pending, after the rollup
+        send(accurate(recount("r1", t, 8)));
+        assertThat(lives()).extracting(w -> w.count).last().isEqualTo(9L); // 8 at t, plus the pending 1
+    }
+
+    @Test
+    void aRepairSurvivesASnapshotAndRestore() throws Exception {
+        send(add("a", T0, 5));
+        h.processWatermark(T0 + 6_000);
+        send(recount("r1", rollups().get(0).timeMicros, 3));
+        var snapshot = h.snapshot(1, T0 + 6_000);
+        h.close();
+        h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new CounterRollupFunction()), CounterMutation::key, Types.STRING);
+        h.initializeState(snapshot);
+        h.open();
+        send(add("b", T0 + 3_000, 1));
+        h.processWatermark(T0 + 20_000);
+        assertThat(rollups()).extracting(w -> w.count).last().isEqualTo(4L);
+    }
+
     @Test
     void stateAndTimersSurviveASnapshotAndRestore() throws Exception {
         send(add("s1", T0, 4));
