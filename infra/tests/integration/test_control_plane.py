@@ -173,6 +173,59 @@ def test_create_change_and_delete_apply_live(gw, cql, settings):
     until("its indices retired", lambda: es(settings, f"/tally-{name}").status_code == 404, PROVISIONED_S)
 
 
+def counter_call(gw, endpoint, body):
+    return requests.post(f"{gw}/v1/counter/{endpoint}", json=body, timeout=15)
+
+
+def test_a_counter_namespace_deleted_and_created_again_starts_from_zero(gw, cql):
+    """A namespace deleted and created again under its name is a new one: its counters start from
+    zero in the rollup job's state, the gateways' view and Cassandra, and the name is free again
+    only once the old one's keyspace is gone (409 NAMESPACE_RETIRING before)."""
+    name = f"it_recreate_{uuid.uuid4().hex[:8]}"
+    config = {
+        "kind": "counter",
+        "counter_type": "EVENTUAL",
+        "accept_limit": "3s",
+        "rollup": {"coalesce_ms": 500, "clock_skew_ms": 200},
+    }
+
+    def add(delta):
+        body = {
+            "namespace": name,
+            "counter_name": "c",
+            "delta": delta,
+            "idempotency_token": {"token": "same-token", "generation_time": iso()},
+        }
+        return until(f"AddCount {delta} to {name}", lambda: counter_call(gw, "AddCount", body).status_code == 200, 30)
+
+    def count():
+        r = counter_call(gw, "GetCount", {"namespace": name, "counter_name": "c"})
+        return r.json()["count"] if r.status_code == 200 else None
+
+    assert put(gw, name, config).status_code == 201
+    add(5)
+    until("the first namespace's count", lambda: count() == 5, 90, 0.5)
+
+    assert requests.delete(f"{gw}/v1/namespaces/{name}", headers=ADMIN, timeout=10).status_code == 200
+    until("GetCount refused after the delete", lambda: count() is None, 10)
+    keyspace = "ns_" + name
+    if tables(cql, keyspace):  # the jobs retire it within a tick or a few; meanwhile the name is not free
+        early = put(gw, name, config)
+        assert early.status_code in (201, 409), early.text
+        if early.status_code == 409:
+            assert early.json()["error"]["code"] == "NAMESPACE_RETIRING"
+    until("the old keyspace retired", lambda: not tables(cql, keyspace), PROVISIONED_S)
+    created = until("created again", lambda: put(gw, name, config).status_code in (200, 201), 30)
+    assert created
+    until("the new namespace's counter at zero", lambda: count() == 0, 30, 0.5)
+    # the same token again is a new event of the new namespace's counter, not a retry
+    add(2)
+    until("the new namespace's count", lambda: count() == 2, 90, 0.5)
+    time.sleep(3)  # a rollup later, still 2: nothing of the old namespace came back
+    assert count() == 2
+    requests.delete(f"{gw}/v1/namespaces/{name}", headers=ADMIN, timeout=10)
+
+
 BAD = [
     ({"kind": "timeseries", "acept_limit": "5s"}, "acept_limit"),
     ({"kind": "gauge"}, "kind"),

@@ -84,7 +84,11 @@ public final class GatewayMain {
                 new EventSearchQueries(new ElasticsearchSearch(config.get(GatewayConfig.ELASTICSEARCH)), pageTokens);
         int viewMax = config.intOf(GatewayConfig.VIEW_MAX_COUNTERS);
         CounterView view = viewMax > 0
-                ? new CounterView(config.get(GatewayConfig.BOOTSTRAP), new AvroSerde(registry, false), viewMax)
+                ? new CounterView(
+                        config.get(GatewayConfig.BOOTSTRAP),
+                        new AvroSerde(registry, false),
+                        viewMax,
+                        catalog::createdMicros)
                 : null;
         if (view != null) {
             view.start();
@@ -131,7 +135,8 @@ public final class GatewayMain {
                 metrics,
                 config.intOf(GatewayConfig.MAX_BODY),
                 new NamespaceAdminApi(
-                        new NamespaceAdmin(store, catalog), new AdminToken(config.get(GatewayConfig.ADMIN_TOKEN))));
+                        new NamespaceAdmin(store, catalog, name -> keyspaceLeft(cassandra, name)),
+                        new AdminToken(config.get(GatewayConfig.ADMIN_TOKEN))));
 
         Vertx vertx = Vertx.vertx();
         Router router = api.router(vertx);
@@ -194,6 +199,19 @@ public final class GatewayMain {
                 LOG.warn("schema registry not ready ({}); retrying", e.getMessage());
                 Thread.sleep(1000);
             }
+        }
+    }
+
+    /** Whether a namespace's keyspace exists (driver metadata; false when Cassandra cannot be reached). */
+    static boolean keyspaceLeft(CassandraSession cassandra, String name) {
+        try {
+            return cassandra
+                    .get()
+                    .getMetadata()
+                    .getKeyspace(io.tally.namespace.NamespaceName.keyspace(name))
+                    .isPresent();
+        } catch (RuntimeException e) {
+            return false; // the provisioner still retires before it creates again
         }
     }
 }

@@ -90,7 +90,7 @@ final class WriteRequestParser {
                 Micros.toInstant(eventTime),
                 eventId,
                 SOURCE);
-        long idemKey = digest(KeyParts.join(ns.name(), counter, eventId));
+        long idemKey = digest(KeyParts.join(ns.name(), namespaces.createdMicros(ns.name()), counter, eventId));
         long digest = digest((clear ? "CLEAR" : "ADD") + "|" + delta + "|" + eventTime);
         Outgoing out = new Outgoing(
                 COUNTER_TOPIC,
@@ -165,7 +165,7 @@ final class WriteRequestParser {
                     TIMESERIES_TOPIC,
                     ns.name() + "/" + tsid,
                     rec,
-                    digest(KeyParts.join(ns.name(), tsid, eventTime, eventId)),
+                    digest(KeyParts.join(ns.name(), namespaces.createdMicros(ns.name()), tsid, eventTime, eventId)),
                     payloadDigest,
                     namespaces.version(ns.name()),
                     eventTime,

@@ -89,7 +89,10 @@ class GatewayHttpApiTest {
                 metrics,
                 config.intOf(GatewayConfig.MAX_BODY),
                 new NamespaceAdminApi(
-                        new NamespaceAdmin(new NamespaceStore("jdbc:postgresql://127.0.0.1:1/none", "u", "p"), catalog),
+                        new NamespaceAdmin(
+                                new NamespaceStore("jdbc:postgresql://127.0.0.1:1/none", "u", "p"),
+                                catalog,
+                                name -> false),
                         new io.tally.common.AdminToken("")));
         vertx = Vertx.vertx();
         server = vertx.createHttpServer()

@@ -17,6 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class NamespaceCatalog implements Namespaces {
     private final Map<String, NamespaceConfig> byName = new ConcurrentHashMap<>();
     private final Map<String, Long> versions = new ConcurrentHashMap<>();
+    private final Map<String, Long> created = new ConcurrentHashMap<>();
 
     public static NamespaceCatalog fromDirectory(Path dir) throws IOException {
         NamespaceCatalog catalog = new NamespaceCatalog();
@@ -47,9 +48,11 @@ public final class NamespaceCatalog implements Namespaces {
         if (change.deleted) {
             remove(change.name);
             versions.remove(change.name);
+            created.remove(change.name);
         } else {
             put(change.config());
             versions.put(change.name, change.version);
+            created.put(change.name, change.createdMicros);
         }
     }
 
@@ -69,6 +72,11 @@ public final class NamespaceCatalog implements Namespaces {
     /** The control-plane version of a namespace's config (0 for one not from the control plane). */
     public long version(String name) {
         return versions.getOrDefault(name, 0L);
+    }
+
+    /** When the namespace of this name was created ({@link NamespaceChange#createdMicros}; 0: unknown). */
+    public long createdMicros(String name) {
+        return created.getOrDefault(name, 0L);
     }
 
     public Collection<NamespaceConfig> all() {

@@ -28,6 +28,12 @@ public class NamespaceChange {
     public String configJson;
 
     public boolean deleted;
+    /**
+     * When the row was created (its created_at, microseconds; 0 when unknown: a seed file, a row
+     * of an earlier release). A namespace deleted and created again is a new one: its counters
+     * start from zero, whatever the jobs and views still hold of the old one.
+     */
+    public long createdMicros;
 
     public NamespaceChange() {}
 
@@ -80,8 +86,29 @@ public class NamespaceChange {
         JsonNode config = row.get("config");
         // Debezium renders jsonb as its text (io.debezium.data.Json); accept an object too.
         String configJson = config.isTextual() ? config.asText() : config.toString();
-        return Optional.of(new NamespaceChange(
-                row.get("name").asText(), row.path("version").asLong(0), configJson, delete));
+        NamespaceChange change = new NamespaceChange(
+                row.get("name").asText(), row.path("version").asLong(0), configJson, delete);
+        change.createdMicros = createdMicros(row.path("created_at"));
+        return Optional.of(change);
+    }
+
+    /**
+     * created_at as Debezium renders a timestamptz: an ISO-8601 string (io.debezium.time.ZonedTimestamp);
+     * epoch microseconds are taken too (time.precision.mode=connect). 0 when absent.
+     */
+    static long createdMicros(JsonNode value) {
+        if (value == null || value.isNull() || value.isMissingNode()) {
+            return 0;
+        }
+        if (value.isNumber()) {
+            return value.asLong();
+        }
+        try {
+            java.time.Instant t = java.time.OffsetDateTime.parse(value.asText()).toInstant();
+            return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1000);
+        } catch (java.time.format.DateTimeParseException | ArithmeticException e) {
+            return 0;
+        }
     }
 
     /** The validated config; the control plane only stores configs that pass, so a failure here means a bad row. */
@@ -94,13 +121,14 @@ public class NamespaceChange {
         return o instanceof NamespaceChange c
                 && c.version == version
                 && c.deleted == deleted
+                && c.createdMicros == createdMicros
                 && Objects.equals(c.name, name)
                 && Objects.equals(c.configJson, configJson);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, version, configJson, deleted);
+        return Objects.hash(name, version, configJson, deleted, createdMicros);
     }
 
     @Override

@@ -43,6 +43,26 @@ class NamespaceChangeTest {
     }
 
     @Test
+    void theRowsCreationTimeTellsANamespaceCreatedAgainApart() {
+        String plain = row("clicks", 1);
+        String created = plain.substring(0, plain.length() - 1) + ",\"created_at\":\"2026-11-24T02:30:00.123456Z\"}";
+        NamespaceChange c =
+                NamespaceChange.fromDebezium(event("c", "null", created)).orElseThrow();
+        assertThat(c.createdMicros).isEqualTo(1_795_487_400_123_456L);
+        NamespaceCatalog catalog = new NamespaceCatalog();
+        catalog.apply(c);
+        assertThat(catalog.createdMicros("clicks")).isEqualTo(1_795_487_400_123_456L);
+        // rows of an earlier release have no created_at: unknown, not a parse failure
+        assertThat(NamespaceChange.fromDebezium(event("c", "null", row("clicks", 1)))
+                        .orElseThrow()
+                        .createdMicros)
+                .isZero();
+        assertThat(NamespaceChange.createdMicros(
+                        com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.numberNode(42L)))
+                .isEqualTo(42);
+    }
+
+    @Test
     void tombstonesAndOtherRowsAreNotChanges() {
         assertThat(NamespaceChange.fromDebezium(null)).isEmpty();
         assertThat(NamespaceChange.fromDebezium(event("c", "null", "{\"id\":1,\"note\":\"probe\"}")))

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToLongFunction;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -38,7 +39,12 @@ public final class CounterView implements AutoCloseable {
      * A counter's rollup: the count at rollupMicros, and its newest accepted event's time (0:
      * unknown); live: an ACCURATE counter's live total (the rollup plus the events accepted since).
      */
-    public record Rollup(long count, long rollupMicros, long lastWriteMicros, boolean live) {}
+    public record Rollup(
+            long count, long rollupMicros, long lastWriteMicros, boolean live, long namespaceCreatedMicros) {
+        public Rollup(long count, long rollupMicros, long lastWriteMicros, boolean live) {
+            this(count, rollupMicros, lastWriteMicros, live, 0);
+        }
+    }
 
     private final Map<String, Rollup> counters = new ConcurrentHashMap<>();
     private final int maxCounters;
@@ -48,9 +54,15 @@ public final class CounterView implements AutoCloseable {
     private volatile boolean caughtUp;
     private volatile boolean closed;
     private final AtomicLong applied = new AtomicLong();
+    private final ToLongFunction<String> namespaceCreated;
 
-    public CounterView(String bootstrap, AvroSerde serde, int maxCounters) {
+    /**
+     * @param namespaceCreated when the live namespace of a name was created (0: unknown): a record
+     *     of one created before (deleted and created again since) is not the counter's
+     */
+    public CounterView(String bootstrap, AvroSerde serde, int maxCounters, ToLongFunction<String> namespaceCreated) {
         this.serde = serde;
+        this.namespaceCreated = namespaceCreated;
         this.maxCounters = maxCounters;
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -67,9 +79,16 @@ public final class CounterView implements AutoCloseable {
 
     /** The counter's rollup as the view holds it; empty while rebuilding or when it holds none (ask Cassandra). */
     public java.util.Optional<Rollup> get(String namespace, String counter) {
-        return caughtUp
-                ? java.util.Optional.ofNullable(counters.get(key(namespace, counter)))
-                : java.util.Optional.empty();
+        if (!caughtUp) {
+            return java.util.Optional.empty();
+        }
+        Rollup r = counters.get(key(namespace, counter));
+        if (r != null && r.namespaceCreatedMicros() < namespaceCreated.applyAsLong(namespace)) {
+            // of the namespace of that name that was deleted: this one's counter is not in the view
+            counters.remove(key(namespace, counter), r);
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.ofNullable(r);
     }
 
     /**
@@ -78,7 +97,9 @@ public final class CounterView implements AutoCloseable {
      * Not during the rebuild: the rebuild brings every counter's latest rollup itself.
      */
     public void remember(String namespace, String counter, Rollup r) {
-        if (caughtUp && counters.putIfAbsent(key(namespace, counter), r) == null) {
+        Rollup current = new Rollup(
+                r.count(), r.rollupMicros(), r.lastWriteMicros(), r.live(), namespaceCreated.applyAsLong(namespace));
+        if (caughtUp && counters.putIfAbsent(key(namespace, counter), current) == null) {
             bound(key(namespace, counter));
         }
     }
@@ -188,7 +209,11 @@ public final class CounterView implements AutoCloseable {
             put(
                     key(r.getNamespace(), r.getCounter()),
                     new Rollup(
-                            r.getCount(), Micros.of(r.getRollupTime()), Micros.of(r.getLastWriteTime()), r.getLive()));
+                            r.getCount(),
+                            Micros.of(r.getRollupTime()),
+                            Micros.of(r.getLastWriteTime()),
+                            r.getLive(),
+                            r.getNamespaceCreated()));
             applied.incrementAndGet();
         } catch (RuntimeException e) {
             LOG.warn(

@@ -10,6 +10,7 @@ import io.tally.namespace.NamespaceName;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * The control plane's admin operations (list, get, create or replace, delete a namespace) over
@@ -27,10 +28,17 @@ public final class NamespaceAdmin {
 
     private final NamespaceStore store;
     private final NamespaceCatalog catalog;
+    private final Predicate<String> storageLeft;
 
-    public NamespaceAdmin(NamespaceStore store, NamespaceCatalog catalog) {
+    /**
+     * @param storageLeft whether a namespace's storage (its keyspace) still exists: a name whose
+     *     namespace was deleted is free again only once the jobs retired that, so a namespace
+     *     created again never meets the old one's data
+     */
+    public NamespaceAdmin(NamespaceStore store, NamespaceCatalog catalog, Predicate<String> storageLeft) {
         this.store = store;
         this.catalog = catalog;
+        this.storageLeft = storageLeft;
     }
 
     public List<Namespace> list() {
@@ -54,6 +62,14 @@ public final class NamespaceAdmin {
             parsed = NamespaceConfigParser.parse(name, config);
         } catch (InvalidConfigException e) {
             throw ServiceException.invalid("INVALID_NAMESPACE_CONFIG", e.getMessage(), e.field());
+        }
+        if (storageLeft.test(name) && controlPlane(() -> store.get(name)).isEmpty()) {
+            throw new ServiceException(
+                    Kind.CONFLICT,
+                    "NAMESPACE_RETIRING",
+                    "a namespace '" + name + "' was deleted and its data is still being removed; create it again"
+                            + " in a few seconds (a new namespace never sees the old one's data)",
+                    "name");
         }
         NamespaceStore.Put put = controlPlane(() -> store.put(parsed, config, expectedVersion));
         return new Put(put.row(), put.created(), put.changed());

@@ -41,4 +41,12 @@ public final class NamespaceResolver {
     public long version(String name) {
         return catalog.version(name);
     }
+
+    /**
+     * When the namespace of this name was created (0: unknown): part of every idempotency key, so a
+     * token of a namespace deleted since is not a retry in the one created again.
+     */
+    public long createdMicros(String name) {
+        return catalog.createdMicros(name);
+    }
 }

@@ -73,7 +73,7 @@ class CounterQueriesTest {
 
     @Test
     void aCountTheViewHoldsIsAnsweredWithoutCassandraAndOnlyFromARecordOfItsKind() throws Exception {
-        try (CounterView view = new CounterView("127.0.0.1:1", null, 10)) {
+        try (CounterView view = new CounterView("127.0.0.1:1", null, 10, name -> 0)) {
             CounterQueries withView = new CounterQueries(events, cassandra, (type, seconds) -> {}, view);
             var accurate = catalog.get("ad_clicks").orElseThrow();
             var eventual = catalog.get("video_views").orElseThrow();

@@ -20,7 +20,8 @@ class NamespaceAdminTest {
     NamespaceAdminTest() throws Exception {
         admin = new NamespaceAdmin(
                 new NamespaceStore("jdbc:postgresql://127.0.0.1:1/none", "u", "p"),
-                NamespaceCatalog.fromDirectory(Path.of("../infra/namespaces")));
+                NamespaceCatalog.fromDirectory(Path.of("../infra/namespaces")),
+                name -> false);
     }
 
     @Test

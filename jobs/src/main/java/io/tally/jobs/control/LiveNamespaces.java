@@ -46,6 +46,16 @@ public final class LiveNamespaces implements Namespaces {
         return Optional.ofNullable(parsed.get(name));
     }
 
+    /** When the live namespace of this name was created ({@link NamespaceChange#createdMicros}; 0: unknown). */
+    public long createdMicros(String name) {
+        try {
+            NamespaceChange change = state.get(name);
+            return change == null ? 0 : change.createdMicros;
+        } catch (Exception e) {
+            throw new IllegalStateException("broadcast state", e);
+        }
+    }
+
     /** The configs of the last changes that were not deletes. */
     public Map<String, NamespaceConfig> all() throws Exception {
         Map<String, NamespaceConfig> out = new java.util.TreeMap<>();

@@ -95,6 +95,14 @@ public abstract class NamespacedDecoder<V extends SpecificRecord, OUT>
     /** A decoded record of a known namespace of the right kind. */
     protected abstract void process(RawRecord in, V value, NamespaceConfig ns, Emit emit, Collector<OUT> out);
 
+    /**
+     * When the namespace {@link #process} is called for was created (0: unknown); valid during that
+     * call: a namespace deleted and created again under its name is a new one.
+     */
+    protected long namespaceCreatedMicros(String name) {
+        return namespaces.createdMicros(name);
+    }
+
     /** Records that carry no event (a heartbeat) and are dropped before decoding. */
     protected boolean skip(RawRecord in) {
         return false;

@@ -44,7 +44,15 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
     @Override
     public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
         BestEffortTotal t = load();
-        t = t == null ? new BestEffortTotal() : t;
+        if (t != null && t.namespaceCreatedMicros != 0 && m.namespaceCreatedMicros > t.namespaceCreatedMicros) {
+            t = null; // the namespace was deleted and created again: another counter of that name
+        }
+        if (t == null) {
+            t = new BestEffortTotal();
+            t.namespaceCreatedMicros = m.namespaceCreatedMicros;
+        } else if (t.namespaceCreatedMicros == 0) {
+            t.namespaceCreatedMicros = m.namespaceCreatedMicros; // state of an earlier release
+        }
         t.total = m.clear ? 0 : CounterFold.add(t.total, m.delta);
         t.deleteAfterSeconds = m.deleteAfterSeconds;
         if (t.flushAtMillis == 0) {
@@ -76,8 +84,10 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
         int slash = key.indexOf('/');
         String namespace = key.substring(0, slash);
         long ttlSeconds = t.deleteAfterSeconds > 0 ? t.deleteAfterSeconds : IDLE_TTL.toSeconds();
-        out.collect(RollupWrite.rollup(namespace, key.substring(slash + 1), t.total, timestamp * 1000, (int)
-                Math.min(Integer.MAX_VALUE, ttlSeconds)));
+        RollupWrite w = RollupWrite.rollup(namespace, key.substring(slash + 1), t.total, timestamp * 1000, (int)
+                Math.min(Integer.MAX_VALUE, ttlSeconds));
+        w.namespaceCreatedMicros = t.namespaceCreatedMicros;
+        out.collect(w);
         t.flushAtMillis = 0;
         total.update(t);
     }

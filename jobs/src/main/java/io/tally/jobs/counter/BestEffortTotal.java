@@ -8,6 +8,8 @@ public class BestEffortTotal {
     public long flushAtMillis;
     /** The namespace's retention.delete_after: the TTL of the rollup row it writes. */
     public long deleteAfterSeconds;
+    /** When its namespace was created (0: unknown): a re-created namespace's counter starts from zero. */
+    public long namespaceCreatedMicros;
 
     public BestEffortTotal() {}
 

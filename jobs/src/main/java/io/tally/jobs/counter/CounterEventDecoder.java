@@ -104,6 +104,7 @@ public class CounterEventDecoder extends NamespacedDecoder<CounterEvent, Counter
         m.eventId = e.getEventId();
         m.bestEffort = ns.counterType() == NamespaceConfig.CounterType.BEST_EFFORT;
         m.accurate = ns.counterType() == NamespaceConfig.CounterType.ACCURATE;
+        m.namespaceCreatedMicros = namespaceCreatedMicros(namespace);
         // The rollup steps downstream get the config with each mutation (the broadcast join is here).
         m.acceptLimitMs = ns.acceptLimit().toMillis();
         m.coalesceMs = ns.rollup().coalesceMs();

@@ -20,6 +20,8 @@ public class CounterMutation {
     public long acceptLimitMs;
     public long coalesceMs;
     public long clockSkewMs;
+    /** When its namespace was created (0: unknown): a counter of a re-created namespace starts anew. */
+    public long namespaceCreatedMicros;
     // where its event-log row goes (placed by the decoder, with the namespace's partition history)
     public String table;
     public long sliceStartMicros;

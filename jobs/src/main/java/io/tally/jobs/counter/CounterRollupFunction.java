@@ -61,6 +61,9 @@ import org.apache.flink.util.OutputTag;
  * repaired rollup is written again at once, so the store, the view and the job's state agree,
  * and the next rollup builds on it. Applying the same RECOUNT twice changes nothing the second
  * time (the count at T already is the recounted one), so a replay after a restore is harmless.
+ *
+ * <p>A namespace deleted and created again is a new one: a counter's state remembers when its
+ * namespace was created, and a mutation of a later creation starts the counter from zero.
  */
 public class CounterRollupFunction extends KeyedProcessFunction<String, CounterMutation, RollupWrite> {
     public static final OutputTag<EventRow> EVENT_LOG = new OutputTag<>("counter-event-log") {};
@@ -105,6 +108,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
     private transient Counter countersTracked;
     private transient Counter rollups;
     private transient Counter recounts;
+    private transient Counter countersRestarted;
     private transient Histogram rollupLagMs;
 
     public CounterRollupFunction() {}
@@ -140,13 +144,15 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         countersTracked = metrics.counter("countersTracked");
         rollups = metrics.counter("rollupWrites");
         recounts = metrics.counter("recountsApplied");
+        countersRestarted = metrics.counter("countersOfRecreatedNamespaces");
         rollupLagMs = metrics.histogram("rollupLagMs", new DescriptiveStatisticsHistogram(10_000));
     }
 
     @Override
     public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
+        CounterRollupState r = current(m);
         if (m.recount) {
-            recount(m, ctx, out);
+            recount(m, r, ctx, out);
             return;
         }
         String payload = m.payload() + "|" + m.eventTimeMicros;
@@ -169,9 +175,9 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             }
             return;
         }
-        CounterRollupState r = load();
         if (r == null) {
             r = new CounterRollupState();
+            r.namespaceCreatedMicros = m.namespaceCreatedMicros;
             countersTracked.inc();
         }
         r.acceptLimitMs = m.acceptLimitMs;
@@ -233,7 +239,34 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         RollupWrite w =
                 RollupWrite.live(namespace, counter, CounterFold.fold(r.count, all), r.rollupMicros, r.lastWriteMicros);
         w.accurate = true;
+        w.namespaceCreatedMicros = r.namespaceCreatedMicros;
         return w;
+    }
+
+    /**
+     * The counter's state for a mutation: none when the mutation's namespace was created after the
+     * one the state belongs to (deleted and created again under its name: another counter of the
+     * same name, which starts from zero, with no ids remembered). State of an earlier release,
+     * which does not know its namespace's creation, takes the mutation's.
+     */
+    private CounterRollupState current(CounterMutation m) throws Exception {
+        CounterRollupState r = load();
+        if (r == null || m.namespaceCreatedMicros == r.namespaceCreatedMicros) {
+            return r;
+        }
+        if (r.namespaceCreatedMicros != 0 && m.namespaceCreatedMicros > r.namespaceCreatedMicros) {
+            seenIds.clear();
+            seen.clear();
+            pending.clear();
+            history.clear();
+            rollup.clear();
+            countersRestarted.inc();
+            return null;
+        }
+        if (r.namespaceCreatedMicros == 0) {
+            r.namespaceCreatedMicros = m.namespaceCreatedMicros;
+        }
+        return r;
     }
 
     /** The counter's state, moved from the slot-array layout the first time it is touched. */
@@ -325,6 +358,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             RollupWrite written = RollupWrite.rollup(namespace, counter, r.count, t, 0);
             written.lastWriteMicros = r.lastWriteMicros;
             written.accurate = r.accurate;
+            written.namespaceCreatedMicros = r.namespaceCreatedMicros;
             out.collect(written);
             if (r.accurate) { // the view's total moves to the new rollup time (the count it shows stays)
                 out.collect(live(namespace, counter, r));
@@ -363,8 +397,8 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
      * carries forward, and the repaired rollup is written again. One naming a rollup the counter
      * no longer remembers (or has not reached) is a RECOUNT_STALE dead letter and changes nothing.
      */
-    private void recount(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
-        CounterRollupState r = load();
+    private void recount(CounterMutation m, CounterRollupState r, Context ctx, Collector<RollupWrite> out)
+            throws Exception {
         long at = m.eventTimeMicros;
         long[] h = history.value();
         if (r == null) { // the job holds nothing of the counter (its state was lost): the log's count is the rollup
@@ -375,6 +409,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             r.coalesceMs = m.coalesceMs;
             r.clockSkewMs = m.clockSkewMs;
             r.accurate = m.accurate;
+            r.namespaceCreatedMicros = m.namespaceCreatedMicros;
             countersTracked.inc();
             remember(at, r.count);
         } else {
@@ -412,6 +447,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         written.lastWriteMicros = r.lastWriteMicros;
         written.accurate = r.accurate;
         written.writeMicros = r.rollupMicros + REPAIR_WRITE_OFFSET_MICROS + Math.min(r.repairs, 499);
+        written.namespaceCreatedMicros = r.namespaceCreatedMicros;
         out.collect(written);
         if (r.accurate) {
             out.collect(live(m.namespace, m.counter, r));

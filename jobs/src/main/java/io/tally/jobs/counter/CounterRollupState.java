@@ -29,6 +29,11 @@ public class CounterRollupState {
     public long lastLiveMillis;
     /** How many RECOUNTs repaired the current rollup (each write of it goes a microsecond higher). */
     public int repairs;
+    /**
+     * When the counter's namespace was created (0: unknown, state of an earlier release): a
+     * mutation of a namespace created later (deleted and created again) starts the counter anew.
+     */
+    public long namespaceCreatedMicros;
 
     public CounterRollupState() {}
 

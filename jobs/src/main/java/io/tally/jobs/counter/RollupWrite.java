@@ -28,6 +28,8 @@ public class RollupWrite {
      * is written again a little above its rollup time, so it wins over its first write.
      */
     public long writeMicros;
+    /** When the counter's namespace was created (0: unknown), for the view to tell a re-created namespace's apart. */
+    public long namespaceCreatedMicros;
 
     public RollupWrite() {}
 
@@ -76,6 +78,7 @@ public class RollupWrite {
                 count,
                 io.tally.model.Micros.toInstant(timeMicros),
                 io.tally.model.Micros.toInstant(lastWriteMicros),
-                kind == Kind.LIVE);
+                kind == Kind.LIVE,
+                namespaceCreatedMicros);
     }
 }

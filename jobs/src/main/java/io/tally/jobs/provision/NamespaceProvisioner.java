@@ -69,7 +69,10 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
             return;
         }
         ctx.getBroadcastState(ControlPlane.NAMESPACES).put(change.name, change);
-        todo.removeIf(c -> c.name.equals(change.name)); // only the latest change of a name matters
+        // Only the latest change of a name matters, except a delete that a create follows: that
+        // is a new namespace of the same name, and the old one's data goes first (else the new one
+        // would inherit the old keyspace's rows).
+        todo.removeIf(c -> c.name.equals(change.name) && !(c.deleted && !change.deleted));
         todo.add(change);
     }
 
@@ -107,8 +110,12 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
     private List<NamespaceChange> carryOut(Collector<String> out) {
         List<NamespaceChange> retired = new ArrayList<>();
         long deadline = System.nanoTime() + TICK_BUDGET_NANOS;
+        Set<String> waiting = new java.util.HashSet<>();
         for (var it = todo.iterator(); it.hasNext() && System.nanoTime() < deadline; ) {
             NamespaceChange c = it.next();
+            if (waiting.contains(c.name)) {
+                continue; // an earlier change of the name failed: a create never runs before its delete
+            }
             try {
                 if (c.deleted) {
                     storage.retire(c.name);
@@ -123,7 +130,7 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
                 LOG.info("{} {} v{}", c.deleted ? "retired" : "provisioned", c.name, c.version);
             } catch (Exception e) {
                 LOG.warn("provisioning {} failed; retrying on the next tick: {}", c, e.toString());
-                // only this name waits (todo holds one change per name, so order per name is kept)
+                waiting.add(c.name); // only this name waits, its changes in order
             }
         }
         return retired;

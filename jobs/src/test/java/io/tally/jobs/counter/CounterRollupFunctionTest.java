@@ -306,6 +306,35 @@ class CounterRollupFunctionTest {
         assertThat(rollups()).extracting(w -> w.count).last().isEqualTo(4L);
     }
 
+    static CounterMutation of(long namespaceCreatedMicros, CounterMutation m) {
+        m.namespaceCreatedMicros = namespaceCreatedMicros;
+        return m;
+    }
+
+    @Test
+    void aCounterOfANamespaceCreatedAgainStartsFromZero() throws Exception {
+        send(of(100, add("a", T0, 5)));
+        h.processWatermark(T0 + 6_000);
+        assertThat(rollups()).extracting(w -> w.count).containsExactly(5L);
+        assertThat(rollups().get(0).namespaceCreatedMicros).isEqualTo(100);
+        // deleted and created again: the same id is a new event of a new counter, not a retry
+        send(of(200, add("a", T0 + 3_000, 2)));
+        h.processWatermark(T0 + 20_000);
+        assertThat(rollups()).extracting(w -> w.count).containsExactly(5L, 2L);
+        assertThat(rollups().get(1).namespaceCreatedMicros).isEqualTo(200);
+        assertThat(deadLetters()).isEmpty();
+    }
+
+    @Test
+    void stateOfAnEarlierReleaseTakesTheNamespacesCreationTime() throws Exception {
+        send(of(0, add("a", T0, 5)));
+        h.processWatermark(T0 + 6_000);
+        send(of(100, add("b", T0 + 3_000, 2))); // the same namespace, its creation now known
+        send(of(200, add("c", T0 + 4_000, 1))); // then created again
+        h.processWatermark(T0 + 20_000);
+        assertThat(rollups()).extracting(w -> w.count).containsExactly(5L, 1L);
+    }
+
     @Test
     void stateAndTimersSurviveASnapshotAndRestore() throws Exception {
         send(add("s1", T0, 4));

@@ -101,4 +101,30 @@ class NamespaceProvisionerTest {
         h.processBroadcastElement(NamespaceChange.tick(), 4);
         assertThat(FlakyStorage.CALLS).containsExactly("retire gone");
     }
+
+    static final String COUNTER_CONFIG = "{\"kind\": \"counter\", \"counter_type\": \"EVENTUAL\"}";
+
+    @Test
+    void aNamespaceDeletedAndCreatedAgainInOneTickLosesItsOldDataFirst() throws Exception {
+        h = opened(null);
+        h.processBroadcastElement(NamespaceChange.upsert("again", 1, COUNTER_CONFIG), 1);
+        h.processBroadcastElement(NamespaceChange.tick(), 2);
+        h.processBroadcastElement(new NamespaceChange("again", 1, COUNTER_CONFIG, true), 3);
+        h.processBroadcastElement(NamespaceChange.upsert("again", 1, COUNTER_CONFIG), 4);
+        h.processBroadcastElement(NamespaceChange.tick(), 5);
+        assertThat(FlakyStorage.CALLS).containsExactly("provision again", "retire again", "provision again");
+    }
+
+    @Test
+    void aCreateWaitsForTheFailedDeleteBeforeIt() throws Exception {
+        h = opened(null);
+        FlakyStorage.down = true;
+        h.processBroadcastElement(new NamespaceChange("again", 1, COUNTER_CONFIG, true), 1);
+        h.processBroadcastElement(NamespaceChange.upsert("again", 1, COUNTER_CONFIG), 2);
+        h.processBroadcastElement(NamespaceChange.tick(), 3);
+        assertThat(FlakyStorage.CALLS).isEmpty();
+        FlakyStorage.down = false;
+        h.processBroadcastElement(NamespaceChange.tick(), 4);
+        assertThat(FlakyStorage.CALLS).containsExactly("retire again", "provision again");
+    }
 }
