@@ -6,7 +6,7 @@ import shutil
 import time
 from dataclasses import dataclass
 
-from . import process
+from . import privileges, process
 from .components.base import Component
 from .components.cassandra import Cassandra
 from .components.connect import Connect
@@ -170,6 +170,13 @@ class Stack:
         self.log(f"starting {c.name} ...")
         c.configure()
         argv, env = c.command()
+        if c.unprivileged and privileges.is_root():
+            user = self.s.get("TALLY_SERVICE_USER")
+            privileges.ensure_user(user)
+            c.log_file.parent.mkdir(parents=True, exist_ok=True)
+            c.log_file.touch()  # some servers write their log themselves (Flink's file appender)
+            privileges.give(user, [p for p in c.owned_paths() if p.exists()])
+            argv = privileges.drop(argv, user, c.capabilities)
         ref = process.spawn(argv, c.log_file, env=env)
         self.state.record(
             c.name,

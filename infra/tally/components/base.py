@@ -69,6 +69,17 @@ class Component:
         main = next(iter(self.ports().values()), None)
         return main is not None and tcp_open(self.host, main)
 
+    # ---- privileges --------------------------------------------------------------
+    #: Started as the service user when the launcher is root (see tally.privileges); False for a
+    #: server that picks its own user (Postgres runs as postgres).
+    unprivileged = True
+    #: Capabilities it keeps when it drops root (`setpriv --list-caps` names); none for most.
+    capabilities: tuple[str, ...] = ()
+
+    def owned_paths(self) -> list[Path]:
+        """What the server writes, so what the service user must own: data, config, log."""
+        return [self.data_dir, self.conf_dir, self.log_file]
+
     #: What asks the server to stop cleanly (then SIGKILL after stop_timeout).
     stop_signal = signal.SIGTERM
 

@@ -1,13 +1,12 @@
 """Elasticsearch 7.17 single node from Maven jars, in a home directory made here.
 
-Elasticsearch refuses to run as root, so it runs as 'nobody' (setpriv), and its data,
-config and log directories belong to that user."""
+Elasticsearch refuses to run as root; like every server it runs as the service user
+(tally.privileges), which owns its data and config directories."""
 
 from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import urllib.request
 
 from ..fetch import layout_stamp
@@ -104,16 +103,11 @@ appender.console.layout.pattern = [%d{ISO8601}][%-5p][%-25c{1.}] %marker%m%n
 rootLogger.level = info
 rootLogger.appenderRef.console.ref = console
 """)
-        subprocess.run(["chown", "-R", "nobody:nogroup", str(self.data_dir), str(self.conf_dir)], check=True)
 
     def command(self):
         heap = self.s.get("TALLY_ELASTICSEARCH_HEAP")
         tmp = self.data_dir / "tmp"
         argv = [
-            "setpriv",
-            "--reuid=nobody",
-            "--regid=nogroup",
-            "--clear-groups",
             JAVA,
             f"-Xms{heap}",
             f"-Xmx{heap}",

@@ -45,6 +45,10 @@ class _FlinkProcess(Component):
     def flink_conf(self):
         return self.s.conf("flink")
 
+    def owned_paths(self):
+        # the JobManager and TaskManager share Flink's data (checkpoints, savepoints, tmp, uploads)
+        return [self.s.data("flink"), self.flink_conf, self.log_file]
+
     @property
     def rest(self) -> str:
         return f"http://{self.host}:{self.s.port('TALLY_FLINK_PORT')}"

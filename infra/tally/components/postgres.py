@@ -22,6 +22,7 @@ AS_POSTGRES = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups
 
 
 class Postgres(Component):
+    unprivileged = False  # it runs as postgres (AS_POSTGRES), the owner of its cluster
     name = "postgres"
     version = "15"
     ready_timeout = 60.0

@@ -66,6 +66,9 @@ class RunqExporter(Component):
     depends = ("kafka", "registry")
     ready_timeout = 60.0
     stop_timeout = 15.0
+    # Not root: loading and attaching its tracepoint programs and ring buffer needs CAP_BPF, reading
+    # task structs from them CAP_PERFMON; /proc and the cgroup tree are readable by anyone.
+    capabilities = ("bpf", "perfmon")
 
     def ports(self):
         return {"metrics": self.s.port("TALLY_RUNQ_EXPORTER_PORT")}

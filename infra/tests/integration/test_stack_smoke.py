@@ -177,3 +177,34 @@ def test_prometheus_reports_every_target_up(stack, settings):
             break
         time.sleep(2)
     assert {j: up.get(j) for j in expected} == {j: "1" for j in expected}
+
+
+def test_no_server_runs_as_root_and_the_exporter_keeps_only_the_bpf_capabilities(stack, settings):
+    """./tally up runs as root here, yet every server runs as the service user (Postgres as
+    postgres), with no capability; the eBPF exporter keeps CAP_BPF and CAP_PERFMON only."""
+    import os
+    import pwd
+
+    from tally import privileges
+
+    if os.geteuid() != 0:
+        pytest.skip("the launcher is not root: there is no privilege to drop")
+    service = pwd.getpwnam(settings.get("TALLY_SERVICE_USER")).pw_uid
+    bpf_caps = (1 << 38) | (1 << 39)  # CAP_PERFMON, CAP_BPF
+    seen = {}
+    for c in stack.components:
+        ref = stack.state.ref(c.name)
+        if ref is None or not stack.running(c):
+            continue
+        uid, caps = privileges.uid_of(ref.pid), privileges.effective_caps(ref.pid)
+        seen[c.name] = (uid, caps)
+        assert uid != 0, f"{c.name} (pid {ref.pid}) runs as root"
+        if c.name == "postgres":
+            assert uid == pwd.getpwnam("postgres").pw_uid
+            continue
+        assert uid == service, f"{c.name} runs as uid {uid}, not {settings.get('TALLY_SERVICE_USER')}"
+        assert caps == (bpf_caps if c.name == "runq-exporter" else 0), f"{c.name}: CapEff {caps:#x}"
+        for p in c.owned_paths():
+            if p.exists():
+                assert p.stat().st_uid == service, f"{p} of {c.name} is not the service user's"
+    assert len(seen) >= 12, seen
