@@ -451,3 +451,80 @@ def test_eventual_counts_come_from_the_view_of_the_compacted_rollups_topic(stack
         wait_count(url, "video_views", c, 5, timeout=60)  # from its rebuilt view (Cassandra says 99)
     finally:
         process.stop(ref, timeout=20)
+
+
+def test_retention_folds_a_counter_log_slice_into_its_base_and_recount_still_counts_it_all(stack, gw, cql, jobs):
+    """Counter event logs have retention like time series: a slice past delete_after is folded into
+    each counter's base (counter_log_base), then dropped; GetCount and Recount stay whole."""
+    ns = f"it_ctrlog_{uuid.uuid4().hex[:8]}"
+    config = {
+        "kind": "counter",
+        "counter_type": "EVENTUAL",
+        "accept_limit": "5s",
+        "rollup": {"coalesce_ms": 500, "clock_skew_ms": 200},
+        "time_partition": {"seconds_per_slice": 60, "seconds_per_bucket": 10, "buckets_per_id": 1},
+        "retention": {"close_after": "5s", "delete_after": "10s"},
+    }
+    r = requests.put(f"{gw}/v1/namespaces/{ns}", json=config, headers=admin_headers(), timeout=10)
+    assert r.status_code == 201, r.text
+    try:
+        c = "kept"
+        deadline = time.monotonic() + 30  # until the gateway has heard of the new namespace
+        while call(gw, "GetCount", {"namespace": ns, "counter_name": c}).status_code != 200:
+            assert time.monotonic() < deadline, "the new namespace never reached the gateway"
+            time.sleep(0.3)
+        if datetime.now(UTC).second >= 50:  # the first events all in one one-minute slice
+            time.sleep(61 - datetime.now(UTC).second)
+        now = datetime.now(UTC)
+
+        def send(endpoint, token, delta=None):
+            body = {
+                "namespace": ns,
+                "counter_name": c,
+                "idempotency_token": {"token": token, "generation_time": iso(now)},
+            }
+            if delta is not None:
+                body["delta"] = delta
+            deadline = time.monotonic() + 30  # the gateway hears of the new namespace within a second or two
+            while True:
+                r = call(gw, endpoint, body)
+                if r.status_code == 200 or time.monotonic() > deadline:
+                    assert r.status_code == 200, r.text
+                    return
+                time.sleep(0.3)
+
+        send("AddCount", "a", 5)
+        send("ClearCount", "clear")  # at the same instant: drops the 5 (a CLEAR comes after the ADDs)
+        now += timedelta(milliseconds=1)
+        send("AddCount", "b", 2)
+        send("AddCount", "c", 3)
+        wait_count(gw, ns, c, 5, timeout=60)
+        slice_start = now.replace(second=0, microsecond=0)
+        table = f"events_{slice_start.strftime('%Y%m%d_%H%M')}"
+
+        def status():
+            rows = cql.execute("SELECT table_name, status FROM tally_meta.slices WHERE namespace = %s", (ns,)).all()
+            return {row.table_name: row.status for row in rows}
+
+        deadline = time.monotonic() + 150  # the slice ends within 60 s; deleted 10 s later, on a 2 s pass
+        while status().get(table) != "DELETED":
+            assert time.monotonic() < deadline, f"{table} not deleted: {status()}"
+            time.sleep(1)
+        base = cql.execute(f"SELECT count, until FROM ns_{ns}.counter_log_base WHERE counter = %s", (c,)).one()
+        assert base is not None and base.count == 5, base
+        assert base.until.replace(tzinfo=UTC) == slice_start + timedelta(seconds=60)
+        assert table not in {
+            t.table_name
+            for t in cql.execute("SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", (f"ns_{ns}",))
+        }
+
+        now = datetime.now(UTC)
+        send("AddCount", "d", 4)
+        wait_count(gw, ns, c, 9, timeout=60)
+        rc = call(gw, "Recount", {"namespace": ns, "counter_name": c})
+        assert rc.status_code == 200, rc.text
+        rc = rc.json()
+        assert rc["log_base"] == 5 and rc["recounted"] == 9 and rc["difference"] == 0, rc
+        assert rc["from"] >= iso(slice_start + timedelta(seconds=60))[:19], rc
+    finally:
+        requests.delete(f"{gw}/v1/namespaces/{ns}", headers=admin_headers(), timeout=10)

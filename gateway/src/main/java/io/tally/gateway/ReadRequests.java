@@ -77,7 +77,8 @@ final class ReadRequests {
                 .put("rollup_count", r.rollupCount())
                 .put("recounted", r.recounted())
                 .put("compared", r.compared())
-                .put("repaired", r.repaired());
+                .put("repaired", r.repaired())
+                .put("log_base", r.logBase());
         if (r.repairEventId() != null) { // the RECOUNT the rollup job applies (the rollup shows it once applied)
             reply.put("repair_event_id", r.repairEventId());
         }

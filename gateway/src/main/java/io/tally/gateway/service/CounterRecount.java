@@ -6,14 +6,17 @@ import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.gateway.service.WriteBatch.Outgoing;
 import io.tally.model.Micros;
 import io.tally.model.Topics;
+import io.tally.model.cassandra.CounterLogBaseTable;
 import io.tally.model.cassandra.SliceCatalogTable;
 import io.tally.namespace.CounterFold;
 import io.tally.namespace.NamespaceConfig;
+import io.tally.namespace.NamespaceName;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -32,8 +35,8 @@ import tally.v1.CounterOp;
  */
 public final class CounterRecount {
     /**
-     * @param fromMicros null: the counter's whole log, from the start of the namespace's first
-     *     slice that is not deleted (a counter log is kept while its namespace lives)
+     * @param fromMicros null: the counter's whole log: its base (what retention folded away) and
+     *     every slice that is not deleted
      * @param toMicros null: the counter's last rollup time (the only time a recount compares)
      */
     public record Request(NamespaceConfig namespace, String counter, Long fromMicros, Long toMicros, boolean repair) {}
@@ -50,7 +53,8 @@ public final class CounterRecount {
             boolean compared,
             Long difference,
             boolean repaired,
-            String repairEventId) {}
+            String repairEventId,
+            long logBase) {}
 
     /** How long a repair waits for Kafka to acknowledge its RECOUNT. */
     static final long REPAIR_ACK_TIMEOUT_MS = 10_000;
@@ -64,6 +68,7 @@ public final class CounterRecount {
     private final WriteService.RecordSink repairs;
     private final ToLongFunction<String> namespaceVersions;
     private volatile PreparedStatement sliceList;
+    private final Map<String, PreparedStatement> baseSelects = new ConcurrentHashMap<>();
 
     /**
      * @param repairs where a repair's RECOUNT goes (the gateway's producer)
@@ -83,7 +88,7 @@ public final class CounterRecount {
     }
 
     /**
-     * Recount: folds the event log from `from` (default: where the stored log starts) up to the rollup time
+     * Recount: folds the event log from `from` (default: the counter's base, what retention folded away, then every slice left) up to the rollup time
      * (or `to`) and compares the result with the stored rollup when it ends at the rollup time;
      * with repair (the whole log only: a sum from a later `from` is not a count), sends the
      * recounted count at the rollup time as a RECOUNT for the rollup job to apply. Only durable
@@ -111,6 +116,8 @@ public final class CounterRecount {
                     "from");
         }
         long from = q.fromMicros() != null ? q.fromMicros() : logStart(ns, to);
+        // the whole log: what retention folded away before its first slice, then the slices left
+        long base = q.fromMicros() == null && from < to ? logBase(ns, counter, from) : 0;
         if (from >= to) {
             throw ServiceException.invalid(
                     "INVALID_FIELD",
@@ -139,7 +146,7 @@ public final class CounterRecount {
                 }
             }
         }
-        long recounted = CounterFold.fold(0, log);
+        long recounted = CounterFold.fold(base, log);
         if (repair && !comparable) {
             throw ServiceException.invalid(
                     "INVALID_FIELD", "repair compares with the rollup, so it needs to = last_rollup_ts", "to");
@@ -159,7 +166,39 @@ public final class CounterRecount {
                 comparable,
                 comparable ? recounted - r.count() : null,
                 repairId != null,
-                repairId);
+                repairId,
+                base);
+    }
+
+    /**
+     * The counter's count before the first slice left (retention folds a slice into the base
+     * before it drops it; 0 when none was dropped). A base past that slice's start means retention
+     * is between folding and dropping right now: UNAVAILABLE, recount again.
+     */
+    private long logBase(NamespaceConfig ns, String counter, long logStart) {
+        String keyspace = NamespaceName.keyspace(ns.name());
+        boolean exists = cassandra
+                .get()
+                .getMetadata()
+                .getKeyspace(keyspace)
+                .flatMap(k -> k.getTable(CounterLogBaseTable.TABLE))
+                .isPresent();
+        if (!exists) {
+            return 0;
+        }
+        PreparedStatement ps =
+                baseSelects.computeIfAbsent(keyspace, k -> cassandra.get().prepare(CounterLogBaseTable.select(k)));
+        Row row = cassandra.get().execute(ps.bind(counter)).one();
+        if (row == null || row.getInstant("until") == null) {
+            return 0;
+        }
+        if (Micros.of(row.getInstant("until")) > logStart) {
+            throw ServiceException.unavailable(
+                    "LOG_RETENTION_RUNNING",
+                    "retention is folding the log of '" + ns.name() + "' before " + row.getInstant("until")
+                            + " into the counters' bases right now; recount again in a few seconds");
+        }
+        return row.getLong("count");
     }
 
     /** Sends the RECOUNT and waits for Kafka's acknowledgement; its event id. */

@@ -16,15 +16,17 @@ import io.tally.namespace.TimeSlicePlanner.Slice;
 import java.time.Instant;
 
 /**
- * The slice lifecycle of every namespace, one pass per call (retention applies to timeseries
- * namespaces; a counter namespace keeps its event log while it lives):
+ * The slice lifecycle of every namespace, one pass per call:
  * <ol>
  *   <li>the current and the next slice exist ahead of need (table + OPEN catalogue row), so the
  *       catalogue is contiguous;</li>
  *   <li>a slice that ended more than close_after ago becomes CLOSED (the writer already refuses
  *       events for it: SLICE_CLOSED);</li>
  *   <li>a slice that ended more than delete_after ago loses its table and its Elasticsearch
- *       index, and becomes DELETED: retention drops whole tables, no per-row TTL tombstones.</li>
+ *       index, and becomes DELETED: retention drops whole tables, no per-row TTL tombstones. A
+ *       counter namespace's slice (its event log) is first folded into each counter's base in
+ *       {@code counter_log_base} (the count before the slice's end), so the count and a recount
+ *       stay whole after its events are gone.</li>
  * </ol>
  */
 final class SliceLifecycle implements AutoCloseable {
@@ -33,6 +35,7 @@ final class SliceLifecycle implements AutoCloseable {
     private final ElasticsearchAdmin elasticsearch;
     private final PreparedStatement list;
     private final PreparedStatement setStatus;
+    private final CounterLogBases bases;
 
     SliceLifecycle(CqlSession session, ElasticsearchAdmin elasticsearch) {
         this.session = session;
@@ -40,15 +43,14 @@ final class SliceLifecycle implements AutoCloseable {
         this.elasticsearch = elasticsearch;
         this.list = session.prepare(SliceCatalogTable.LIST);
         this.setStatus = session.prepare(SliceCatalogTable.SET_STATUS);
+        this.bases = new CounterLogBases(session);
     }
 
     void run(Iterable<NamespaceConfig> namespaces, long nowMicros) throws Exception {
         for (NamespaceConfig ns : namespaces) {
             String keyspace = NamespaceName.keyspace(ns.name());
             ensureAhead(ns, nowMicros);
-            if (ns.kind() != NamespaceConfig.Kind.TIMESERIES) {
-                continue; // counter events are the counters' audit log: kept while the namespace lives
-            }
+            boolean counter = ns.kind() == NamespaceConfig.Kind.COUNTER;
             long closeMicros = ns.retention().closeAfter().toNanos() / 1000;
             long deleteMicros = ns.retention().deleteAfter().toNanos() / 1000;
             for (Row r : session.execute(list.bind(ns.name()))) {
@@ -57,9 +59,14 @@ final class SliceLifecycle implements AutoCloseable {
                 long end = r.getInstant("end_time").toEpochMilli() * 1000;
                 String status = r.getString("status");
                 if (!SliceCatalogTable.DELETED.equals(status) && end + deleteMicros <= nowMicros) {
+                    if (counter) {
+                        bases.fold(keyspace, table, end); // before the events go: the count must not
+                    }
                     session.execute(SliceTable.drop(keyspace, table));
                     tables.forget(keyspace, table);
-                    elasticsearch.delete("/" + IndexNames.sliceIndex(ns.name(), SliceTable.suffixOf(table)));
+                    if (!counter) {
+                        elasticsearch.delete("/" + IndexNames.sliceIndex(ns.name(), SliceTable.suffixOf(table)));
+                    }
                     session.execute(setStatus.bind(SliceCatalogTable.DELETED, ns.name(), start));
                 } else if (SliceCatalogTable.OPEN.equals(status) && end + closeMicros <= nowMicros) {
                     session.execute(setStatus.bind(SliceCatalogTable.CLOSED, ns.name(), start));

@@ -38,6 +38,15 @@ public final class SliceTable {
         return "DROP TABLE IF EXISTS " + CqlNames.qualified(keyspace, table);
     }
 
+    /**
+     * Every row of a slice (a full scan, paged by the driver: retention folding a counter log's
+     * slice before it drops it). Columns: time_series_id, event_time, event_item_key, event_item_value.
+     */
+    public static String scanAll(String keyspace, String table) {
+        return "SELECT time_series_id, event_time, event_item_key, event_item_value FROM "
+                + CqlNames.qualified(keyspace, table);
+    }
+
     /** Binds: time_series_id, time_bucket, event_bucket, event_time, event_id, event_item_key, event_item_value. */
     public static String insert(String keyspace, String table) {
         return "INSERT INTO " + CqlNames.qualified(keyspace, table) + " (time_series_id, time_bucket, event_bucket, "
