@@ -41,7 +41,7 @@ public class EventDecoder extends NamespacedDecoder<TimeSeriesEvent, EventRow> {
     private transient Map<String, NamespaceConfig> templated;
 
     /** Planners by config (a changed time_partition gets its own; configs change rarely). */
-    private transient Map<NamespaceConfig, TimeSlicePlanner> planners;
+    private transient TimeSlicePlanner.Cache planners;
 
     public EventDecoder(SerializableSupplier<SchemaRegistryClient> registry, long unknownNamespaceGraceMillis) {
         super(registry, NamespaceConfig.Kind.TIMESERIES, STAGE, unknownNamespaceGraceMillis);
@@ -50,7 +50,7 @@ public class EventDecoder extends NamespacedDecoder<TimeSeriesEvent, EventRow> {
     @Override
     public void open(OpenContext ctx) throws Exception {
         super.open(ctx);
-        planners = new HashMap<>();
+        planners = new TimeSlicePlanner.Cache();
         templated = new HashMap<>();
     }
 
@@ -94,8 +94,7 @@ public class EventDecoder extends NamespacedDecoder<TimeSeriesEvent, EventRow> {
             ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, DeadLetterReason.ROW_REJECTED, badKey, STAGE));
             return;
         }
-        TimeSlicePlanner.Placement place =
-                planners.computeIfAbsent(ns, TimeSlicePlanner::new).place(eventTime, eventId);
+        TimeSlicePlanner.Placement place = planners.of(ns).place(eventTime, eventId);
         if (place.slice().endMicros() + ns.retention().closeAfter().toNanos() / 1000 <= arrival) {
             ctx.output(
                     DEAD_LETTERS,
