@@ -16,6 +16,7 @@ import requests
 from .bench_addcount import bench_addcount
 from .bench_gateway import bench_gateway
 from .bench_getcount import bench_getcount
+from .bench_http import summary
 from .bench_reads import bench_reads
 from .bench_tools import OUT, bench_jar, cpu_seconds, iso, percentiles, timeseries_tool
 from .components.base import JAVA
@@ -94,81 +95,95 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
     ):
         raise RuntimeError(f"the gateway does not know namespace {ns}: restart it (./tally down; ./tally up)")
 
-    say("waiting for the writer to be idle ...")
-    rows0, docs0 = probe.wait_idle(say), probe.documents()
-    say(f"writer: {events:,} events (2 items each, 150 B payload) over 1,000 ids, produced straight to Kafka ...")
-    producer = subprocess.Popen(
-        tool + ["produce", *common, "--events", str(events), "--ids", "1000", "--spread-seconds", "600", "--run", run],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    cpu0 = t_first = t_rows = t_docs = None
-    deadline = time.monotonic() + 900
-    while (t_rows is None or t_docs is None) and time.monotonic() < deadline:
-        now, rows = time.monotonic(), probe.cassandra_rows()
-        if t_first is None and rows > rows0:
-            t_first, cpu0 = now, {c: cpu_seconds(r) for c, r in refs.items()}
-        if t_rows is None and rows >= rows0 + 2 * events:
-            t_rows, cpu_rows = now, {c: cpu_seconds(r) for c, r in refs.items()}
-        if t_docs is None and t_first is not None and probe.documents() >= docs0 + events:
-            t_docs, cpu_docs = now, {c: cpu_seconds(r) for c, r in refs.items()}
-        time.sleep(0.2)
-    produced = json.loads(producer.communicate(timeout=300)[0].strip().splitlines()[-1])
-    if t_rows is None or t_docs is None:
-        raise RuntimeError(
-            f"the writer stored {probe.cassandra_rows() - rows0:.0f} of {2 * events} rows and "
-            f"indexed {probe.documents() - docs0} of {events} documents in 15 minutes"
+    def store(tag):
+        """One writer run: events produced straight to Kafka, timed from the first row stored to the last."""
+        say("waiting for the writer to be idle ...")
+        rows0, docs0 = probe.wait_idle(say), probe.documents()
+        say(f"writer: {events:,} events (2 items each, 150 B payload) over 1,000 ids, produced straight to Kafka ...")
+        producer = subprocess.Popen(
+            tool
+            + ["produce", *common, "--events", str(events), "--ids", "1000", "--spread-seconds", "600", "--run", tag],
+            stdout=subprocess.PIPE,
+            text=True,
         )
-    store_s, index_s = t_rows - t_first, t_docs - t_first
-    cores = lambda cpu1, wall: {c: round((cpu1[c] - cpu0[c]) / wall, 2) for c in refs}
-    writer = {
-        "events": events,
-        "rows": 2 * events,
-        "producer": produced,
-        "store_seconds": round(store_s, 2),
-        "stored_events_per_s": round(events / store_s),
-        "index_seconds": round(index_s, 2),
-        "indexed_events_per_s": round(events / index_s),
-        "cores_while_storing": cores(cpu_rows, store_s),
-        "cores_while_indexing": cores(cpu_docs, index_s),
-    }
-    tm_store = writer["cores_while_storing"]["flink-taskmanager"]
-    writer["stored_events_per_s_per_tm_core"] = round(writer["stored_events_per_s"] / max(tm_store, 0.01))
-    writer["indexed_events_per_s_per_tm_core"] = round(
-        writer["indexed_events_per_s"] / max(writer["cores_while_indexing"]["flink-taskmanager"], 0.01)
-    )
-    say(f"  {writer}")
+        cpu0 = t_first = t_rows = t_docs = None
+        deadline = time.monotonic() + 900
+        while (t_rows is None or t_docs is None) and time.monotonic() < deadline:
+            now, rows = time.monotonic(), probe.cassandra_rows()
+            if t_first is None and rows > rows0:
+                t_first, cpu0 = now, {c: cpu_seconds(r) for c, r in refs.items()}
+            if t_rows is None and rows >= rows0 + 2 * events:
+                t_rows, cpu_rows = now, {c: cpu_seconds(r) for c, r in refs.items()}
+            if t_docs is None and t_first is not None and probe.documents() >= docs0 + events:
+                t_docs, cpu_docs = now, {c: cpu_seconds(r) for c, r in refs.items()}
+            time.sleep(0.2)
+        produced = json.loads(producer.communicate(timeout=300)[0].strip().splitlines()[-1])
+        if t_rows is None or t_docs is None:
+            raise RuntimeError(
+                f"the writer stored {probe.cassandra_rows() - rows0:.0f} of {2 * events} rows and "
+                f"indexed {probe.documents() - docs0} of {events} documents in 15 minutes"
+            )
+        store_s, index_s = t_rows - t_first, t_docs - t_first
+        cores = lambda cpu1, wall: {c: round((cpu1[c] - cpu0[c]) / wall, 2) for c in refs}
+        writer = {
+            "events": events,
+            "rows": 2 * events,
+            "producer": produced,
+            "store_seconds": round(store_s, 2),
+            "stored_events_per_s": round(events / store_s),
+            "index_seconds": round(index_s, 2),
+            "indexed_events_per_s": round(events / index_s),
+            "cores_while_storing": cores(cpu_rows, store_s),
+            "cores_while_indexing": cores(cpu_docs, index_s),
+        }
+        tm_store = writer["cores_while_storing"]["flink-taskmanager"]
+        writer["stored_events_per_s_per_tm_core"] = round(writer["stored_events_per_s"] / max(tm_store, 0.01))
+        writer["indexed_events_per_s_per_tm_core"] = round(
+            writer["indexed_events_per_s"] / max(writer["cores_while_indexing"]["flink-taskmanager"], 0.01)
+        )
+        say(f"  {writer}")
+        return writer
 
     say(f"ceiling: Kafka ConsumerPerformance, {events:,} records of tally.timeseries.events ...")
     consumer = consumer_performance(stack, topic("timeseries_events"), events, f"bench-{run}")
     say(f"  {consumer}")
     consumer_per_s = float(consumer["nMsg.sec"])
 
-    say(f"ceiling: the same {2 * events:,} rows as raw async Cassandra inserts, 128 in flight ...")
-    c0 = {c: cpu_seconds(r) for c, r in refs.items()}
-    t0 = time.monotonic()
-    r = subprocess.run(
-        tool
-        + [
-            "cassandra-ceiling",
-            *common,
-            "--events",
-            str(events),
-            "--ids",
-            "1000",
-            "--spread-seconds",
-            "600",
-            "--run",
-            run,
-        ],
-        capture_output=True,
-        text=True,
-    )
-    if r.returncode != 0:
-        raise RuntimeError(r.stderr[-2000:])
-    raw = json.loads(r.stdout.strip().splitlines()[-1])
-    raw["cassandra_cores"] = round((cpu_seconds(refs["cassandra"]) - c0["cassandra"]) / (time.monotonic() - t0), 2)
-    say(f"  {raw}")
+    def raw_inserts(tag):
+        """The ceiling: the same rows as raw async single-row Cassandra inserts, in the same run."""
+        say(f"ceiling: the same {2 * events:,} rows as raw async Cassandra inserts, 128 in flight ...")
+        c0 = {c: cpu_seconds(r) for c, r in refs.items()}
+        t0 = time.monotonic()
+        r = subprocess.run(
+            tool
+            + [
+                "cassandra-ceiling",
+                *common,
+                "--events",
+                str(events),
+                "--ids",
+                "1000",
+                "--spread-seconds",
+                "600",
+                "--run",
+                tag,
+            ],
+            capture_output=True,
+            text=True,
+        )
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr[-2000:])
+        raw = json.loads(r.stdout.strip().splitlines()[-1])
+        raw["cassandra_cores"] = round((cpu_seconds(refs["cassandra"]) - c0["cassandra"]) / (time.monotonic() - t0), 2)
+        say(f"  {raw}")
+        return raw
+
+    writers, raws = [], []
+    for i in range(3):  # each pair measured back to back: the ratio is of one moment of the host
+        say(f"run {i + 1} of 3")
+        writers.append(store(f"{run}-{i}"))
+        raws.append(raw_inserts(f"{run}-{i}"))  # the same rows again, as single inserts
+    ratios = summary([round(w["stored_events_per_s"] / r["events_per_s"], 3) for w, r in zip(writers, raws)])
 
     say("ReadEventRecords: 10,000 events of one id spread over the last day ...")
     one = f"{run}-day"
@@ -266,12 +281,18 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
     lag = {"read_cassandra": percentiles(lag_read), "search_elasticsearch": percentiles(lag_search)}
     say(f"  {lag}")
     return {
-        "writer": writer,
+        "writer_runs": writers,
+        "stored_events_per_s": summary([w["stored_events_per_s"] for w in writers]),
+        "stored_events_per_s_per_tm_core": summary([w["stored_events_per_s_per_tm_core"] for w in writers]),
         "ceiling_consumer_performance": consumer,
-        "ceiling_cassandra_raw_inserts": raw,
-        "ratio_stored_events_per_s_to_consumer_performance": round(writer["stored_events_per_s"] / consumer_per_s, 3),
-        "ratio_stored_events_per_s_to_raw_cassandra": round(writer["stored_events_per_s"] / raw["events_per_s"], 3),
-        "ratio_indexed_events_per_s_to_consumer_performance": round(writer["indexed_events_per_s"] / consumer_per_s, 3),
+        "ceiling_cassandra_raw_insert_runs": raws,
+        "ratio_stored_events_per_s_to_consumer_performance": round(
+            summary([w["stored_events_per_s"] for w in writers])["median"] / consumer_per_s, 3
+        ),
+        "ratio_stored_events_per_s_to_raw_cassandra": ratios,
+        "ratio_indexed_events_per_s_to_consumer_performance": round(
+            summary([w["indexed_events_per_s"] for w in writers])["median"] / consumer_per_s, 3
+        ),
         "read_event_records": reads,
         "store_to_visible_lag": lag,
     }
@@ -399,8 +420,18 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
         say(f"  {out}")
         return out
 
-    durable = drain("video_views", "counter_rollup", "rollup job (EVENTUAL: dedup, event log, rollups)")
-    best = drain("page_hits", "best_effort_aggregate", "rollup job (BEST_EFFORT: aggregation only)")
+    def three(ns, operator, label):
+        """Three drains: each figure the median with min and max, and every run kept."""
+        runs = [drain(ns, operator, f"{label}, run {i + 1} of 3") for i in range(3)]
+        out = {"runs": runs}
+        for key in ("events_per_s", "events_per_s_per_tm_core"):
+            out[key] = summary([r[key] for r in runs])
+        out["tm_cores"] = summary([r["cores"]["flink-taskmanager"] for r in runs])
+        out["cassandra_cores"] = summary([r["cores"]["cassandra"] for r in runs])
+        return out
+
+    durable = three("video_views", "counter_rollup", "rollup job (EVENTUAL: dedup, event log, rollups)")
+    best = three("page_hits", "best_effort_aggregate", "rollup job (BEST_EFFORT: aggregation only)")
     say(f"ceiling: Kafka ConsumerPerformance, {events:,} records of tally.counter.events ...")
     consumer = consumer_performance(stack, topic("counter_events"), events, f"bench-{run}")
     say(f"  {consumer}")
@@ -437,8 +468,8 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
         "rollup_eventual": durable,
         "rollup_best_effort": best,
         "ceiling_consumer_performance": consumer,
-        "ratio_rollup_eventual_to_consumer_performance": round(durable["events_per_s"] / consumer_per_s, 3),
-        "ratio_rollup_best_effort_to_consumer_performance": round(best["events_per_s"] / consumer_per_s, 3),
+        "ratio_rollup_eventual_to_consumer_performance": round(durable["events_per_s"]["median"] / consumer_per_s, 3),
+        "ratio_rollup_best_effort_to_consumer_performance": round(best["events_per_s"]["median"] / consumer_per_s, 3),
         "freshness_ack_to_get_count": freshness,
     }
 

@@ -64,3 +64,21 @@ def test_the_goals_table_says_what_is_missing_met_or_not(tmp_path):
     assert "p99 6.0 (4.0-9.0) ms, success 0.9990" in reads and "**not met**" in reads  # one run had errors
     gateway = next(line for line in lines if line.startswith("| gateway WriteEventRecordsSync"))
     assert "| 0.61 | met |" in gateway
+
+
+def test_a_goal_measured_in_three_runs_shows_the_median_and_range(tmp_path):
+    import json
+
+    from tally.bench_goals import table
+
+    (tmp_path / "counters.json").write_text(
+        json.dumps({"rollup_eventual": {"events_per_s_per_tm_core": summary([4000.0, 2400.0, 5100.0])}})
+    )
+    (tmp_path / "timeseries.json").write_text(
+        json.dumps({"ratio_stored_events_per_s_to_raw_cassandra": summary([1.2, 1.6, 1.7])})
+    )
+    lines = table(tmp_path).splitlines()
+    rollup = next(line for line in lines if line.startswith("| rollup job EVENTUAL"))
+    assert "4,000 (2,400-5,100) (median of 3, min-max) | **not met**" in rollup
+    writer = next(line for line in lines if line.startswith("| TimeSeries writer"))
+    assert "| met |" in writer and "1.60 (1.20-1.70) (median of 3" in writer
