@@ -144,11 +144,6 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
         say(f"  {writer}")
         return writer
 
-    say(f"ceiling: Kafka ConsumerPerformance, {events:,} records of tally.timeseries.events ...")
-    consumer = consumer_performance(stack, topic("timeseries_events"), events, f"bench-{run}")
-    say(f"  {consumer}")
-    consumer_per_s = float(consumer["nMsg.sec"])
-
     def raw_inserts(tag):
         """The ceiling: the same rows as raw async single-row Cassandra inserts, in the same run."""
         say(f"ceiling: the same {2 * events:,} rows as raw async Cassandra inserts, 128 in flight ...")
@@ -184,6 +179,11 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
         writers.append(store(f"{run}-{i}"))
         raws.append(raw_inserts(f"{run}-{i}"))  # the same rows again, as single inserts
     ratios = summary([round(w["stored_events_per_s"] / r["events_per_s"], 3) for w, r in zip(writers, raws)])
+
+    say(f"ceiling: Kafka ConsumerPerformance, {events:,} records of tally.timeseries.events ...")
+    consumer = consumer_performance(stack, topic("timeseries_events"), events, f"bench-{run}")
+    say(f"  {consumer}")
+    consumer_per_s = float(consumer["nMsg.sec"])
 
     say("ReadEventRecords: 10,000 events of one id spread over the last day ...")
     one = f"{run}-day"
