@@ -16,7 +16,7 @@ import requests
 from .bench_addcount import bench_addcount
 from .bench_gateway import bench_gateway
 from .bench_getcount import bench_getcount
-from .bench_http import summary
+from .bench_http import plot_runs, summary
 from .bench_reads import bench_reads
 from .bench_tools import OUT, bench_jar, cpu_seconds, iso, percentiles, timeseries_tool
 from .components.base import JAVA
@@ -280,7 +280,7 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
         lag_search.append(seen_search if seen_search is not None else 30_000.0)
     lag = {"read_cassandra": percentiles(lag_read), "search_elasticsearch": percentiles(lag_search)}
     say(f"  {lag}")
-    return {
+    result = {
         "writer_runs": writers,
         "stored_events_per_s": summary([w["stored_events_per_s"] for w in writers]),
         "stored_events_per_s_per_tm_core": summary([w["stored_events_per_s_per_tm_core"] for w in writers]),
@@ -296,6 +296,24 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
         "read_event_records": reads,
         "store_to_visible_lag": lag,
     }
+    result["plot"] = str(plot_timeseries(result))
+    return result
+
+
+def plot_timeseries(result: dict) -> Path:
+    """bench/out/timeseries.png: the writer's runs beside raw inserts of the same rows, and ConsumerPerformance."""
+    return plot_runs(
+        {
+            "writer events/s": [w["stored_events_per_s"] for w in result["writer_runs"]],
+            "raw single-row inserts, same rows, events/s": [
+                r["events_per_s"] for r in result["ceiling_cassandra_raw_insert_runs"]
+            ],
+        },
+        {"ConsumerPerformance records/s": float(result["ceiling_consumer_performance"]["nMsg.sec"])},
+        "TimeSeriesWriterJob: 200,000 events of 2 items, three runs (each beside raw inserts)",
+        "events/s (log scale)",
+        OUT / "timeseries.png",
+    )
 
 
 def operator_records_in(metrics_url: str, operator: str) -> float:
@@ -464,7 +482,7 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
     say(f"  {freshness}")
 
     consumer_per_s = float(consumer["nMsg.sec"])
-    return {
+    result = {
         "rollup_eventual": durable,
         "rollup_best_effort": best,
         "ceiling_consumer_performance": consumer,
@@ -472,6 +490,23 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
         "ratio_rollup_best_effort_to_consumer_performance": round(best["events_per_s"]["median"] / consumer_per_s, 3),
         "freshness_ack_to_get_count": freshness,
     }
+    result["plot"] = str(plot_counters(result))
+    return result
+
+
+def plot_counters(result: dict) -> Path:
+    """bench/out/counters.png: the rollup job's runs per type beside ConsumerPerformance."""
+    return plot_runs(
+        {
+            "EVENTUAL events/s": result["rollup_eventual"]["events_per_s"]["runs"],
+            "EVENTUAL events/s per TM core": result["rollup_eventual"]["events_per_s_per_tm_core"]["runs"],
+            "BEST_EFFORT events/s": result["rollup_best_effort"]["events_per_s"]["runs"],
+        },
+        {"ConsumerPerformance records/s": float(result["ceiling_consumer_performance"]["nMsg.sec"])},
+        "CounterRollupJob: 300,000 AddCounts over 100,000 counters, three runs",
+        "events/s (log scale)",
+        OUT / "counters.png",
+    )
 
 
 def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:

@@ -314,6 +314,36 @@ def plot_latencies(rates: dict, title: str, png: Path) -> Path:
     return png
 
 
+def plot_runs(series: dict[str, list[float]], ceilings: dict[str, float], title: str, ylabel: str, png: Path) -> Path:
+    """Each run of each series as a bar (runs side by side), each ceiling of the same run as a
+    dashed line: a throughput benchmark's runs and what bounds them, on a log scale."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    width = 0.8 / max(1, max(len(v) for v in series.values()))
+    for i, runs in enumerate(series.values()):
+        for j, value in enumerate(runs):
+            ax.bar(i + (j - (len(runs) - 1) / 2) * width, value, width * 0.9, color=f"C{i}")
+            ax.annotate(f"{value:,.0f}", (i + (j - (len(runs) - 1) / 2) * width, value), ha="center", fontsize=7)
+    for k, (name, value) in enumerate(ceilings.items()):
+        ax.axhline(value, linestyle="--", color=f"C{len(series) + k}", label=f"{name}: {value:,.0f}")
+    ax.set_xticks(range(len(series)), [f"{n}\n(runs 1-{len(r)})" for n, r in series.items()])
+    ax.set_ylabel(ylabel)
+    ax.set_yscale("log")
+    if ceilings:
+        ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, axis="y")
+    fig.suptitle(title)
+    fig.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=90)
+    plt.close(fig)
+    return png
+
+
 def fmt(s: dict | None, digits: int = 2) -> str:
     """A summary as the README shows it: median (min-max)."""
     if not s:

@@ -82,3 +82,12 @@ def test_a_goal_measured_in_three_runs_shows_the_median_and_range(tmp_path):
     assert "4,000 (2,400-5,100) (median of 3, min-max) | **not met**" in rollup
     writer = next(line for line in lines if line.startswith("| TimeSeries writer"))
     assert "| met |" in writer and "1.60 (1.20-1.70) (median of 3" in writer
+
+
+def test_a_throughput_plot_of_runs_is_a_png(tmp_path):
+    from tally.bench_http import plot_runs
+
+    png = plot_runs(
+        {"a": [1.0, 2.0, 3.0], "b": [10.0, 20.0, 30.0]}, {"ceiling": 100.0}, "t", "events/s", tmp_path / "r.png"
+    )
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
