@@ -275,13 +275,29 @@ def runs_at_rates(
     return out
 
 
-def plot_latencies(rates: dict, title: str, png: Path) -> Path:
-    """Two panels: p50/p99 by rate (median, min-max bars), and the last run of each rate over time."""
+def _pyplot():
+    """matplotlib's pyplot on the file-only backend (benchmarks run with no display)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def _save(plt, fig, title: str, png: Path) -> Path:
+    """Titles, lays out and writes a benchmark's figure as PNG, then frees it."""
+    fig.suptitle(title)
+    fig.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=90)
+    plt.close(fig)
+    return png
+
+
+def plot_latencies(rates: dict, title: str, png: Path) -> Path:
+    """Two panels: p50/p99 by rate (median, min-max bars), and the last run of each rate over time."""
+    plt = _pyplot()
     fig, (by_rate, over_time) = plt.subplots(1, 2, figsize=(12, 4.5))
     xs = sorted(rates, key=int)
     for key, label in (("p50_ms", "p50"), ("p99_ms", "p99")):
@@ -306,28 +322,20 @@ def plot_latencies(rates: dict, title: str, png: Path) -> Path:
     twin.set_ylabel("p99 latency in that second, ms (dotted)")
     twin.set_yscale("log")
     over_time.legend(loc="lower left", fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png, dpi=90)
-    plt.close(fig)
-    return png
+    return _save(plt, fig, title, png)
 
 
 def plot_runs(series: dict[str, list[float]], ceilings: dict[str, float], title: str, ylabel: str, png: Path) -> Path:
     """Each run of each series as a bar (runs side by side), each ceiling of the same run as a
     dashed line: a throughput benchmark's runs and what bounds them, on a log scale."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(9, 4.5))
     width = 0.8 / max(1, max(len(v) for v in series.values()))
     for i, runs in enumerate(series.values()):
         for j, value in enumerate(runs):
-            ax.bar(i + (j - (len(runs) - 1) / 2) * width, value, width * 0.9, color=f"C{i}")
-            ax.annotate(f"{value:,.0f}", (i + (j - (len(runs) - 1) / 2) * width, value), ha="center", fontsize=7)
+            x = i + (j - (len(runs) - 1) / 2) * width
+            ax.bar(x, value, width * 0.9, color=f"C{i}")
+            ax.annotate(f"{value:,.0f}", (x, value), ha="center", fontsize=7)
     for k, (name, value) in enumerate(ceilings.items()):
         ax.axhline(value, linestyle="--", color=f"C{len(series) + k}", label=f"{name}: {value:,.0f}")
     ax.set_xticks(range(len(series)), [f"{n}\n(runs 1-{len(r)})" for n, r in series.items()])
@@ -336,12 +344,7 @@ def plot_runs(series: dict[str, list[float]], ceilings: dict[str, float], title:
     if ceilings:
         ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
-    fig.suptitle(title)
-    fig.tight_layout()
-    png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png, dpi=90)
-    plt.close(fig)
-    return png
+    return _save(plt, fig, title, png)
 
 
 def fmt(s: dict | None, digits: int = 2) -> str:

@@ -44,7 +44,7 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
     @Override
     public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
         BestEffortTotal t = load();
-        if (t != null && t.namespaceCreatedMicros != 0 && m.namespaceCreatedMicros > t.namespaceCreatedMicros) {
+        if (t != null && m.ofLaterNamespaceThan(t.namespaceCreatedMicros)) {
             t = null; // the namespace was deleted and created again: another counter of that name
         }
         if (t == null) {

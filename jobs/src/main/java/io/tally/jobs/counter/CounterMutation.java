@@ -34,6 +34,15 @@ public class CounterMutation {
 
     public CounterMutation() {}
 
+    /**
+     * Whether this mutation is of a namespace created after the one a counter's state was kept for
+     * (deleted and created again under its name): the state is another counter's. A state that
+     * does not know its namespace's creation (0: an earlier release) is taken as this one's.
+     */
+    public boolean ofLaterNamespaceThan(long stateNamespaceCreatedMicros) {
+        return stateNamespaceCreatedMicros != 0 && namespaceCreatedMicros > stateNamespaceCreatedMicros;
+    }
+
     public String key() {
         return namespace + "/" + counter;
     }

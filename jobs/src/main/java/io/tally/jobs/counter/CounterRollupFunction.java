@@ -254,7 +254,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         if (r == null || m.namespaceCreatedMicros == r.namespaceCreatedMicros) {
             return r;
         }
-        if (r.namespaceCreatedMicros != 0 && m.namespaceCreatedMicros > r.namespaceCreatedMicros) {
+        if (m.ofLaterNamespaceThan(r.namespaceCreatedMicros)) {
             seenIds.clear();
             seen.clear();
             pending.clear();
@@ -355,11 +355,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             r.repairs = 0;
             remember(t, r.count);
             forgetIdsBefore(t);
-            RollupWrite written = RollupWrite.rollup(namespace, counter, r.count, t, 0);
-            written.lastWriteMicros = r.lastWriteMicros;
-            written.accurate = r.accurate;
-            written.namespaceCreatedMicros = r.namespaceCreatedMicros;
-            out.collect(written);
+            out.collect(stored(namespace, counter, r));
             if (r.accurate) { // the view's total moves to the new rollup time (the count it shows stays)
                 out.collect(live(namespace, counter, r));
             }
@@ -376,6 +372,15 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             ctx.timerService().registerEventTimeTimer(r.timerMillis);
         }
         rollup.update(r);
+    }
+
+    /** The counter's current rollup as a counter_rollups write (with what the view needs of it). */
+    private static RollupWrite stored(String namespace, String counter, CounterRollupState r) {
+        RollupWrite w = RollupWrite.rollup(namespace, counter, r.count, r.rollupMicros, 0);
+        w.lastWriteMicros = r.lastWriteMicros;
+        w.accurate = r.accurate;
+        w.namespaceCreatedMicros = r.namespaceCreatedMicros;
+        return w;
     }
 
     /** Appends a rollup to the counter's history, keeping the last {@link #ROLLUP_HISTORY}. */
@@ -400,7 +405,6 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
     private void recount(CounterMutation m, CounterRollupState r, Context ctx, Collector<RollupWrite> out)
             throws Exception {
         long at = m.eventTimeMicros;
-        long[] h = history.value();
         if (r == null) { // the job holds nothing of the counter (its state was lost): the log's count is the rollup
             r = new CounterRollupState();
             r.count = m.delta;
@@ -413,6 +417,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             countersTracked.inc();
             remember(at, r.count);
         } else {
+            long[] h = history.value();
             Long counted = at == r.rollupMicros ? Long.valueOf(r.count) : null;
             for (int i = 0; counted == null && h != null && i + 1 < h.length; i += 2) {
                 if (h[i] == at) {
@@ -443,11 +448,8 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             }
         }
         r.repairs++;
-        RollupWrite written = RollupWrite.rollup(m.namespace, m.counter, r.count, r.rollupMicros, 0);
-        written.lastWriteMicros = r.lastWriteMicros;
-        written.accurate = r.accurate;
+        RollupWrite written = stored(m.namespace, m.counter, r);
         written.writeMicros = r.rollupMicros + REPAIR_WRITE_OFFSET_MICROS + Math.min(r.repairs, 499);
-        written.namespaceCreatedMicros = r.namespaceCreatedMicros;
         out.collect(written);
         if (r.accurate) {
             out.collect(live(m.namespace, m.counter, r));
