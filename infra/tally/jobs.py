@@ -4,6 +4,7 @@ shaded jar, run), list, stop with a savepoint, resume from it, cancel."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 import urllib.request
 import uuid
@@ -96,6 +97,10 @@ class FlinkRest:
         return Path(r["filename"]).name
 
 
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
 def jobs_jar() -> Path:
     jars = [j for j in JOBS_JAR_DIR.glob("tally-jobs-*.jar") if not j.name.startswith("original-")]
     if not jars:
@@ -110,6 +115,8 @@ class Jobs:
         self.rest = FlinkRest(settings)
         self.savepoints = settings.home / "savepoints.json"
         self.builds = settings.home / "job-builds.json"
+        self.job_ids = settings.home / "job-ids.json"  # each job's last deployment (its checkpoints' folder)
+        self.checkpoints = settings.data("flink") / "checkpoints"
 
     def running(self, name: str) -> dict | None:
         return next(
@@ -139,6 +146,9 @@ class Jobs:
         if savepoint:
             body["savepointPath"] = savepoint
         job_id = self.rest.call("POST", f"/jars/{jar_id}/run", body, timeout=120)["jobid"]
+        ids = _read(self.job_ids)
+        ids[spec.name] = ids.get(spec.name, []) + [job_id]
+        self.job_ids.write_text(json.dumps(ids, indent=2))
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             state = self.rest.call("GET", f"/jobs/{job_id}")["state"]
@@ -153,8 +163,12 @@ class Jobs:
         started = []
         for spec in JOBS:
             if self.running(spec.name) is None:
-                self.log(f"deploying Flink job {spec.name}")
-                self.deploy(spec)
+                # the cluster was restarted, or the job failed or was cancelled: its state comes back
+                # from its newest retained checkpoint or savepoint, never from nothing
+                restore = self.restore_point(spec.name)
+                self.log(f"deploying Flink job {spec.name}" + (f" from {restore}" if restore else ""))
+                self.deploy(spec, restore)
+                self.prune_checkpoints(spec.name)
                 started.append(spec.name)
             elif self.deployed_builds().get(spec.name) != self.build_of(spec):
                 # a running job of an older build: upgraded through a savepoint, so no state is lost
@@ -165,6 +179,36 @@ class Jobs:
                 self.resume(spec.name)
                 started.append(spec.name)
         return started
+
+    def restore_point(self, name: str) -> str | None:
+        """The newest complete state of the job's last deployment: its latest retained checkpoint
+        (a chk-N folder with its _metadata) or the savepoint recorded for it, whichever is newer."""
+        candidates = []
+        saved = _read(self.savepoints).get(name)
+        if saved:
+            meta = Path(saved.removeprefix("file:")) / "_metadata"
+            if meta.exists():
+                candidates.append((meta.stat().st_mtime, saved))
+        deployed = _read(self.job_ids).get(name)
+        if deployed:
+            for chk in (self.checkpoints / deployed[-1]).glob("chk-*"):
+                meta = chk / "_metadata"
+                if meta.exists():
+                    candidates.append((meta.stat().st_mtime, str(chk)))
+        return max(candidates)[1] if candidates else None
+
+    def prune_checkpoints(self, name: str) -> None:
+        """Removes the checkpoint folders of the job's earlier deployments once its current one
+        has a completed checkpoint (restores are NO_CLAIM: the new job's first checkpoint is a
+        full one, so nothing of the old folder is needed after it)."""
+        ids = _read(self.job_ids)
+        deployed = ids.get(name, [])
+        if not deployed or not any((self.checkpoints / deployed[-1]).glob("chk-*/_metadata")):
+            return
+        for job_id in deployed[:-1]:
+            shutil.rmtree(self.checkpoints / job_id, ignore_errors=True)
+        ids[name] = deployed[-1:]
+        self.job_ids.write_text(json.dumps(ids, indent=2))
 
     def stop_with_savepoint(self, name: str) -> str:
         job = self.running(name)

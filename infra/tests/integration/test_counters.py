@@ -387,6 +387,29 @@ def test_counts_stay_exact_when_the_taskmanager_is_killed(stack, gw, cql, jobs, 
 
 
 @pytest.mark.disruptive
+def test_counts_stay_exact_when_the_whole_flink_cluster_is_killed(stack, gw, cql, jobs, wait_healthy):
+    """JobManager and TaskManager killed (a crashed host; the session cluster keeps no jobs
+    without HA): `./tally up` redeploys each job from its newest retained checkpoint, so no
+    rollup, pending event or dedup id is lost."""
+    from tally import process
+
+    def kill_flink():
+        refs = [stack.state.ref(name) for name in ("flink-taskmanager", "flink-jobmanager")]
+        for ref in refs:
+            os.kill(ref.pid, signal.SIGKILL)
+        for ref in refs:
+            process.wait_until("flink killed", lambda ref=ref: not process.alive(ref), 10, lambda: True)
+        time.sleep(2)
+        stack.up()
+        wait_healthy()
+        restored = {name: jobs.restore_point(name) for name in (ROLLUP,)}
+        assert all(restored.values()), f"no retained checkpoint to restore from: {restored}"
+        assert ROLLUP in jobs.ensure_deployed()
+
+    fault_run(gw, cql, kill_flink)
+
+
+@pytest.mark.disruptive
 def test_counts_stay_exact_across_a_broker_restart(stack, gw, cql, jobs, wait_healthy):
     def restart_broker():
         stack.stop(stack.component("kafka"))

@@ -4,6 +4,7 @@ import io.tally.jobs.config.JobArgs;
 import io.tally.jobs.config.JobSettings;
 import io.tally.serde.RestSchemaRegistryClient;
 import io.tally.serde.SchemaRegistryClient;
+import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
@@ -34,6 +35,10 @@ public final class JobKafka {
     public StreamExecutionEnvironment environment() {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.enableCheckpointing(args.number(JobSettings.CHECKPOINT_INTERVAL_MS), CheckpointingMode.EXACTLY_ONCE);
+        // kept when the job is cancelled or its cluster goes away, so a new deployment restores the
+        // job's state from it (counts, dedup ids, pending events) instead of starting empty
+        env.getCheckpointConfig()
+                .setExternalizedCheckpointRetention(ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
         return env;
     }
 
