@@ -81,6 +81,12 @@ def cmd_jobs(args, settings: Settings) -> int:
         for j in jobs.rest.jobs():
             say(f"{j['jid']}  {j['state']:<10} {j['name']}")
         return 0
+    if args.action == "rescale":
+        if not args.name or args.parallelism is None:
+            say("usage: ./tally jobs rescale <job> <parallelism>")
+            return 2
+        say(f"{args.name}: resumed at parallelism {args.parallelism} as {jobs.rescale(args.name, args.parallelism)}")
+        return 0
     names = [args.name] if args.name else [spec.name for spec in JOBS]
     for name in names:
         if args.action == "deploy":
@@ -94,6 +100,13 @@ def cmd_jobs(args, settings: Settings) -> int:
             jobs.cancel(name)
             say(f"{name}: cancelled")
     return 0
+
+
+def cmd_flink(args, settings: Settings) -> int:
+    """Flink's own CLI against the stack's session cluster (its REST address from the config)."""
+    flink = Stack(settings, say).component("flink-jobmanager")
+    argv, env = flink.cli(args.args)
+    return subprocess.run(argv, env=env).returncode
 
 
 def cmd_deadletters(args, settings: Settings) -> int:
@@ -345,9 +358,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     bench.set_defaults(fn=cmd_bench)
     jobs = sub.add_parser("jobs", help="Tally's Flink jobs on the session cluster")
-    jobs.add_argument("action", choices=["list", "deploy", "stop-with-savepoint", "resume", "cancel"])
+    jobs.add_argument("action", choices=["list", "deploy", "stop-with-savepoint", "resume", "rescale", "cancel"])
     jobs.add_argument("name", nargs="?", choices=[spec.name for spec in JOBS], help="default: every Tally job")
+    jobs.add_argument("parallelism", nargs="?", type=int, help="rescale: the job's new parallelism")
     jobs.set_defaults(fn=cmd_jobs)
+    flink = sub.add_parser(
+        "flink", help="Flink's own CLI against the session cluster (./tally flink list, stop, run -s ... -p N)"
+    )
+    flink.add_argument("args", nargs=argparse.REMAINDER)
+    flink.set_defaults(fn=cmd_flink)
     counters = sub.add_parser("counters", help="counter operations")
     csub = counters.add_subparsers(dest="action", required=True)
     rc = csub.add_parser(

@@ -59,6 +59,23 @@ JOBS = [
 ]
 
 
+MAX_PARALLELISM = 128  # the jobs' key groups (JobKafka.MAX_PARALLELISM): no job scales beyond it
+
+
+def default_parallelism(s: Settings) -> int:
+    """TALLY_FLINK_PARALLELISM: a number, or "auto" (the slots shared by the jobs, at least 1)."""
+    raw, slots = s.get("TALLY_FLINK_PARALLELISM").strip(), s.int("TALLY_FLINK_TASK_SLOTS")
+    if raw == "auto":
+        return max(1, slots // len(JOBS))
+    try:
+        n = int(raw)
+    except ValueError:
+        raise ValueError(f"TALLY_FLINK_PARALLELISM={raw!r}: a whole number or auto") from None
+    if not 1 <= n <= min(slots, MAX_PARALLELISM):
+        raise ValueError(f"TALLY_FLINK_PARALLELISM={n}: must be 1 to TALLY_FLINK_TASK_SLOTS ({slots})")
+    return n
+
+
 class FlinkRest:
     def __init__(self, settings: Settings):
         self.base = f"http://{settings.host}:{settings.port('TALLY_FLINK_PORT')}"
@@ -117,6 +134,7 @@ class Jobs:
         self.builds = settings.home / "job-builds.json"
         self.job_ids = settings.home / "job-ids.json"  # each job's last deployment (its checkpoints' folder)
         self.checkpoints = settings.data("flink") / "checkpoints"
+        self.scale = settings.home / "job-scale.json"  # parallelism set by `rescale`, kept across ups
 
     def running(self, name: str) -> dict | None:
         return next(
@@ -128,11 +146,16 @@ class Jobs:
             None,
         )
 
+    def parallelism_of(self, name: str) -> int:
+        """The job's parallelism: what `rescale` recorded for it, else the setting's."""
+        return _read(self.scale).get(name) or default_parallelism(self.s)
+
     def build_of(self, spec: JobSpec) -> str:
-        """What a deployment runs: the jobs jar's digest and the job's arguments."""
+        """What a deployment runs: the jobs jar's digest, the job's arguments and parallelism."""
         import hashlib
 
-        return hashlib.sha256(jobs_jar().read_bytes() + json.dumps(spec.args(self.s)).encode()).hexdigest()
+        run = json.dumps(spec.args(self.s)) + f"@{self.parallelism_of(spec.name)}"
+        return hashlib.sha256(jobs_jar().read_bytes() + run.encode()).hexdigest()
 
     def deployed_builds(self) -> dict:
         return json.loads(self.builds.read_text()) if self.builds.exists() else {}
@@ -142,27 +165,39 @@ class Jobs:
         builds[spec.name] = self.build_of(spec)
         self.builds.write_text(json.dumps(builds, indent=2))
         jar_id = self.rest.upload(jobs_jar())
-        body = {"entryClass": spec.entry_class, "programArgsList": spec.args(self.s)}
+        body = {
+            "entryClass": spec.entry_class,
+            "programArgsList": spec.args(self.s),
+            "parallelism": self.parallelism_of(spec.name),
+        }
         if savepoint:
             body["savepointPath"] = savepoint
         job_id = self.rest.call("POST", f"/jars/{jar_id}/run", body, timeout=120)["jobid"]
-        ids = _read(self.job_ids)
-        ids[spec.name] = ids.get(spec.name, []) + [job_id]
-        self.job_ids.write_text(json.dumps(ids, indent=2))
-        deadline = time.monotonic() + 60
+        self._remember(spec.name, job_id)
+        self.wait_running(spec.name, job_id)
+        return job_id
+
+    def wait_running(self, name: str, job_id: str, timeout: float = 90) -> None:
+        """Until every task of the job runs (restored, sources assigned): only then can it take a
+        savepoint, and only then is its state really back."""
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            state = self.rest.call("GET", f"/jobs/{job_id}")["state"]
-            if state == "RUNNING":
-                return job_id
+            job = self.rest.call("GET", f"/jobs/{job_id}")
+            state = job["state"]
             if state in ("FAILED", "CANCELED", "FINISHED"):
-                raise RuntimeError(f"{spec.name} ended as {state} right after submission (see the Flink dashboard)")
+                raise RuntimeError(f"{name} ended as {state} right after submission (see the Flink dashboard)")
+            if state == "RUNNING" and all(v["status"] == "RUNNING" for v in job["vertices"]):
+                return
             time.sleep(0.5)
-        raise RuntimeError(f"{spec.name} is not RUNNING after 60 s")
+        raise RuntimeError(f"{name}: not every task RUNNING after {timeout:.0f} s (see the Flink dashboard)")
 
     def ensure_deployed(self) -> list[str]:
         started = []
         for spec in JOBS:
-            if self.running(spec.name) is None:
+            running = self.running(spec.name)
+            if running is not None:
+                self._remember(spec.name, running["jid"])  # one started outside ./tally (Flink's CLI)
+            if running is None:
                 # the cluster was restarted, or the job failed or was cancelled: its state comes back
                 # from its newest retained checkpoint or savepoint, never from nothing
                 restore = self.restore_point(spec.name)
@@ -179,6 +214,13 @@ class Jobs:
                 self.resume(spec.name)
                 started.append(spec.name)
         return started
+
+    def _remember(self, name: str, job_id: str) -> None:
+        """Records a deployment of the job: its checkpoints are where a restart restores from."""
+        ids = _read(self.job_ids)
+        if ids.get(name, [])[-1:] != [job_id]:
+            ids[name] = ids.get(name, []) + [job_id]
+            self.job_ids.write_text(json.dumps(ids, indent=2))
 
     def restore_point(self, name: str) -> str | None:
         """The newest complete state of the job's last deployment: its latest retained checkpoint
@@ -214,6 +256,7 @@ class Jobs:
         job = self.running(name)
         if job is None:
             raise RuntimeError(f"{name} is not running")
+        self.wait_running(name, job["jid"])  # a savepoint needs every task running
         trigger = self.rest.call("POST", f"/jobs/{job['jid']}/stop", {"drain": False})["request-id"]
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -238,6 +281,28 @@ class Jobs:
             raise RuntimeError(f"no savepoint recorded for {name}; stop it with a savepoint first")
         spec = next(s for s in JOBS if s.name == name)
         return self.deploy(spec, saved[name])
+
+    def rescale(self, name: str, parallelism: int) -> str:
+        """Stops the job with a savepoint and resumes it from that savepoint at `parallelism`
+        (its keyed state is split or merged by key group; sources keep their offsets)."""
+        if not 1 <= parallelism <= MAX_PARALLELISM:
+            raise ValueError(f"parallelism {parallelism}: must be 1 to {MAX_PARALLELISM} (the jobs' key groups)")
+        job = self.running(name)
+        if job is None:
+            raise RuntimeError(f"{name} is not running")
+        overview = self.rest.call("GET", "/overview")
+        now = self.rest.call("GET", f"/jobs/{job['jid']}")
+        in_use = max((v["parallelism"] for v in now["vertices"]), default=1)
+        if parallelism > overview["slots-available"] + in_use:
+            raise RuntimeError(
+                f"{name} at {parallelism} needs {parallelism} slots; {overview['slots-available']} are free "
+                f"and it holds {in_use} (raise TALLY_FLINK_TASK_SLOTS)"
+            )
+        self.stop_with_savepoint(name)
+        scale = _read(self.scale)
+        scale[name] = parallelism
+        self.scale.write_text(json.dumps(scale, indent=2))
+        return self.resume(name)
 
     def cancel(self, name: str) -> None:
         job = self.running(name)

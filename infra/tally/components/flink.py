@@ -11,6 +11,7 @@ import subprocess
 import urllib.request
 
 from ..fetch import layout_stamp
+from ..jobs import default_parallelism
 from .base import JAVA, Component
 
 # Flink's own Java 17 list (flink-dist config.yaml, env.java.opts.all): without it job
@@ -69,6 +70,18 @@ class _FlinkProcess(Component):
             shutil.copy2(j, (plugin if j.name.startswith(REPORTER_JAR_PREFIX) else home / "lib") / j.name)
         stamp.write_text(wanted)
 
+    def cli(self, args: list[str]) -> tuple[list[str], dict[str, str]]:
+        """Flink's own command line (bin/flink's CliFrontend) against the session cluster, with
+        the stack's configuration: `flink list`, `flink stop`, `flink run -s ... -p N`..."""
+        argv = [
+            JAVA,
+            *JAVA17_OPTS.split(),
+            "-cp",
+            f"{self.flink_home}/lib/*",
+            "org.apache.flink.client.cli.CliFrontend",
+        ]
+        return argv + args, self.env(FLINK_CONF_DIR=str(self.flink_conf))
+
     def configure(self):
         data = self.s.data("flink")
         for d in ("checkpoints", "savepoints", "tmp", "web-upload"):
@@ -76,9 +89,7 @@ class _FlinkProcess(Component):
         conf = self.flink_conf
         conf.mkdir(parents=True, exist_ok=True)
         h = self.host
-        slots, parallelism = self.s.int("TALLY_FLINK_TASK_SLOTS"), self.s.int("TALLY_JOB_PARALLELISM")
-        if not 1 <= parallelism <= slots:
-            raise ValueError(f"TALLY_JOB_PARALLELISM={parallelism}: must be 1 to TALLY_FLINK_TASK_SLOTS ({slots})")
+        slots, parallelism = self.s.int("TALLY_FLINK_TASK_SLOTS"), default_parallelism(self.s)
         settings = {
             "env.java.opts.all": JAVA17_OPTS,
             "jobmanager.rpc.address": h,

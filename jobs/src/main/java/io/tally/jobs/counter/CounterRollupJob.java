@@ -14,18 +14,14 @@ import io.tally.model.Topics;
 import io.tally.namespace.NamespaceChange;
 import io.tally.serde.SchemaRegistryClient;
 import java.util.List;
-import java.util.Map;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
-import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.function.SerializableSupplier;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 
 /**
@@ -65,13 +61,12 @@ public final class CounterRollupJob {
         String bootstrap = kafka.bootstrap;
         SerializableSupplier<SchemaRegistryClient> registry = kafka.registry();
         StreamExecutionEnvironment env = kafka.environment();
-        KafkaSource<RawRecord> source = kafka.source(OffsetResetStrategy.EARLIEST, TOPIC);
         // per-partition watermarks from LogAppendTime: monotonic within a partition
         WatermarkStrategy<RawRecord> watermarks = WatermarkStrategy.<RawRecord>forMonotonousTimestamps()
                 .withTimestampAssigner((r, ts) -> r.timestampMillis);
         String host = p.text(JobSettings.CASSANDRA_HOST);
         int port = p.port(JobSettings.CASSANDRA_PORT);
-        int partitions = partitions(bootstrap);
+        int partitions = kafka.partitions(TOPIC);
         Heartbeats.Branch heartbeats = new Heartbeats.Branch(
                 KafkaSink.<Long>builder()
                         .setBootstrapServers(bootstrap)
@@ -82,7 +77,7 @@ public final class CounterRollupJob {
                 p.number(HEARTBEAT_INTERVAL_MS),
                 Long.MAX_VALUE);
         build(
-                env.fromSource(source, watermarks, TOPIC).uid("counter-source"),
+                kafka.stream(env, OffsetResetStrategy.EARLIEST, watermarks, TOPIC, "counter-source", TOPIC),
                 ControlPlane.stream(env, bootstrap),
                 new CassandraEventSink(host, port, 128),
                 new CassandraRollupSink(host, port),
@@ -144,16 +139,5 @@ public final class CounterRollupJob {
                 .uid("counter-dead-letters")
                 .name("counter-dead-letters");
         heartbeats.attach(records.getExecutionEnvironment());
-    }
-
-    private static int partitions(String bootstrap) throws Exception {
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-            return admin.describeTopics(List.of(TOPIC))
-                    .allTopicNames()
-                    .get()
-                    .get(TOPIC)
-                    .partitions()
-                    .size();
-        }
     }
 }

@@ -4,15 +4,22 @@ import io.tally.jobs.config.JobArgs;
 import io.tally.jobs.config.JobSettings;
 import io.tally.serde.RestSchemaRegistryClient;
 import io.tally.serde.SchemaRegistryClient;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.streaming.api.CheckpointingMode;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.DataStreamSource;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.function.SerializableFunction;
 import org.apache.flink.util.function.SerializableSupplier;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 
 /**
@@ -24,6 +31,8 @@ public final class JobKafka {
     private final JobArgs args;
     private final String group;
     public final String bootstrap;
+    /** Key groups of every job (see {@link #environment}). */
+    public static final int MAX_PARALLELISM = 128;
 
     /** @param job the job's name, the default of its group.id */
     public JobKafka(JobArgs args, String job) {
@@ -34,6 +43,10 @@ public final class JobKafka {
 
     public StreamExecutionEnvironment environment() {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        // Key groups: the most subtasks a keyed operator can ever be rescaled to. Fixed, since a
+        // savepoint restores only at the max parallelism it was taken with; 128 is what Flink
+        // derived for the jobs' state at parallelism 1, so earlier savepoints still restore.
+        env.setMaxParallelism(MAX_PARALLELISM);
         env.enableCheckpointing(args.number(JobSettings.CHECKPOINT_INTERVAL_MS), CheckpointingMode.EXACTLY_ONCE);
         // kept when the job is cancelled or its cluster goes away, so a new deployment restores the
         // job's state from it (counts, dedup ids, pending events) instead of starting empty
@@ -45,6 +58,43 @@ public final class JobKafka {
     public SerializableSupplier<SchemaRegistryClient> registry() {
         String url = args.text(JobSettings.REGISTRY_URL);
         return () -> new RestSchemaRegistryClient(url);
+    }
+
+    /**
+     * The topics' records as the job's source stream, with at most one source subtask per
+     * partition: a subtask that owns no partition would have no event time to give and hold every
+     * downstream watermark (the rollups) back.
+     */
+    public DataStream<RawRecord> stream(
+            StreamExecutionEnvironment env,
+            OffsetResetStrategy reset,
+            WatermarkStrategy<RawRecord> watermarks,
+            String name,
+            String uid,
+            String... topics)
+            throws Exception {
+        DataStreamSource<RawRecord> stream = env.fromSource(source(reset, topics), watermarks, name);
+        stream.uid(uid);
+        int partitions = Integer.MAX_VALUE;
+        for (String topic : topics) {
+            partitions = Math.min(partitions, partitions(topic));
+        }
+        if (env.getParallelism() > partitions) {
+            stream.setParallelism(partitions);
+        }
+        return stream;
+    }
+
+    /** How many partitions a topic has. */
+    public int partitions(String topic) throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+            return admin.describeTopics(List.of(topic))
+                    .allTopicNames()
+                    .get()
+                    .get(topic)
+                    .partitions()
+                    .size();
+        }
     }
 
     /** Raw records of the topics, from the group's committed offsets (or `reset` without them). */

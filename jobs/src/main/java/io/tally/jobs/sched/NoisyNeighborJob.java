@@ -21,7 +21,6 @@ import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
-import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
@@ -84,14 +83,17 @@ public final class NoisyNeighborJob {
         String bootstrap = kafka.bootstrap;
         SerializableSupplier<SchemaRegistryClient> registry = kafka.registry();
         StreamExecutionEnvironment env = kafka.environment();
-        // scheduler data is only worth its recent past: a new deployment starts at the end
-        KafkaSource<RawRecord> source = kafka.source(
-                org.apache.kafka.clients.consumer.OffsetResetStrategy.LATEST, EVENTS_TOPIC, Topics.COUNTER_EVENTS);
         NoisyNeighborRule rule = new NoisyNeighborRule(
                 p.ratio(RULE_RATIO), p.number(RULE_MIN_LATENCY_US), p.number(RULE_MIN_SWITCH_OUTS), 0.2);
         build(
-                env.fromSource(source, WatermarkStrategy.noWatermarks(), "scheduler-events")
-                        .uid("sched-source"),
+                kafka.stream( // scheduler data is only worth its recent past: a new deployment starts at the end
+                        env,
+                        org.apache.kafka.clients.consumer.OffsetResetStrategy.LATEST,
+                        WatermarkStrategy.noWatermarks(),
+                        "scheduler-events",
+                        "sched-source",
+                        EVENTS_TOPIC,
+                        Topics.COUNTER_EVENTS),
                 KafkaSink.<AlertRecord>builder()
                         .setBootstrapServers(bootstrap)
                         .setRecordSerializer(

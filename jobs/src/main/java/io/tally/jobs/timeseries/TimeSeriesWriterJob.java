@@ -24,7 +24,6 @@ import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.elasticsearch.sink.Elasticsearch7SinkBuilder;
 import org.apache.flink.connector.elasticsearch.sink.FlushBackoffType;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
-import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -79,8 +78,6 @@ public final class TimeSeriesWriterJob {
         JobKafka kafka = new JobKafka(p, NAME);
         SerializableSupplier<SchemaRegistryClient> registry = kafka.registry();
         StreamExecutionEnvironment env = kafka.environment();
-        KafkaSource<RawRecord> source =
-                kafka.source(org.apache.kafka.clients.consumer.OffsetResetStrategy.EARLIEST, TOPIC);
         KafkaSink<DeadLetterRecord> deadLetters = kafka.deadLetters();
         String elasticsearch = p.text(ELASTICSEARCH_URL);
         DataStream<NamespaceChange> control = ControlPlane.stream(env, kafka.bootstrap);
@@ -97,7 +94,13 @@ public final class TimeSeriesWriterJob {
         String cassandraHost = p.text(JobSettings.CASSANDRA_HOST);
         int cassandraPort = p.port(JobSettings.CASSANDRA_PORT);
         build(
-                env.fromSource(source, WatermarkStrategy.noWatermarks(), TOPIC).uid("timeseries-source"),
+                kafka.stream(
+                        env,
+                        org.apache.kafka.clients.consumer.OffsetResetStrategy.EARLIEST,
+                        WatermarkStrategy.noWatermarks(),
+                        TOPIC,
+                        "timeseries-source",
+                        TOPIC),
                 new CassandraEventSink(cassandraHost, cassandraPort, 128),
                 documents,
                 deadLetters,

@@ -1,8 +1,10 @@
-"""Which state a redeployed job restores from, and which checkpoint folders may go."""
+"""Jobs on the session cluster: which state a redeployed job restores from, which checkpoint
+folders may go, and the parallelism each runs at."""
 
 import json
 import os
 
+import pytest
 from tally.jobs import Jobs
 from tally.settings import Settings
 
@@ -60,3 +62,25 @@ def test_earlier_deployments_are_pruned_only_once_the_current_one_has_a_checkpoi
     assert not (j.checkpoints / "a").exists()
     assert (j.checkpoints / "b").exists() and (j.checkpoints / "w").exists()
     assert json.loads(j.job_ids.read_text())["tally-counter-rollup"] == ["b"]
+
+
+def test_auto_parallelism_shares_the_slots_among_the_jobs(tmp_path):
+    from tally.jobs import default_parallelism
+
+    def at(**env):
+        return default_parallelism(Settings.load({"TALLY_HOME": str(tmp_path), **env}))
+
+    assert at(TALLY_FLINK_TASK_SLOTS="4", TALLY_FLINK_PARALLELISM="auto") == 1
+    assert at(TALLY_FLINK_TASK_SLOTS="6", TALLY_FLINK_PARALLELISM="auto") == 2
+    assert at(TALLY_FLINK_TASK_SLOTS="2", TALLY_FLINK_PARALLELISM="auto") == 1  # never 0
+    assert at(TALLY_FLINK_TASK_SLOTS="4", TALLY_FLINK_PARALLELISM="3") == 3
+    for bad in ("5", "0", "two"):
+        with pytest.raises(ValueError, match="TALLY_FLINK_PARALLELISM"):
+            at(TALLY_FLINK_TASK_SLOTS="4", TALLY_FLINK_PARALLELISM=bad)
+
+
+def test_a_rescaled_job_keeps_its_parallelism_and_others_take_the_setting(tmp_path):
+    j = jobs_at(tmp_path)
+    j.scale.write_text(json.dumps({"tally-counter-rollup": 2}))
+    assert j.parallelism_of("tally-counter-rollup") == 2
+    assert j.parallelism_of("tally-timeseries-writer") == 1
