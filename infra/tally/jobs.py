@@ -63,8 +63,9 @@ MAX_PARALLELISM = 128  # the jobs' key groups (JobKafka.MAX_PARALLELISM): no job
 
 
 def default_parallelism(s: Settings) -> int:
-    """TALLY_FLINK_PARALLELISM: a number, or "auto" (the slots shared by the jobs, at least 1)."""
-    raw, slots = s.get("TALLY_FLINK_PARALLELISM").strip(), s.int("TALLY_FLINK_TASK_SLOTS")
+    """TALLY_FLINK_PARALLELISM: a number, or "auto" (all TaskManagers' slots shared by the jobs, at least 1)."""
+    raw = s.get("TALLY_FLINK_PARALLELISM").strip()
+    slots = s.int("TALLY_FLINK_TASK_SLOTS") * s.int("TALLY_FLINK_TASKMANAGERS")
     if raw == "auto":
         return max(1, slots // len(JOBS))
     try:
@@ -72,7 +73,7 @@ def default_parallelism(s: Settings) -> int:
     except ValueError:
         raise ValueError(f"TALLY_FLINK_PARALLELISM={raw!r}: a whole number or auto") from None
     if not 1 <= n <= min(slots, MAX_PARALLELISM):
-        raise ValueError(f"TALLY_FLINK_PARALLELISM={n}: must be 1 to TALLY_FLINK_TASK_SLOTS ({slots})")
+        raise ValueError(f"TALLY_FLINK_PARALLELISM={n}: must be 1 to the TaskManagers' slots ({slots})")
     return n
 
 

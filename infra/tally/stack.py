@@ -26,6 +26,14 @@ class StackError(Exception):
     pass
 
 
+def instances(settings: Settings, key: str) -> int:
+    """How many instances of a component the setting asks for (gateways, TaskManagers)."""
+    n = settings.int(key)
+    if not 1 <= n <= 16:
+        raise ValueError(f"{key}={n}: must be 1 to 16")
+    return n
+
+
 @dataclass
 class Row:
     name: str
@@ -55,16 +63,22 @@ class Stack:
             Elasticsearch(settings, log),
             Registry(settings, log),
             Connect(settings, log),
-            Gateway(settings, log),
+            *(Gateway(settings, log, i) for i in range(1, instances(settings, "TALLY_GATEWAY_INSTANCES") + 1)),
             FlinkJobManager(settings, log),
-            FlinkTaskManager(settings, log),
+            *(
+                FlinkTaskManager(settings, log, i)
+                for i in range(1, instances(settings, "TALLY_FLINK_TASKMANAGERS") + 1)
+            ),
             ElasticsearchExporter(settings, log),
             PostgresExporter(settings, log),
             RunqExporter(settings, log),
         ]
-        targets = {c.name: c.metrics_target() for c in servers if c.metrics_target()}
+        targets: dict[str, list[str]] = {}
+        for c in servers:
+            if c.metrics_target():
+                targets.setdefault(c.metrics_job, []).append(c.metrics_target())
         prometheus = Prometheus(settings, log, targets)
-        targets[prometheus.name] = prometheus.metrics_target()
+        targets[prometheus.name] = [prometheus.metrics_target()]
         return servers + [prometheus]
 
     # ---- queries -------------------------------------------------------------------

@@ -39,6 +39,11 @@ class Component:
         return None
 
     @property
+    def metrics_job(self) -> str:
+        """Prometheus's 'job' label of the component: its kind (instances share it)."""
+        return self.name
+
+    @property
     def host(self) -> str:
         return self.s.host
 

@@ -217,17 +217,29 @@ class FlinkJobManager(_FlinkProcess):
 
 
 class FlinkTaskManager(_FlinkProcess):
+    """One TaskManager of the session cluster: `flink-taskmanager`, and with
+    TALLY_FLINK_TASKMANAGERS > 1 also `flink-taskmanager-2`, ... (metrics on consecutive ports).
+    Its resource id is its name, so the JobManager and the dashboard name it as `status` does and
+    a restarted one takes its place."""
+
     name = "flink-taskmanager"
+    metrics_job = "flink-taskmanager"
     depends = ("flink-jobmanager",)
     entrypoint = "org.apache.flink.runtime.taskexecutor.TaskManagerRunner"
     resource_query = "GET_TM_RESOURCE_PARAMS"
     ready_timeout = 120.0
 
+    def __init__(self, settings, log=print, instance: int = 1):
+        super().__init__(settings, log)
+        self.instance = instance
+        if instance > 1:
+            self.name = f"flink-taskmanager-{instance}"
+
     def configure(self):
         pass  # the JobManager writes the shared conf
 
     def ports(self):
-        return {"metrics": self.s.port("TALLY_FLINK_TM_METRICS_PORT")}
+        return {"metrics": self.s.port("TALLY_FLINK_TM_METRICS_PORT") + self.instance - 1}
 
     def url(self):
         return f"{self.rest}/#/task-manager"
@@ -236,8 +248,14 @@ class FlinkTaskManager(_FlinkProcess):
         return f"{self.host}:{self.ports()['metrics']}"
 
     def extra_dynamic(self):
-        # JM and TM share one conf; the TM's reporter needs its own port.
-        return ["-D", f"metrics.reporter.prom.port={self.ports()['metrics']}"]
+        # JM and TM share one conf; each TM's reporter needs its own port.
+        return [
+            "-D",
+            f"metrics.reporter.prom.port={self.ports()['metrics']}",
+            "-D",
+            f"taskmanager.resource-id={self.name}",
+        ]
 
     def ready(self):
-        return self.overview().get("taskmanagers", 0) >= 1
+        with urllib.request.urlopen(f"{self.rest}/taskmanagers", timeout=3) as r:
+            return any(tm["id"] == self.name for tm in json.load(r)["taskmanagers"])

@@ -10,11 +10,29 @@ def gateway_jar():
 
 
 class Gateway(JavaService):
+    """One gateway instance. Instance 1 is `gateway` on TALLY_GATEWAY_PORT; instances 2..N
+    (TALLY_GATEWAY_INSTANCES) are `gateway-<i>` on consecutive ports from
+    TALLY_GATEWAY_MORE_PORTS. Each holds its own counter view and control-plane feed; none
+    shares state with another, so any of them can take any request."""
+
     name = "gateway"
     depends = ("kafka", "registry", "connect")
     module, artifact, port_setting = "gateway", "tally-gateway", "TALLY_GATEWAY_PORT"
     ready_timeout = 90.0
     stop_timeout = 20.0
+
+    def __init__(self, settings, log=print, instance: int = 1):
+        super().__init__(settings, log)
+        self.instance = instance
+        if instance > 1:
+            self.name = f"gateway-{instance}"
+
+    metrics_job = "gateway"
+
+    def ports(self):
+        if self.instance == 1:
+            return super().ports()
+        return {"http": self.s.port("TALLY_GATEWAY_MORE_PORTS") + self.instance - 2}
 
     def max_heap(self) -> str:
         return self.s.get("TALLY_GATEWAY_HEAP")

@@ -73,7 +73,7 @@ class Prometheus(Component):
     ready_timeout = 30.0
     binary = "prometheus"
 
-    def __init__(self, settings, log=print, targets: dict[str, str] | None = None):
+    def __init__(self, settings, log=print, targets: dict[str, list[str]] | None = None):
         super().__init__(settings, log)
         self.targets = targets or {}
 
@@ -121,8 +121,9 @@ class Prometheus(Component):
             return json.load(r)["data"]["result"]
 
 
-def render_config(targets: dict[str, str]) -> str:
-    """One scrape job per component, named after it (the 'job' label)."""
+def render_config(targets: dict[str, list[str]]) -> str:
+    """One scrape job per kind of component, named after it (the 'job' label); instances of one
+    kind (gateways, TaskManagers) are targets of its job, told apart by their 'instance' label."""
     lines = [
         "# Written by ./tally up from the components' metrics targets.",
         "global:",
@@ -132,6 +133,7 @@ def render_config(targets: dict[str, str]) -> str:
         "  evaluation_interval: 15s",
         "scrape_configs:",
     ]
-    for job, target in sorted(targets.items()):
-        lines += [f"  - job_name: {job}", "    static_configs:", f"      - targets: ['{target}']"]
+    for job, addresses in sorted(targets.items()):
+        listed = ", ".join(f"'{a}'" for a in addresses)
+        lines += [f"  - job_name: {job}", "    static_configs:", f"      - targets: [{listed}]"]
     return "\n".join(lines) + "\n"

@@ -54,10 +54,13 @@ class Generator:
     """Deterministic load, as in Flink's operations playground: `rounds` AddCounts per counter
     with delta 1 + (round * 7 + counter) % 5; every tenth request is sent twice with the same
     token. A client retries a failed request (5xx, 429, connection error) with the same token
-    until it gets an answer; the ground truth is the sum of the deltas that were answered 2xx."""
+    until it gets an answer; the ground truth is the sum of the deltas that were answered 2xx.
+    Given several gateways, request i and each of its copies and retries go to the next one in
+    turn, so a copy or a retry lands on another instance than the first try."""
 
-    def __init__(self, gw, ns, counters: list[str], rounds: int, pause_s: float = 0.0):
-        self.gw, self.ns, self.counters, self.rounds, self.pause = gw, ns, counters, rounds, pause_s
+    def __init__(self, gw: str | list[str], ns, counters: list[str], rounds: int, pause_s: float = 0.0):
+        self.gws = [gw] if isinstance(gw, str) else list(gw)
+        self.ns, self.counters, self.rounds, self.pause = ns, counters, rounds, pause_s
         self.truth = {c: 0 for c in counters}
         self.rejected: list[tuple[str, int, int]] = []
         self.retries = 0
@@ -75,10 +78,13 @@ class Generator:
         }
         copies = 2 if i % 10 == 3 else 1
         answered = None
+        attempt = i
         for _ in range(copies):
             while True:
+                gw = self.gws[attempt % len(self.gws)]
+                attempt += 1
                 try:
-                    r = requests.post(f"{self.gw}/v1/counter/AddCount", json=body, timeout=15)
+                    r = requests.post(f"{gw}/v1/counter/AddCount", json=body, timeout=15)
                     if r.status_code < 500 and r.status_code != 429:
                         answered = r
                         break
@@ -114,7 +120,7 @@ class Generator:
         return self
 
 
-def fault_run(gw, cql, fault, rounds=40, pause_s=0.15):
+def fault_run(gw: str | list[str], cql, fault, rounds=40, pause_s=0.15):
     """Runs the generator on it_counters (30 s accept window: clients retry through the
     fault with their tokens), applies `fault` mid-stream, then checks every count exactly."""
     counters = [f"f-{uuid.uuid4().hex[:6]}-{n}" for n in range(8)]
@@ -123,8 +129,9 @@ def fault_run(gw, cql, fault, rounds=40, pause_s=0.15):
     fault()
     gen.join()
     assert gen.rejected == [], f"answered 4xx: {gen.rejected[:5]}"
-    for c in counters:
-        wait_count(gw, "it_counters", c, gen.truth[c], timeout=120)
+    for each in gen.gws:  # every gateway's view agrees
+        for c in counters:
+            wait_count(each, "it_counters", c, gen.truth[c], timeout=120)
     for c in counters:
         wait_rollup(cql, "it_counters", c, gen.truth[c], gen.last_event_us[c], timeout=120)
     return gen

@@ -1,7 +1,11 @@
-"""The jobs rescaled through savepoints while load flows (`./tally jobs rescale`): the counter
-rollup 1 -> 2 -> 1 and the TimeSeries writer 1 -> 2 -> 1, with the counter generator on
-it_counters and TimeSeries batches written all along; every count, rollup and event exact."""
+"""Tally on more than one of each: the jobs rescaled through savepoints while load flows
+(`./tally jobs rescale`: the counter rollup 1 -> 2 -> 1, the TimeSeries writer 1 -> 2 -> 1, with
+the counter generator on it_counters and TimeSeries batches written all along), two gateways
+taking the same stream of requests (TALLY_GATEWAY_INSTANCES=2), and two TaskManagers of which
+one is killed mid-stream (TALLY_FLINK_TASKMANAGERS=2): every count, rollup and event exact."""
 
+import os
+import signal
 import threading
 import time
 import uuid
@@ -9,11 +13,14 @@ import uuid
 import pytest
 import requests
 from counter_load import fault_run
-from support import now_iso
+from support import admin_headers, now_iso, until
 from tally.jobs import Jobs
+from tally.settings import Settings
+from tally.stack import Stack
 from test_timeseries import micros, wait_keys
 
 ROLLUP, WRITER = "tally-counter-rollup", "tally-timeseries-writer"
+ADMIN = admin_headers()
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +115,99 @@ def test_counts_rollups_and_events_stay_exact_while_the_jobs_are_rescaled(stack,
     keys, n_rows = wait_keys(cql, timeseries.tsid, timeseries.times, len(timeseries.ids), timeout=180)
     assert sorted(k[1] for k in keys) == sorted(timeseries.ids), "every acknowledged event stored"
     assert n_rows == len(timeseries.ids), "and stored once"
+
+
+def widened(**settings) -> Stack:
+    """The stack as `./tally up` makes it with these settings changed (e.g. a second gateway)."""
+    return Stack(Settings.load({**os.environ, **settings}), log=lambda *_: None)
+
+
+@pytest.fixture
+def two_gateways(stack):
+    wide = widened(TALLY_GATEWAY_INSTANCES="2")
+    wide.up()  # starts gateway-2 beside the running stack and adds it to Prometheus's targets
+    second = wide.component("gateway-2")
+    yield [stack.component("gateway").url(), second.url()]
+    wide.stop(second)
+    stack.up()  # Prometheus back to the stack's own targets
+
+
+def test_two_gateways_take_any_request_and_each_applies_the_control_plane(stack, cql, jobs, two_gateways):
+    first, second = two_gateways
+    # every instance applies control-plane changes: one made through either is applied by both
+    name = f"it_two_gw_{uuid.uuid4().hex[:8]}"
+    config = {
+        "kind": "counter",
+        "counter_type": "EVENTUAL",
+        "accept_limit": "3s",
+        "rollup": {"coalesce_ms": 500, "clock_skew_ms": 200},
+    }
+    created = requests.put(f"{first}/v1/namespaces/{name}", json=config, headers=ADMIN, timeout=10)
+    assert created.status_code == 201, created.text
+
+    def applied(gw, version):
+        r = requests.get(f"{gw}/v1/namespaces/{name}", headers=ADMIN, timeout=10)
+        return r.status_code == 200 and r.json().get("applied_version") == version
+
+    until("both gateways apply the new namespace", lambda: applied(first, 1) and applied(second, 1), 30)
+    changed = requests.put(
+        f"{second}/v1/namespaces/{name}",
+        json={**config, "accept_limit": "4s"},
+        headers={**ADMIN, "If-Match": '"1"'},
+        timeout=10,
+    )
+    assert changed.status_code == 200, changed.text
+    until("both gateways apply the change", lambda: applied(first, 2) and applied(second, 2), 30)
+    assert requests.delete(f"{second}/v1/namespaces/{name}", headers=ADMIN, timeout=10).status_code == 200
+
+    # requests spread over both, every retry and duplicate on the other one than the first try:
+    # one logical event each (the job's dedup), the counts exact in both gateways' views
+    gen = fault_run([first, second], cql, lambda: None, rounds=30, pause_s=0.1)
+    assert gen.rejected == []
+
+    # Prometheus scrapes both instances under one job
+    prom = stack.component("prometheus")
+    until("Prometheus scrapes both gateways", lambda: len(prom.query('up{job="gateway"} == 1')) == 2, 60)
+
+
+@pytest.mark.disruptive
+def test_counts_stay_exact_when_one_of_two_taskmanagers_is_killed(stack, gw, cql, jobs, wait_healthy):
+    from tally import process
+
+    wide = widened(TALLY_FLINK_TASKMANAGERS="2")
+    wide.up()  # starts flink-taskmanager-2: 4 more free slots
+    overview = jobs.rest.call("GET", "/overview")
+    assert overview["taskmanagers"] == 2, overview
+
+    def kill_the_first():
+        ref = stack.state.ref("flink-taskmanager")
+        os.kill(ref.pid, signal.SIGKILL)
+        process.wait_until("taskmanager killed", lambda: not process.alive(ref), 10, lambda: True)
+        # the JobManager notices (heartbeat RPCs fail), and the jobs come back on the survivor's
+        # slots, the only ones left, before the killed one is restarted
+        until("the JobManager drops the killed TaskManager", lambda: "flink-taskmanager" not in taskmanagers(jobs), 120)
+        for name in (ROLLUP, WRITER):
+            until(f"{name} running again", lambda name=name: restarted(jobs, name), 180)
+        assert not process.alive(stack.state.ref("flink-taskmanager"))
+        wide.up()
+        wait_healthy()
+
+    try:
+        fault_run(gw, cql, kill_the_first)
+    finally:
+        wide.stop(wide.component("flink-taskmanager-2"))  # its tasks fail over to the first one
+        for name in (ROLLUP, WRITER):
+            until(f"{name} back on one TaskManager", lambda name=name: restarted(jobs, name), 180)
+        stack.up()  # Prometheus back to the stack's own targets
+
+
+def restarted(jobs: Jobs, name: str) -> bool:
+    job = jobs.running(name)
+    if job is None:
+        return False
+    detail = jobs.rest.call("GET", f"/jobs/{job['jid']}")
+    return detail["state"] == "RUNNING" and all(v["status"] == "RUNNING" for v in detail["vertices"])
+
+
+def taskmanagers(jobs: Jobs) -> set[str]:
+    return {tm["id"] for tm in jobs.rest.call("GET", "/taskmanagers")["taskmanagers"]}
