@@ -35,6 +35,10 @@ class JobSpec:
         ]
         if "cassandra" in self.stores:
             args += ["--cassandra.host", h, "--cassandra.port", str(s.port("TALLY_CASSANDRA_PORT"))]
+            args += ["--cassandra.datacenter", s.get("TALLY_CASSANDRA_DATACENTER")]
+            args += ["--cassandra.consistency", s.get("TALLY_CASSANDRA_CONSISTENCY")]
+            args += ["--cassandra.replication.strategy", s.get("TALLY_CASSANDRA_REPLICATION_STRATEGY")]
+            args += ["--cassandra.replication.factor", s.get("TALLY_CASSANDRA_REPLICATION_FACTOR")]
         if "elasticsearch" in self.stores:
             args += [
                 "--elasticsearch.url",

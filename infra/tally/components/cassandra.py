@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ..fetch import jar
 from ..settings import REPO
 from .base import JAVA, Component
@@ -38,6 +40,33 @@ JVM17_OPTIONS = """
 """
 
 META_CQL = REPO / "infra" / "cassandra" / "tally_meta.cql"
+
+
+ONE_NODE_REPLICATION = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
+CONSISTENCY_LEVELS = {"ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_ONE", "LOCAL_QUORUM", "EACH_QUORUM"}
+
+
+def keyspace_replication(s) -> str:
+    """The replication map of Tally's keyspaces from the settings (the jobs' KeyspaceReplication
+    makes the same for the namespaces' keyspaces from the same settings)."""
+    strategy, factor = s.get("TALLY_CASSANDRA_REPLICATION_STRATEGY"), s.int("TALLY_CASSANDRA_REPLICATION_FACTOR")
+    dc = s.get("TALLY_CASSANDRA_DATACENTER")
+    if not 1 <= factor <= 9:
+        raise ValueError(f"TALLY_CASSANDRA_REPLICATION_FACTOR={factor}: 1 to 9")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", dc):
+        raise ValueError(f"TALLY_CASSANDRA_DATACENTER={dc!r} is not a safe datacenter name")
+    if s.get("TALLY_CASSANDRA_CONSISTENCY") not in CONSISTENCY_LEVELS:
+        raise ValueError(f"TALLY_CASSANDRA_CONSISTENCY: one of {', '.join(sorted(CONSISTENCY_LEVELS))}")
+    if strategy == "SimpleStrategy":
+        return f"{{'class': 'SimpleStrategy', 'replication_factor': {factor}}}"
+    if strategy == "NetworkTopologyStrategy":
+        return f"{{'class': 'NetworkTopologyStrategy', '{dc}': {factor}}}"
+    raise ValueError(f"TALLY_CASSANDRA_REPLICATION_STRATEGY={strategy!r}: SimpleStrategy or NetworkTopologyStrategy")
+
+
+def with_replication(statement: str, replication: str) -> str:
+    """A statement of tally_meta.cql with the deployment's replication (the file says one node's)."""
+    return statement.replace(ONE_NODE_REPLICATION, replication)
 
 
 def cql_statements(path) -> list[str]:
@@ -170,6 +199,6 @@ dynamic_snitch: false
         cluster, session = self.session()
         try:
             for stmt in cql_statements(META_CQL):
-                session.execute(stmt, timeout=30)
+                session.execute(with_replication(stmt, keyspace_replication(self.s)), timeout=30)
         finally:
             cluster.shutdown()

@@ -53,5 +53,7 @@ class Gateway(JavaService):
             "TALLY_CONNECT_URL": f"http://{self.host}:{self.s.port('TALLY_CONNECT_PORT')}",
             "TALLY_GATEWAY_ADMIN_TOKEN": self.s.admin_token(),
             "TALLY_CASSANDRA_CONTACT": f"{self.host}:{self.s.port('TALLY_CASSANDRA_PORT')}",
+            "TALLY_CASSANDRA_DATACENTER": self.s.get("TALLY_CASSANDRA_DATACENTER"),
+            "TALLY_CASSANDRA_CONSISTENCY": self.s.get("TALLY_CASSANDRA_CONSISTENCY"),
             "TALLY_ELASTICSEARCH_URL": f"http://{self.host}:{self.s.port('TALLY_ELASTICSEARCH_PORT')}",
         }

@@ -105,7 +105,14 @@ public final class GatewayConfig {
             "cassandra.contact",
             "TALLY_CASSANDRA_CONTACT",
             "127.0.0.1:9042",
-            "Cassandra contact point host:port (reads).");
+            "Cassandra contact points host:port, comma-separated (reads).");
+    public static final Field CASSANDRA_DATACENTER = new Field(
+            "cassandra.datacenter", "TALLY_CASSANDRA_DATACENTER", "datacenter1", "Cassandra's local datacenter.");
+    public static final Field CASSANDRA_CONSISTENCY = new Field(
+            "cassandra.consistency",
+            "TALLY_CASSANDRA_CONSISTENCY",
+            "ONE",
+            "Consistency level of the gateway's Cassandra reads (LOCAL_QUORUM on a cluster of 3, as the jobs write).");
     public static final Field TOKEN_SECRET = new Field(
             "page.token.secret",
             "TALLY_GATEWAY_PAGE_TOKEN_SECRET",
@@ -133,6 +140,8 @@ public final class GatewayConfig {
     public static final Field[] ALL = {
         ELASTICSEARCH,
         CASSANDRA,
+        CASSANDRA_DATACENTER,
+        CASSANDRA_CONSISTENCY,
         TOKEN_SECRET,
         MAX_PAGE,
         READ_DEADLINE_MS,
@@ -175,7 +184,9 @@ public final class GatewayConfig {
             POSTGRES_PASSWORD,
             CONNECT_URL,
             CONNECTOR,
-            ADMIN_TOKEN);
+            ADMIN_TOKEN,
+            CASSANDRA_DATACENTER,
+            CASSANDRA_CONSISTENCY);
 
     private final ServiceSettings settings;
 

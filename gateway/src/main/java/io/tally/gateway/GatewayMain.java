@@ -77,7 +77,10 @@ public final class GatewayMain {
         NamespaceResolver namespaces = new NamespaceResolver(catalog);
         WriteRequestParser parser = new WriteRequestParser(namespaces, config);
         PageTokens pageTokens = new PageTokens(config.get(GatewayConfig.TOKEN_SECRET));
-        CassandraSession cassandra = new CassandraSession(config.get(GatewayConfig.CASSANDRA));
+        CassandraSession cassandra = new CassandraSession(
+                config.get(GatewayConfig.CASSANDRA),
+                config.get(GatewayConfig.CASSANDRA_DATACENTER),
+                config.get(GatewayConfig.CASSANDRA_CONSISTENCY));
         TimeSeriesQueries timeSeries =
                 new TimeSeriesQueries(cassandra, pageTokens, config.longOf(GatewayConfig.READ_DEADLINE_MS));
         EventSearchQueries search =

@@ -1,9 +1,14 @@
 package io.tally.gateway.service;
 
 import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
 import com.datastax.oss.driver.api.core.DriverException;
+import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
+import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import io.tally.gateway.service.ServiceException.Kind;
 import java.net.InetSocketAddress;
+import java.util.Arrays;
+import java.util.List;
 
 /**
  * The gateway's one Cassandra session, shared by the readers (injected, not made by each):
@@ -11,15 +16,32 @@ import java.net.InetSocketAddress;
  * read then is refused as CASSANDRA_UNAVAILABLE.
  */
 public final class CassandraSession implements AutoCloseable {
-    private final String host;
-    private final int port;
+    private final List<InetSocketAddress> contacts;
+    private final String datacenter;
+    private final String consistency;
     private volatile CqlSession session;
 
-    /** @param hostPort host:port of a contact point (the port defaults to 9042) */
+    /** One contact point on one node, read at ONE (tests). */
     public CassandraSession(String hostPort) {
-        String[] hp = hostPort.split(":");
-        this.host = hp[0];
-        this.port = hp.length > 1 ? Integer.parseInt(hp[1]) : 9042;
+        this(hostPort, "datacenter1", "ONE");
+    }
+
+    /**
+     * @param hostPorts host:port of each contact point, comma-separated (the port defaults to 9042)
+     * @param datacenter the local datacenter
+     * @param consistency the consistency level of every read (the driver's name, e.g. LOCAL_QUORUM)
+     */
+    public CassandraSession(String hostPorts, String datacenter, String consistency) {
+        this.contacts = Arrays.stream(hostPorts.split(","))
+                .map(String::trim)
+                .map(hp -> {
+                    String[] parts = hp.split(":");
+                    return InetSocketAddress.createUnresolved(
+                            parts[0], parts.length > 1 ? Integer.parseInt(parts[1]) : 9042);
+                })
+                .toList();
+        this.datacenter = datacenter;
+        this.consistency = DefaultConsistencyLevel.valueOf(consistency).name(); // refused at start if unknown
     }
 
     /** The session if it is connected already (never blocks), else null. */
@@ -33,10 +55,15 @@ public final class CassandraSession implements AutoCloseable {
             synchronized (this) {
                 if (session == null) {
                     try {
-                        session = CqlSession.builder()
-                                .addContactPoint(new InetSocketAddress(host, port))
-                                .withLocalDatacenter("datacenter1")
-                                .build();
+                        var builder = CqlSession.builder()
+                                .withLocalDatacenter(datacenter)
+                                .withConfigLoader(DriverConfigLoader.programmaticBuilder()
+                                        .withString(DefaultDriverOption.REQUEST_CONSISTENCY, consistency)
+                                        .build());
+                        for (InetSocketAddress contact : contacts) {
+                            builder.addContactPoint(new InetSocketAddress(contact.getHostString(), contact.getPort()));
+                        }
+                        session = builder.build();
                     } catch (DriverException e) {
                         throw new ServiceException(
                                 Kind.UNAVAILABLE,

@@ -2,17 +2,13 @@ package io.tally.jobs.cassandra;
 
 import com.datastax.oss.driver.api.core.CqlIdentifier;
 import com.datastax.oss.driver.api.core.CqlSession;
-import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
-import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.datastax.oss.driver.api.core.cql.BatchStatement;
 import com.datastax.oss.driver.api.core.cql.BatchType;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.Statement;
 import com.datastax.oss.driver.api.core.metadata.TokenMap;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -36,24 +32,8 @@ public final class AsyncCqlWrites implements AutoCloseable {
             new java.util.concurrent.atomic.AtomicLong();
     private final java.util.Set<String> goneKeyspaces = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-    public AsyncCqlWrites(String host, int port, int maxInFlight) {
-        this(session(host, port), maxInFlight);
-    }
-
-    /**
-     * A session for the jobs: writes keep the driver's 2 s timeout, but schema changes (a new
-     * keyspace or slice table) get 20 s, since a busy node can take longer than 2 s to agree on
-     * them and a timeout there would restart the job for nothing.
-     */
-    public static CqlSession session(String host, int port) {
-        return CqlSession.builder()
-                .addContactPoint(new InetSocketAddress(host, port))
-                .withLocalDatacenter("datacenter1")
-                .withConfigLoader(DriverConfigLoader.programmaticBuilder()
-                        .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, Duration.ofSeconds(20))
-                        .withDuration(DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT, Duration.ofSeconds(20))
-                        .build())
-                .build();
+    public AsyncCqlWrites(CassandraEndpoint cassandra, int maxInFlight) {
+        this(cassandra.session(), maxInFlight);
     }
 
     public AsyncCqlWrites(CqlSession session, int maxInFlight) {

@@ -4,6 +4,7 @@ import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
 import io.tally.model.KeyParts;
+import io.tally.model.cassandra.KeyspaceReplication;
 import io.tally.model.cassandra.SliceTable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -26,13 +27,11 @@ import org.apache.flink.api.connector.sink2.SinkWriter;
  * ({@link ReplicaBatches}): one request instead of one per partition.
  */
 public class CassandraEventSink implements Sink<EventRow> {
-    private final String host;
-    private final int port;
+    private final CassandraEndpoint cassandra;
     private final int maxInFlight;
 
-    public CassandraEventSink(String host, int port, int maxInFlight) {
-        this.host = host;
-        this.port = port;
+    public CassandraEventSink(CassandraEndpoint cassandra, int maxInFlight) {
+        this.cassandra = cassandra;
         this.maxInFlight = maxInFlight;
     }
 
@@ -48,7 +47,10 @@ public class CassandraEventSink implements Sink<EventRow> {
     @Override
     @SuppressWarnings("deprecation")
     public SinkWriter<EventRow> createWriter(InitContext context) {
-        return new Writer(new AsyncCqlWrites(host, port, maxInFlight), context.getProcessingTimeService());
+        return new Writer(
+                new AsyncCqlWrites(cassandra, maxInFlight),
+                cassandra.replication(),
+                context.getProcessingTimeService());
     }
 
     static final class Writer implements SinkWriter<EventRow> {
@@ -60,9 +62,9 @@ public class CassandraEventSink implements Sink<EventRow> {
         private final ProcessingTimeService time;
         private boolean lingering;
 
-        Writer(AsyncCqlWrites writes, ProcessingTimeService time) {
+        Writer(AsyncCqlWrites writes, KeyspaceReplication replication, ProcessingTimeService time) {
             this.writes = writes;
-            this.tables = new SliceTables(writes.session());
+            this.tables = new SliceTables(writes.session(), replication);
             this.time = time;
             this.replicaBatches = new ReplicaBatches<>(
                     ReplicaBatches.MAX_PARTITIONS,

@@ -2,6 +2,7 @@ package io.tally.jobs.cassandra;
 
 import com.datastax.oss.driver.api.core.CqlSession;
 import io.tally.model.cassandra.CounterRollupsTable;
+import io.tally.model.cassandra.KeyspaceReplication;
 import io.tally.model.cassandra.NamespaceKeyspace;
 import io.tally.namespace.NamespaceName;
 
@@ -10,9 +11,9 @@ public final class CounterTables {
     private CounterTables() {}
 
     /** @return the namespace's keyspace */
-    public static String create(CqlSession session, String namespace) {
+    public static String create(CqlSession session, KeyspaceReplication replication, String namespace) {
         String ks = NamespaceName.keyspace(namespace);
-        session.execute(NamespaceKeyspace.create(ks));
+        session.execute(NamespaceKeyspace.create(ks, replication));
         session.execute(CounterRollupsTable.create(ks));
         return ks;
     }

@@ -3,6 +3,7 @@ package io.tally.jobs.cassandra;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import io.tally.model.Micros;
+import io.tally.model.cassandra.KeyspaceReplication;
 import io.tally.model.cassandra.NamespaceKeyspace;
 import io.tally.model.cassandra.SliceCatalogTable;
 import io.tally.model.cassandra.SliceTable;
@@ -15,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class SliceTables {
     private final CqlSession session;
+    private final KeyspaceReplication replication;
     /** Forgets the tables of a keyspace that was dropped (a deleted namespace). */
     public void forgetKeyspace(String keyspace) {
         known.removeIf(q -> q.startsWith(keyspace + "."));
@@ -28,8 +30,9 @@ public final class SliceTables {
     private final Set<String> known = ConcurrentHashMap.newKeySet();
     private final PreparedStatement catalogInsert;
 
-    public SliceTables(CqlSession session) {
+    public SliceTables(CqlSession session, KeyspaceReplication replication) {
         this.session = session;
+        this.replication = replication;
         this.catalogInsert = session.prepare(SliceCatalogTable.INSERT);
     }
 
@@ -43,7 +46,7 @@ public final class SliceTables {
         if (known.contains(qualified)) {
             return;
         }
-        session.execute(NamespaceKeyspace.create(keyspace));
+        session.execute(NamespaceKeyspace.create(keyspace, replication));
         session.execute(SliceTable.create(keyspace, tableName));
         session.execute(catalogInsert.bind(
                 namespace,

@@ -60,11 +60,31 @@ public final class JobSettings {
                 FETCH_MIN_BYTES);
     }
 
-    public static final JobSetting CASSANDRA_HOST =
-            new JobSetting("cassandra.host", Kind.TEXT, "127.0.0.1", "a Cassandra contact point");
+    public static final JobSetting CASSANDRA_HOST = new JobSetting(
+            "cassandra.host", Kind.TEXT, "127.0.0.1", "Cassandra contact points (hosts, comma-separated)");
     public static final JobSetting CASSANDRA_PORT =
             new JobSetting("cassandra.port", Kind.PORT, "9042", "Cassandra's native port");
-    public static final List<JobSetting> CASSANDRA = List.of(CASSANDRA_HOST, CASSANDRA_PORT);
+    public static final JobSetting CASSANDRA_DATACENTER = new JobSetting(
+            "cassandra.datacenter", Kind.TEXT, "datacenter1", "the local datacenter (queries and replication)");
+    public static final JobSetting CASSANDRA_CONSISTENCY = new JobSetting(
+            "cassandra.consistency",
+            Kind.TEXT,
+            "ONE",
+            "consistency level of every read and write (LOCAL_QUORUM on a cluster of 3)");
+    public static final JobSetting CASSANDRA_REPLICATION_STRATEGY = new JobSetting(
+            "cassandra.replication.strategy",
+            Kind.TEXT,
+            "SimpleStrategy",
+            "how new keyspaces are replicated: SimpleStrategy or NetworkTopologyStrategy (in the local datacenter)");
+    public static final JobSetting CASSANDRA_REPLICATION_FACTOR =
+            new JobSetting("cassandra.replication.factor", Kind.COUNT, "1", "replicas of each row of new keyspaces");
+    public static final List<JobSetting> CASSANDRA = List.of(
+            CASSANDRA_HOST,
+            CASSANDRA_PORT,
+            CASSANDRA_DATACENTER,
+            CASSANDRA_CONSISTENCY,
+            CASSANDRA_REPLICATION_STRATEGY,
+            CASSANDRA_REPLICATION_FACTOR);
 
     public static final JobSetting UNKNOWN_NAMESPACE_GRACE_MS = new JobSetting(
             "unknown.namespace.grace.ms",

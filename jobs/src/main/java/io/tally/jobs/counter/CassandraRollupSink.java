@@ -3,10 +3,12 @@ package io.tally.jobs.counter;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import io.tally.jobs.cassandra.AsyncCqlWrites;
+import io.tally.jobs.cassandra.CassandraEndpoint;
 import io.tally.jobs.cassandra.CounterTables;
 import io.tally.jobs.cassandra.ReplicaBatches;
 import io.tally.model.Micros;
 import io.tally.model.cassandra.CounterRollupsTable;
+import io.tally.model.cassandra.KeyspaceReplication;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.List;
@@ -25,12 +27,10 @@ import org.apache.flink.api.connector.sink2.SinkWriter;
  * ({@link ReplicaBatches}): each counter is its own partition, so a rollup was a request each.
  */
 public class CassandraRollupSink implements Sink<RollupWrite> {
-    private final String host;
-    private final int port;
+    private final CassandraEndpoint cassandra;
 
-    public CassandraRollupSink(String host, int port) {
-        this.host = host;
-        this.port = port;
+    public CassandraRollupSink(CassandraEndpoint cassandra) {
+        this.cassandra = cassandra;
     }
 
     /** How long a rollup waits for others to share its batch. */
@@ -39,11 +39,13 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
     @Override
     @SuppressWarnings("deprecation")
     public SinkWriter<RollupWrite> createWriter(InitContext context) {
-        return new Writer(new AsyncCqlWrites(host, port, 128), context.getProcessingTimeService());
+        return new Writer(
+                new AsyncCqlWrites(cassandra, 128), cassandra.replication(), context.getProcessingTimeService());
     }
 
     static final class Writer implements SinkWriter<RollupWrite> {
         private final AsyncCqlWrites writes;
+        private final KeyspaceReplication replication;
         private final Map<String, Statements> statements = new ConcurrentHashMap<>();
         private final ReplicaBatches<BoundStatement> batches;
         private final ProcessingTimeService time;
@@ -51,8 +53,9 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
 
         private record Statements(PreparedStatement rollup, PreparedStatement rollupWithTtl) {}
 
-        Writer(AsyncCqlWrites writes, ProcessingTimeService time) {
+        Writer(AsyncCqlWrites writes, KeyspaceReplication replication, ProcessingTimeService time) {
             this.writes = writes;
+            this.replication = replication;
             this.time = time;
             this.batches = new ReplicaBatches<>(
                     ReplicaBatches.MAX_PARTITIONS,
@@ -69,8 +72,8 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
         /** A namespace's prepared statements, creating its table first. */
         private Statements statements(String namespace) {
             return statements.computeIfAbsent(namespace, n -> {
-                String ks =
-                        CounterTables.create(writes.session(), n); // the provisioner made it already, unless it is new
+                String ks = CounterTables.create(
+                        writes.session(), replication, n); // the provisioner made it already, unless it is new
                 var session = writes.session();
                 return new Statements(
                         session.prepare(CounterRollupsTable.insertRollupAndLastWrite(ks)),

@@ -1,5 +1,6 @@
 package io.tally.jobs.counter;
 
+import io.tally.jobs.cassandra.CassandraEndpoint;
 import io.tally.jobs.cassandra.CassandraEventSink;
 import io.tally.jobs.cassandra.EventRow;
 import io.tally.jobs.config.JobArgs;
@@ -64,8 +65,7 @@ public final class CounterRollupJob {
         // per-partition watermarks from LogAppendTime: monotonic within a partition
         WatermarkStrategy<RawRecord> watermarks = WatermarkStrategy.<RawRecord>forMonotonousTimestamps()
                 .withTimestampAssigner((r, ts) -> r.timestampMillis);
-        String host = p.text(JobSettings.CASSANDRA_HOST);
-        int port = p.port(JobSettings.CASSANDRA_PORT);
+        CassandraEndpoint cassandra = CassandraEndpoint.of(p);
         int partitions = kafka.partitions(TOPIC);
         Heartbeats.Branch heartbeats = new Heartbeats.Branch(
                 KafkaSink.<Long>builder()
@@ -79,8 +79,8 @@ public final class CounterRollupJob {
         build(
                 kafka.stream(env, OffsetResetStrategy.EARLIEST, watermarks, TOPIC, "counter-source", TOPIC),
                 ControlPlane.stream(env, bootstrap),
-                new CassandraEventSink(host, port, 128),
-                new CassandraRollupSink(host, port),
+                new CassandraEventSink(cassandra, 128),
+                new CassandraRollupSink(cassandra),
                 kafka.<RollupWrite>avro(
                         Topics.COUNTER_ROLLUPS,
                         w -> new AvroRecordSerializer.Keyed(w.namespace + "/" + w.counter, w.toAvro())),

@@ -5,6 +5,7 @@ import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
 import io.tally.jobs.cassandra.SliceTables;
 import io.tally.jobs.elasticsearch.ElasticsearchAdmin;
+import io.tally.model.cassandra.KeyspaceReplication;
 import io.tally.model.cassandra.NamespaceKeyspace;
 import io.tally.model.cassandra.SliceCatalogTable;
 import io.tally.model.cassandra.SliceTable;
@@ -31,15 +32,17 @@ import java.time.Instant;
  */
 final class SliceLifecycle implements AutoCloseable {
     private final CqlSession session;
+    private final KeyspaceReplication replication;
     private final SliceTables tables;
     private final ElasticsearchAdmin elasticsearch;
     private final PreparedStatement list;
     private final PreparedStatement setStatus;
     private final CounterLogBases bases;
 
-    SliceLifecycle(CqlSession session, ElasticsearchAdmin elasticsearch) {
+    SliceLifecycle(CqlSession session, KeyspaceReplication replication, ElasticsearchAdmin elasticsearch) {
         this.session = session;
-        this.tables = new SliceTables(session);
+        this.replication = replication;
+        this.tables = new SliceTables(session, replication);
         this.elasticsearch = elasticsearch;
         this.list = session.prepare(SliceCatalogTable.LIST);
         this.setStatus = session.prepare(SliceCatalogTable.SET_STATUS);
@@ -98,6 +101,10 @@ final class SliceLifecycle implements AutoCloseable {
 
     CqlSession session() {
         return session;
+    }
+
+    KeyspaceReplication replication() {
+        return replication;
     }
 
     @Override

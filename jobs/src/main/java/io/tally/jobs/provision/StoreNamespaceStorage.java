@@ -1,6 +1,6 @@
 package io.tally.jobs.provision;
 
-import io.tally.jobs.cassandra.AsyncCqlWrites;
+import io.tally.jobs.cassandra.CassandraEndpoint;
 import io.tally.jobs.cassandra.CounterTables;
 import io.tally.jobs.elasticsearch.ElasticsearchAdmin;
 import io.tally.jobs.elasticsearch.IndexTemplates;
@@ -23,9 +23,9 @@ public final class StoreNamespaceStorage implements NamespaceStorage {
     private final SliceLifecycle lifecycle;
     private final ElasticsearchAdmin es;
 
-    public StoreNamespaceStorage(String cassandraHost, int cassandraPort, String elasticsearch) {
+    public StoreNamespaceStorage(CassandraEndpoint cassandra, String elasticsearch) {
         this.es = new ElasticsearchAdmin(elasticsearch);
-        this.lifecycle = new SliceLifecycle(AsyncCqlWrites.session(cassandraHost, cassandraPort), es);
+        this.lifecycle = new SliceLifecycle(cassandra.session(), cassandra.replication(), es);
     }
 
     @Override
@@ -37,7 +37,7 @@ public final class StoreNamespaceStorage implements NamespaceStorage {
         }
         lifecycle.ensureAhead(ns, nowMicros);
         if (ns.isCounter()) {
-            CounterTables.create(lifecycle.session(), ns.name());
+            CounterTables.create(lifecycle.session(), lifecycle.replication(), ns.name());
         }
     }
 

@@ -1,5 +1,6 @@
 package io.tally.jobs.timeseries;
 
+import io.tally.jobs.cassandra.CassandraEndpoint;
 import io.tally.jobs.cassandra.CassandraEventSink;
 import io.tally.jobs.cassandra.EventRow;
 import io.tally.jobs.config.JobArgs;
@@ -91,8 +92,7 @@ public final class TimeSeriesWriterJob {
                 .setBulkFlushBackoffStrategy(FlushBackoffType.EXPONENTIAL, 8, 500)
                 .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                 .build();
-        String cassandraHost = p.text(JobSettings.CASSANDRA_HOST);
-        int cassandraPort = p.port(JobSettings.CASSANDRA_PORT);
+        CassandraEndpoint cassandra = CassandraEndpoint.of(p);
         build(
                 kafka.stream(
                         env,
@@ -101,7 +101,7 @@ public final class TimeSeriesWriterJob {
                         TOPIC,
                         "timeseries-source",
                         TOPIC),
-                new CassandraEventSink(cassandraHost, cassandraPort, 128),
+                new CassandraEventSink(cassandra, 128),
                 documents,
                 deadLetters,
                 control,
@@ -109,8 +109,7 @@ public final class TimeSeriesWriterJob {
                 p.number(JobSettings.UNKNOWN_NAMESPACE_GRACE_MS),
                 elasticsearch,
                 Provisioning.every(
-                        p.number(LIFECYCLE_INTERVAL_MS),
-                        () -> new StoreNamespaceStorage(cassandraHost, cassandraPort, elasticsearch)));
+                        p.number(LIFECYCLE_INTERVAL_MS), () -> new StoreNamespaceStorage(cassandra, elasticsearch)));
         env.execute(NAME);
     }
 

@@ -4,9 +4,9 @@ package io.tally.model.cassandra;
 public final class NamespaceKeyspace {
     private NamespaceKeyspace() {}
 
-    public static String create(String keyspace) {
-        return "CREATE KEYSPACE IF NOT EXISTS " + CqlNames.identifier(keyspace)
-                + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}";
+    public static String create(String keyspace, KeyspaceReplication replication) {
+        return "CREATE KEYSPACE IF NOT EXISTS " + CqlNames.identifier(keyspace) + " WITH replication = "
+                + replication.cql();
     }
 
     public static String drop(String keyspace) {

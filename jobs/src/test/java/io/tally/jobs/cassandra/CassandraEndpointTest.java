@@ -1,0 +1,39 @@
+package io.tally.jobs.cassandra;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tally.jobs.config.JobArgs;
+import io.tally.jobs.config.JobSettings;
+import io.tally.model.cassandra.KeyspaceReplication;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class CassandraEndpointTest {
+    @Test
+    void theDefaultsAreOneNode() {
+        CassandraEndpoint e = CassandraEndpoint.of(JobArgs.parse("t", JobSettings.CASSANDRA, new String[0]));
+        assertThat(e).isEqualTo(CassandraEndpoint.oneNode("127.0.0.1", 9042));
+        assertThat(e.replication()).isEqualTo(KeyspaceReplication.ONE_NODE);
+    }
+
+    @Test
+    void aClusterOfThreeFromTheArguments() {
+        CassandraEndpoint e = CassandraEndpoint.of(JobArgs.parse("t", JobSettings.CASSANDRA, new String[] {
+            "--cassandra.host", "127.0.0.1, 127.0.0.2,127.0.0.3",
+            "--cassandra.consistency", "LOCAL_QUORUM",
+            "--cassandra.replication.strategy", "NetworkTopologyStrategy",
+            "--cassandra.replication.factor", "3"
+        }));
+        assertThat(e.hosts()).isEqualTo(List.of("127.0.0.1", "127.0.0.2", "127.0.0.3"));
+        assertThat(e.consistency()).isEqualTo("LOCAL_QUORUM");
+        assertThat(e.replication().cql()).isEqualTo("{'class': 'NetworkTopologyStrategy', 'datacenter1': 3}");
+    }
+
+    @Test
+    void anUnknownConsistencyLevelIsRefused() {
+        assertThatThrownBy(() -> new CassandraEndpoint(List.of("h"), 9042, "MOSTLY", KeyspaceReplication.ONE_NODE))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("consistency level 'MOSTLY'");
+    }
+}
