@@ -106,12 +106,14 @@ public final class CounterRollupJob {
                 .uid("counter-decode")
                 .name("counter-decode");
         SingleOutputStreamOperator<RollupWrite> durable = decoded.filter(m -> !m.bestEffort)
+                .uid("durable-counters")
                 .name("durable-counters")
                 .keyBy(CounterMutation::key)
                 .process(new CounterRollupFunction())
                 .uid("counter-rollup")
                 .name("counter-rollup");
         DataStream<RollupWrite> bestEffort = decoded.filter(m -> m.bestEffort)
+                .uid("best-effort-counters")
                 .name("best-effort-counters")
                 .keyBy(CounterMutation::key)
                 .process(new BestEffortAggregator())
@@ -119,12 +121,14 @@ public final class CounterRollupJob {
                 .name("best-effort-aggregate");
         DataStream<RollupWrite> written = durable.union(bestEffort);
         written.filter(RollupWrite::stored)
+                .uid("rollup-table-writes")
                 .name("rollup-table-writes")
                 .sinkTo(rollups)
                 .uid("counter-rollups")
                 .name("counter-rollups");
         // rollups (and ACCURATE live totals) also go to the compacted tally.counter.rollups: the gateways' view
         written.filter(RollupWrite::viewed)
+                .uid("rollups-for-the-view")
                 .name("rollups-for-the-view")
                 .sinkTo(view)
                 .uid("counter-view")

@@ -128,6 +128,8 @@ public final class NoisyNeighborJob {
                         WatermarkStrategy.<SchedObservation>forBoundedOutOfOrderness(Duration.ofSeconds(3))
                                 .withTimestampAssigner((o, ts) -> o.timeMillis)
                                 .withIdleness(Duration.ofSeconds(30)))
+                .uid("sched-watermarks")
+                .name("sched-watermarks")
                 .keyBy(SchedObservation::key)
                 .window(SlidingEventTimeWindows.of(size, slide))
                 .aggregate(new WindowSketch(), new Summarize())
@@ -139,7 +141,11 @@ public final class NoisyNeighborJob {
                 .name("noisy-neighbor-rule");
         detected.sinkTo(alerts).uid("alerts").name("alerts");
         windows.map(NoisyNeighborJob::summaryEvent)
-                .union(detected.map(NoisyNeighborJob::alertEvent))
+                .uid("window-summaries")
+                .name("window-summaries")
+                .union(detected.map(NoisyNeighborJob::alertEvent)
+                        .uid("alert-events")
+                        .name("alert-events"))
                 .sinkTo(events)
                 .uid("sched-events")
                 .name("sched-events");
