@@ -627,7 +627,7 @@ def bench_control(stack: Stack, say, changes: int = 100) -> dict:
     from confluent_kafka import Consumer, TopicPartition
 
     gw = stack.component("gateway").url()
-    bootstrap = f"{stack.s.host}:{stack.s.port('TALLY_KAFKA_PORT')}"
+    bootstrap = stack.s.kafka_bootstrap()
     name = f"bench_cp_{uuid.uuid4().hex[:6]}"
     seen: dict[int, float] = {}
     stop = threading.Event()

@@ -58,7 +58,7 @@ def view_memory(stack: Stack, say, counters: int = 100_000) -> dict:
     ctx = SerializationContext(rollups, MessageField.VALUE)
     held = view_metric(gw, "tally_gateway_counter_view_counters")
     before = heap_used_mb(pid)
-    producer = Producer({"bootstrap.servers": f"{stack.s.host}:{stack.s.port('TALLY_KAFKA_PORT')}", "linger.ms": 20})
+    producer = Producer({"bootstrap.servers": stack.s.kafka_bootstrap(), "linger.ms": 20})
     run = uuid.uuid4().hex[:6]
     now_us = int(time.time() * 1e6)
     say(f"view memory: {counters} rollups straight to {rollups} ...")

@@ -206,6 +206,9 @@ def cmd_test(args, settings: Settings) -> int:
     results: list[tuple[str, int]] = []
     py = sys.executable
     env = dict(os.environ, PYTHONPATH=str(REPO / "infra"))
+    suite = REPO / "infra" / "tests" / "integration"
+    if settings.nodes == 3:  # the three-node profile's own suite; the rest ran on one node
+        args.integration_only, suite = True, suite / "test_three_nodes.py"
     if not args.integration_only:
         results += format_checks(py, runq_exporter)
         results.append(("maven unit tests", run(build.mvn_cmd("-B", "test"))))
@@ -236,7 +239,7 @@ def cmd_test(args, settings: Settings) -> int:
                         "no:cacheprovider",
                         "--tb=short",
                         "-rf",
-                        str(REPO / "infra" / "tests" / "integration"),
+                        str(suite),
                     ],
                     env,
                 ),
@@ -325,7 +328,11 @@ def run(cmd: list[str], env: dict | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="tally", description="Tally's local stack and tools.")
+    p = argparse.ArgumentParser(
+        prog="tally",
+        description="Tally's local stack and tools. Any command takes --nodes 3: the profile of three Kafka "
+        "brokers and three Cassandra nodes (its own state in .tally/nodes-3; same as TALLY_NODES=3).",
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
     up = sub.add_parser("up", help="install, fetch, build and start the whole stack (idempotent)")
     up.add_argument("--no-build", action="store_true", help="do not build the Java modules")
@@ -397,6 +404,13 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--unit-only", action="store_true")
     g.add_argument("--integration-only", action="store_true")
     test.set_defaults(fn=cmd_test)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--nodes" in argv:  # any command: the profile of that many Kafka brokers and Cassandra nodes
+        i = argv.index("--nodes")
+        if i + 1 >= len(argv) or argv[i + 1] not in ("1", "3"):
+            p.error("--nodes takes 1 or 3")
+        os.environ["TALLY_NODES"] = argv[i + 1]
+        del argv[i : i + 2]
     args = p.parse_args(argv)
     try:
         settings = Settings.load()

@@ -89,7 +89,7 @@ class DeadLetters:
     """Reads the dead-letter topic from its start to its end as it is now, and replays from it."""
 
     def __init__(self, settings: Settings):
-        self.bootstrap = f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}"
+        self.bootstrap = settings.kafka_bootstrap()
         self.registry = f"http://{settings.host}:{settings.port('TALLY_REGISTRY_PORT')}"
 
     def read(self) -> list[DeadLetter]:

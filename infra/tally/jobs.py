@@ -27,14 +27,19 @@ class JobSpec:
         h = s.host
         args = [
             "--kafka.bootstrap",
-            f"{h}:{s.port('TALLY_KAFKA_PORT')}",
+            s.kafka_bootstrap(),
             "--registry.url",
             f"http://{h}:{s.port('TALLY_REGISTRY_PORT')}",
             "--checkpoint.interval.ms",
             "2000",
         ]
         if "cassandra" in self.stores:
-            args += ["--cassandra.host", h, "--cassandra.port", str(s.port("TALLY_CASSANDRA_PORT"))]
+            args += [
+                "--cassandra.host",
+                ",".join(s.cassandra_hosts()),
+                "--cassandra.port",
+                str(s.port("TALLY_CASSANDRA_PORT")),
+            ]
             args += ["--cassandra.datacenter", s.get("TALLY_CASSANDRA_DATACENTER")]
             args += ["--cassandra.consistency", s.get("TALLY_CASSANDRA_CONSISTENCY")]
             args += ["--cassandra.replication.strategy", s.get("TALLY_CASSANDRA_REPLICATION_STRATEGY")]

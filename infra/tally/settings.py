@@ -26,6 +26,15 @@ def read_env_file(path: Path) -> dict[str, str]:
     return values
 
 
+#: The three-node profile's defaults (TALLY_NODES=3): keyspaces replicated three times in the
+#: local datacenter, every Cassandra read and write at LOCAL_QUORUM (one node can be down).
+THREE_NODES = {
+    "TALLY_CASSANDRA_REPLICATION_STRATEGY": "NetworkTopologyStrategy",
+    "TALLY_CASSANDRA_REPLICATION_FACTOR": "3",
+    "TALLY_CASSANDRA_CONSISTENCY": "LOCAL_QUORUM",
+}
+
+
 @dataclass
 class Settings:
     values: dict[str, str] = field(default_factory=dict)
@@ -37,6 +46,11 @@ class Settings:
         for key in list(values):
             if key in env and env[key] != "":
                 values[key] = env[key]
+        if values.get("TALLY_NODES") == "3":
+            # the three-node profile: what a cluster of three runs with, unless set otherwise
+            for key, value in THREE_NODES.items():
+                if not env.get(key):
+                    values[key] = value
         return cls(values)
 
     def get(self, key: str) -> str:
@@ -66,9 +80,39 @@ class Settings:
         return self.get("TALLY_HOST")
 
     @property
+    def nodes(self) -> int:
+        """How many Kafka brokers and Cassandra nodes the stack runs (TALLY_NODES: 1 or 3)."""
+        n = self.int("TALLY_NODES")
+        if n not in (1, 3):
+            raise ValueError(f"TALLY_NODES={n}: 1 or 3")
+        return n
+
+    def node_host(self, node: int) -> str:
+        """Node i's address: TALLY_HOST for the first, then the next loopback aliases (127.0.0.2,
+        127.0.0.3), as Cassandra's ccm runs a cluster on one machine with the same ports."""
+        if node == 1:
+            return self.host
+        parts = self.host.split(".")
+        if len(parts) != 4 or parts[0] != "127" or int(parts[3]) + node - 1 > 254:
+            raise ValueError(f"TALLY_NODES > 1 needs a loopback TALLY_HOST (127.x.y.z), not {self.host}")
+        return ".".join(parts[:3] + [str(int(parts[3]) + node - 1)])
+
+    def kafka_bootstrap(self) -> str:
+        """Every broker's address, the bootstrap list of every client."""
+        port = self.port("TALLY_KAFKA_PORT")
+        return ",".join(f"{self.node_host(i)}:{port}" for i in range(1, self.nodes + 1))
+
+    def cassandra_hosts(self) -> list[str]:
+        return [self.node_host(i) for i in range(1, self.nodes + 1)]
+
+    @property
     def home(self) -> Path:
+        """TALLY_HOME, else .tally/ (the three-node profile: .tally/nodes-3/, its own data and
+        state beside the one-node stack's)."""
         raw = self.get("TALLY_HOME")
-        return Path(raw).resolve() if raw else REPO / ".tally"
+        if raw:
+            return Path(raw).resolve()
+        return REPO / ".tally" / "nodes-3" if self.nodes == 3 else REPO / ".tally"
 
     def admin_token(self) -> str:
         """The token that guards the admin API, Recount and registry writes: TALLY_ADMIN_TOKEN when
@@ -88,7 +132,9 @@ class Settings:
         return {"Authorization": f"Bearer {self.admin_token()}"}
 
     def dist(self, name: str) -> Path:
-        return self.home / "dist" / name
+        """Downloaded servers: the three-node profile's default home shares the one-node stack's."""
+        root = REPO / ".tally" if not self.get("TALLY_HOME") else self.home
+        return root / "dist" / name
 
     def data(self, name: str) -> Path:
         return self.home / "data" / name

@@ -58,8 +58,8 @@ class Stack:
         """The servers of shared DESIGN.md, in start order; Prometheus last, scraping them all."""
         servers: list[Component] = [
             Postgres(settings, log),
-            Kafka(settings, log),
-            Cassandra(settings, log),
+            *(Kafka(settings, log, i) for i in range(1, settings.nodes + 1)),
+            *(Cassandra(settings, log, i) for i in range(1, settings.nodes + 1)),
             Elasticsearch(settings, log),
             Registry(settings, log),
             Connect(settings, log),
@@ -101,27 +101,29 @@ class Stack:
     def port_conflicts(self) -> list[str]:
         """Ports that components not yet running would need but something else holds."""
         conflicts = []
-        seen: dict[int, str] = {}
+        seen: dict[tuple[str, int], str] = {}  # the nodes of a cluster share ports on their own addresses
         for c in self.components:
             for label, port in c.ports().items():
-                if port in seen:
-                    conflicts.append(f"port {port} is configured for both {seen[port]} and {c.name} ({label})")
-                seen[port] = c.name
+                if (c.host, port) in seen:
+                    conflicts.append(
+                        f"port {port} is configured for both {seen[(c.host, port)]} and {c.name} ({label})"
+                    )
+                seen[(c.host, port)] = c.name
                 if not self.running(c) and not self._port_released(c, port):
-                    conflicts.append(f"port {port} ({c.name} {label}) is already in use on {self.s.host}")
+                    conflicts.append(f"port {port} ({c.name} {label}) is already in use on {c.host}")
         return conflicts
 
     def _port_released(self, c: Component, port: int) -> bool:
         """A process of ours that just died can hold its sockets a moment longer (its other
         threads are still exiting), so its own ports get a few seconds to close."""
-        if process.port_free(self.s.host, port):
+        if process.port_free(c.host, port):
             return True
         if self.state.ref(c.name) is None:
             return False
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             time.sleep(0.2)
-            if process.port_free(self.s.host, port):
+            if process.port_free(c.host, port):
                 return True
         return False
 

@@ -76,11 +76,27 @@ def cql_statements(path) -> list[str]:
 
 
 class Cassandra(Component):
+    """Node `cassandra`, and with TALLY_NODES=3 `cassandra-2` and `cassandra-3` on the next
+    loopback aliases with the same ports (as ccm does); the first is every node's seed. The
+    local profile's nodes join without streaming (auto_bootstrap false): the ring forms at the
+    first `up`, before anything is written."""
+
     name = "cassandra"
+    metrics_job = "cassandra"
     version = "5.0.9"
     dists = ("cassandra", "jmx-exporter")
     ready_timeout = 180.0
     stop_timeout = 30.0
+
+    def __init__(self, settings, log=print, node: int = 1):
+        super().__init__(settings, log)
+        self.node = node
+        if node > 1:
+            self.name = f"cassandra-{node}"
+
+    @property
+    def host(self) -> str:
+        return self.s.node_host(self.node)
 
     def ports(self):
         return {
@@ -106,7 +122,8 @@ class Cassandra(Component):
         ).write_text(f"""# Written by ./tally up; edit infra/tally/components/cassandra.py instead.
 cluster_name: tally-local
 num_tokens: 16
-allocate_tokens_for_local_replication_factor: 1
+allocate_tokens_for_local_replication_factor: {min(self.s.nodes, 3)}
+auto_bootstrap: {"true" if self.s.nodes == 1 else "false"}
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
 data_file_directories: [{d / "data"}]
 commitlog_directory: {d / "commitlog"}
@@ -119,7 +136,7 @@ commitlog_segment_size: 32MiB
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
     parameters:
-      - seeds: "{self.host}:{p["storage"]}"
+      - seeds: "{self.s.node_host(1)}:{p["storage"]}"
 listen_address: {self.host}
 rpc_address: {self.host}
 storage_port: {p["storage"]}
@@ -172,7 +189,8 @@ dynamic_snitch: false
             f"-Dcassandra.logdir={self.data_dir}/logs",
             f"-Dcassandra.storagedir={self.data_dir}",
             "-Dcassandra-foreground=yes",
-            # A single node: skip the ring settling delays made for real clusters.
+            # A single node, or a local ring formed before any data: skip the settling delays
+            # made for real clusters.
             "-Dcassandra.ring_delay_ms=1000",
             "-Dcassandra.skip_wait_for_gossip_to_settle=0",
             "-Dcassandra.superuser_setup_delay_ms=0",
@@ -196,6 +214,8 @@ dynamic_snitch: false
             cluster.shutdown()
 
     def after_ready(self):
+        if self.node > 1:
+            return  # tally_meta is the cluster's: made through the first node
         cluster, session = self.session()
         try:
             for stmt in cql_statements(META_CQL):

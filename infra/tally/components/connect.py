@@ -37,7 +37,7 @@ class Connect(Component):
     def configure(self):
         self.conf_dir.mkdir(parents=True, exist_ok=True)
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        kafka = f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}"
+        kafka = self.s.kafka_bootstrap()
         (
             self.conf_dir / "worker.properties"
         ).write_text(f"""# Written by ./tally up; edit infra/tally/components/connect.py instead.
@@ -97,7 +97,7 @@ config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigP
             return
         c = Consumer(
             {
-                "bootstrap.servers": f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}",
+                "bootstrap.servers": self.s.kafka_bootstrap(),
                 "group.id": "tally-up",
                 "enable.auto.commit": False,
                 "log_level": 0,

@@ -45,14 +45,16 @@ class Gateway(JavaService):
         return {
             "TALLY_GATEWAY_HOST": self.host,
             "TALLY_GATEWAY_PORT": str(self.ports()["http"]),
-            "TALLY_KAFKA_BOOTSTRAP": f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}",
+            "TALLY_KAFKA_BOOTSTRAP": self.s.kafka_bootstrap(),
             "TALLY_REGISTRY_URL": f"http://{self.host}:{self.s.port('TALLY_REGISTRY_PORT')}",
             "TALLY_CONTROL_POSTGRES_URL": f"jdbc:postgresql://{self.host}:{self.s.port('TALLY_POSTGRES_PORT')}/tally_control",
             "TALLY_CONTROL_POSTGRES_USER": self.s.get("TALLY_CONTROL_ADMIN_USER"),
             "TALLY_CONTROL_POSTGRES_PASSWORD": self.s.get("TALLY_CONTROL_ADMIN_PASSWORD"),
             "TALLY_CONNECT_URL": f"http://{self.host}:{self.s.port('TALLY_CONNECT_PORT')}",
             "TALLY_GATEWAY_ADMIN_TOKEN": self.s.admin_token(),
-            "TALLY_CASSANDRA_CONTACT": f"{self.host}:{self.s.port('TALLY_CASSANDRA_PORT')}",
+            "TALLY_CASSANDRA_CONTACT": ",".join(
+                f"{h}:{self.s.port('TALLY_CASSANDRA_PORT')}" for h in self.s.cassandra_hosts()
+            ),
             "TALLY_CASSANDRA_DATACENTER": self.s.get("TALLY_CASSANDRA_DATACENTER"),
             "TALLY_CASSANDRA_CONSISTENCY": self.s.get("TALLY_CASSANDRA_CONSISTENCY"),
             "TALLY_ELASTICSEARCH_URL": f"http://{self.host}:{self.s.port('TALLY_ELASTICSEARCH_PORT')}",

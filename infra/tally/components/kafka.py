@@ -1,4 +1,5 @@
-"""Kafka 4 broker in KRaft combined mode (one node is both broker and controller)."""
+"""Kafka 4 brokers in KRaft combined mode (each node is both broker and controller): one, or
+three on loopback aliases (TALLY_NODES=3) with every topic replicated three times."""
 
 from __future__ import annotations
 
@@ -11,10 +12,30 @@ from .base import JAVA, Component
 
 
 class Kafka(Component):
+    """Broker `kafka` (node 1), and with TALLY_NODES=3 `kafka-2` and `kafka-3` on the next
+    loopback aliases, the same ports. Three nodes are three controller voters: a quorum needs
+    two, so the first two report ready once their ports listen, and the last once all three are
+    brokers of one cluster."""
+
     name = "kafka"
+    metrics_job = "kafka"
     version = "4.3.1"
     dists = ("kafka", "jmx-exporter")
     ready_timeout = 90.0
+
+    def __init__(self, settings, log=print, node: int = 1):
+        super().__init__(settings, log)
+        self.node = node
+        if node > 1:
+            self.name = f"kafka-{node}"
+
+    @property
+    def host(self) -> str:
+        return self.s.node_host(self.node)
+
+    @property
+    def nodes(self) -> int:
+        return self.s.nodes
 
     def ports(self):
         return {
@@ -25,10 +46,10 @@ class Kafka(Component):
 
     @property
     def bootstrap(self) -> str:
-        return f"{self.host}:{self.ports()['broker']}"
+        return self.s.kafka_bootstrap()
 
     def url(self):
-        return f"kafka://{self.bootstrap}"
+        return f"kafka://{self.host}:{self.ports()['broker']}"
 
     def metrics_target(self):
         return f"{self.host}:{self.ports()['metrics']}"
@@ -38,10 +59,18 @@ class Kafka(Component):
         self.conf_dir.mkdir(parents=True, exist_ok=True)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         props = self.conf_dir / "server.properties"
+        n = self.nodes
+        replicas, min_isr = min(n, 3), (2 if n >= 3 else 1)
+        if n == 1:
+            quorum = f"controller.quorum.bootstrap.servers={self.host}:{p['controller']}"
+        else:  # a static quorum of every node
+            quorum = "controller.quorum.voters=" + ",".join(
+                f"{i}@{self.s.node_host(i)}:{p['controller']}" for i in range(1, n + 1)
+            )
         props.write_text(f"""# Written by ./tally up; edit infra/tally/components/kafka.py instead.
 process.roles=broker,controller
-node.id=1
-controller.quorum.bootstrap.servers={self.host}:{p["controller"]}
+node.id={self.node}
+{quorum}
 listeners=PLAINTEXT://{self.host}:{p["broker"]},CONTROLLER://{self.host}:{p["controller"]}
 advertised.listeners=PLAINTEXT://{self.host}:{p["broker"]}
 controller.listener.names=CONTROLLER
@@ -49,11 +78,13 @@ inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
 log.dirs={self.data_dir}
 num.partitions={self.s.int("TALLY_TOPIC_PARTITIONS")}
-offsets.topic.replication.factor=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
+default.replication.factor={replicas}
+min.insync.replicas={min_isr}
+offsets.topic.replication.factor={replicas}
+transaction.state.log.replication.factor={replicas}
+transaction.state.log.min.isr={min_isr}
+share.coordinator.state.topic.replication.factor={replicas}
+share.coordinator.state.topic.min.isr={min_isr}
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=true
 log.retention.hours=168
@@ -61,7 +92,7 @@ log.retention.hours=168
         self.write_console_log4j2({"kafka.log": "WARN", "org.apache.kafka.storage": "WARN"})
         if not (self.data_dir / "meta.properties").exists():
             self.log("formatting Kafka storage (KRaft)")
-            cluster_id = _kafka_uuid()
+            cluster_id = self.cluster_id()
             r = subprocess.run(
                 [
                     JAVA,
@@ -70,7 +101,7 @@ log.retention.hours=168
                     f"-Dlog4j2.configurationFile={self.conf_dir}/log4j2.yaml",
                     "kafka.tools.StorageTool",
                     "format",
-                    "--standalone",
+                    *(["--standalone"] if n == 1 else []),
                     "-t",
                     cluster_id,
                     "-c",
@@ -104,17 +135,32 @@ log.retention.hours=168
         ]
         return argv, self.env()
 
+    def cluster_id(self) -> str:
+        """One id for every node of the cluster (kept beside the nodes' data)."""
+        path = self.s.data("kafka-cluster-id")
+        if self.node == 1 and not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(_kafka_uuid())
+        if not path.exists():
+            raise RuntimeError("kafka-2/3 format after kafka, which makes the cluster id")
+        return path.read_text().strip()
+
     def ready(self):
         from confluent_kafka.admin import AdminClient
 
+        if self.node < self.nodes:  # a quorum of voters needs the next node up first
+            return tcp_open(self.host, self.ports()["controller"])
         if not tcp_open(self.host, self.ports()["broker"]):
             return False
         admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
         md = admin.list_topics(timeout=2)
-        return len(md.brokers) >= 1
+        return len(md.brokers) >= self.nodes
 
     def after_ready(self):
-        create_topics(self.bootstrap, tally_topics(self.s.int("TALLY_TOPIC_PARTITIONS")))
+        if self.node == self.nodes:  # the last node: every broker is there
+            create_topics(
+                self.bootstrap, tally_topics(self.s.int("TALLY_TOPIC_PARTITIONS")), replicas=min(self.nodes, 3)
+            )
 
 
 def _kafka_uuid() -> str:
@@ -144,14 +190,14 @@ def align_configs(admin, configs: dict[str, dict[str, str]]) -> None:
         fut.result()
 
 
-def create_topics(bootstrap: str, topics: dict[str, tuple[int, dict[str, str]]]) -> list[str]:
-    """Creates the topics that do not exist yet; returns their names."""
+def create_topics(bootstrap: str, topics: dict[str, tuple[int, dict[str, str]]], replicas: int = 1) -> list[str]:
+    """Creates the topics that do not exist yet (with `replicas` copies of each partition); returns their names."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
     existing = set(admin.list_topics(timeout=10).topics)
     new = [
-        NewTopic(t, num_partitions=n, replication_factor=1, config=cfg)
+        NewTopic(t, num_partitions=n, replication_factor=replicas, config=cfg)
         for t, (n, cfg) in topics.items()
         if t not in existing
     ]

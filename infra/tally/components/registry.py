@@ -25,7 +25,7 @@ class Registry(JavaService):
         return {
             "TALLY_REGISTRY_HOST": self.host,
             "TALLY_REGISTRY_PORT": str(self.ports()["http"]),
-            "TALLY_KAFKA_BOOTSTRAP": f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}",
+            "TALLY_KAFKA_BOOTSTRAP": self.s.kafka_bootstrap(),
             "TALLY_REGISTRY_ADMIN_TOKEN": self.s.admin_token(),
         }
 

@@ -93,7 +93,7 @@ class RunqExporter(Component):
             "--source",
             self.s.get("TALLY_RUNQ_SOURCE"),
             "--kafka",
-            f"{self.host}:{self.s.port('TALLY_KAFKA_PORT')}",
+            self.s.kafka_bootstrap(),
             "--registry",
             f"http://{self.host}:{self.s.port('TALLY_REGISTRY_PORT')}",
             "--metrics-addr",

@@ -120,10 +120,12 @@ class Generator:
         return self
 
 
-def fault_run(gw: str | list[str], cql, fault, rounds=40, pause_s=0.15):
+def fault_run(gw: str | list[str], cql, fault, rounds=40, pause_s=0.15, on_counters=None):
     """Runs the generator on it_counters (30 s accept window: clients retry through the
     fault with their tokens), applies `fault` mid-stream, then checks every count exactly."""
     counters = [f"f-{uuid.uuid4().hex[:6]}-{n}" for n in range(8)]
+    if on_counters:
+        on_counters(counters)  # a caller that reads them during the fault
     gen = Generator(gw, "it_counters", counters, rounds=rounds, pause_s=pause_s).start(workers=4)
     time.sleep(2)
     fault()
