@@ -1,5 +1,7 @@
 """Plain helpers the integration tests share (fixtures live in conftest.py)."""
 
+import os
+import signal
 import socket
 import time
 from datetime import UTC, datetime, timedelta
@@ -12,6 +14,17 @@ def iso(t: datetime, timespec: str = "microseconds") -> str:
 
 def now_iso(offset_s: float = 0, timespec: str = "microseconds") -> str:
     return iso(datetime.now(UTC) + timedelta(seconds=offset_s), timespec)
+
+
+def kill_9(stack, *names: str) -> None:
+    """`kill -9` of the stack's components by their recorded PIDs; returns once each is gone."""
+    from tally import process
+
+    refs = [stack.state.ref(name) for name in names]
+    for ref in refs:
+        os.kill(ref.pid, signal.SIGKILL)
+    for name, ref in zip(names, refs, strict=True):
+        process.wait_until(f"{name} killed", lambda ref=ref: not process.alive(ref), 10, lambda: True)
 
 
 def until(what: str, fn, timeout: float = 30.0, every: float = 0.2):

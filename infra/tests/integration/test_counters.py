@@ -19,7 +19,7 @@ from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from counter_load import Generator, call, fault_run, get_count, wait_count, wait_rollup
 from kafka_tail import KafkaTail
-from support import admin_headers, iso, now_iso
+from support import admin_headers, iso, kill_9, now_iso
 from tally.jobs import Jobs
 
 REPO = Path(__file__).resolve().parents[3]
@@ -253,12 +253,9 @@ def test_recount_finds_an_injected_discrepancy_and_repairs_it(stack, gw, cql, jo
 
 @pytest.mark.disruptive
 def test_counts_stay_exact_when_the_taskmanager_is_killed(stack, gw, cql, jobs, wait_healthy):
-    from tally import process
 
     def kill_tm():
-        ref = stack.state.ref("flink-taskmanager")
-        os.kill(ref.pid, signal.SIGKILL)
-        process.wait_until("taskmanager killed", lambda: not process.alive(ref), 10, lambda: True)
+        kill_9(stack, "flink-taskmanager")
         time.sleep(2)
         stack.up()
         wait_healthy()
@@ -271,14 +268,9 @@ def test_counts_stay_exact_when_the_whole_flink_cluster_is_killed(stack, gw, cql
     """JobManager and TaskManager killed (a crashed host; the session cluster keeps no jobs
     without HA): `./tally up` redeploys each job from its newest retained checkpoint, so no
     rollup, pending event or dedup id is lost."""
-    from tally import process
 
     def kill_flink():
-        refs = [stack.state.ref(name) for name in ("flink-taskmanager", "flink-jobmanager")]
-        for ref in refs:
-            os.kill(ref.pid, signal.SIGKILL)
-        for ref in refs:
-            process.wait_until("flink killed", lambda ref=ref: not process.alive(ref), 10, lambda: True)
+        kill_9(stack, "flink-taskmanager", "flink-jobmanager")
         time.sleep(2)
         stack.up()
         wait_healthy()

@@ -5,7 +5,6 @@ taking the same stream of requests (TALLY_GATEWAY_INSTANCES=2), and two TaskMana
 one is killed mid-stream (TALLY_FLINK_TASKMANAGERS=2): every count, rollup and event exact."""
 
 import os
-import signal
 import threading
 import time
 import uuid
@@ -13,7 +12,7 @@ import uuid
 import pytest
 import requests
 from counter_load import fault_run
-from support import admin_headers, now_iso, until
+from support import admin_headers, kill_9, now_iso, until
 from tally.jobs import Jobs
 from tally.settings import Settings
 from tally.stack import Stack
@@ -201,9 +200,7 @@ def test_counts_stay_exact_when_one_of_two_taskmanagers_is_killed(stack, gw, cql
     assert overview["taskmanagers"] == 2, overview
 
     def kill_the_first():
-        ref = stack.state.ref("flink-taskmanager")
-        os.kill(ref.pid, signal.SIGKILL)
-        process.wait_until("taskmanager killed", lambda: not process.alive(ref), 10, lambda: True)
+        kill_9(stack, "flink-taskmanager")
         # the JobManager notices (heartbeat RPCs fail), and the jobs come back on the survivor's
         # slots, the only ones left, before the killed one is restarted
         until("the JobManager drops the killed TaskManager", lambda: "flink-taskmanager" not in taskmanagers(jobs), 120)

@@ -4,15 +4,12 @@ broker and one Cassandra node are killed mid-stream while counters and TimeSerie
 no acknowledged event is lost or doubled, and reads keep answering while they are down."""
 
 import json
-import os
-import signal
 import time
 
 import pytest
 import requests
 from counter_load import fault_run
-from support import now_iso
-from tally import process
+from support import kill_9, now_iso
 from tally.jobs import Jobs
 from test_scale_out import TimeSeriesLoad
 
@@ -58,11 +55,7 @@ def test_a_broker_and_a_cassandra_node_killed_mid_stream_lose_and_double_nothing
     counters: list[str] = []
 
     def kill_a_broker_and_a_node():
-        refs = [stack.state.ref(name) for name in ("kafka-2", "cassandra-2")]
-        for ref in refs:
-            os.kill(ref.pid, signal.SIGKILL)
-        for ref in refs:
-            process.wait_until("killed", lambda ref=ref: not process.alive(ref), 10, lambda: True)
+        kill_9(stack, "kafka-2", "cassandra-2")
         t0 = time.monotonic()
         # while they are down, the reads: GetCount of a counter the gateways' view holds (from
         # memory), and ReadEventRecords from Cassandra at LOCAL_QUORUM (two of three replicas).
