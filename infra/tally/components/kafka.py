@@ -102,8 +102,7 @@ log.retention.hours=168
                     "kafka.tools.StorageTool",
                     "format",
                     *(["--standalone"] if n == 1 else []),
-                    "-t",
-                    cluster_id,
+                    f"--cluster-id={cluster_id}",
                     "-c",
                     str(props),
                 ],
@@ -164,10 +163,14 @@ log.retention.hours=168
 
 
 def _kafka_uuid() -> str:
-    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding."""
+    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding, never starting with
+    '-' (as Kafka's own Uuid.randomUuid: a command line would read it as an option)."""
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def align_configs(admin, configs: dict[str, dict[str, str]]) -> None:

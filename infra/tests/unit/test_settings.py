@@ -52,3 +52,11 @@ def test_a_given_admin_token_wins_and_no_file_is_made(tmp_path):
     s = Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_ADMIN_TOKEN": "given"})
     assert s.admin_token() == "given"
     assert not (tmp_path / "admin-token").exists()
+
+
+def test_a_kafka_cluster_id_never_reads_as_an_option():
+    from tally.components.kafka import _kafka_uuid
+
+    ids = [_kafka_uuid() for _ in range(2000)]  # one in 64 random ids starts with '-'
+    assert not any(i.startswith("-") for i in ids)
+    assert all(len(i) == 22 for i in ids)
