@@ -33,8 +33,18 @@ def gw(stack) -> str:
 
 @pytest.fixture(scope="module")
 def cql(settings):
-    """A CQL session on the stack's Cassandra (one per module: a module may restart Cassandra)."""
-    cluster = Cluster([settings.host], port=settings.port("TALLY_CASSANDRA_PORT"))
+    """A CQL session on the stack's Cassandra (one per module: a module may restart Cassandra),
+    reading at the stack's consistency level: on three nodes LOCAL_QUORUM, since a node that was
+    down misses writes until hints replay, and a read at ONE could ask just that node."""
+    from cassandra import ConsistencyLevel
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, ExecutionProfile
+
+    level = getattr(ConsistencyLevel, settings.get("TALLY_CASSANDRA_CONSISTENCY"))
+    cluster = Cluster(
+        [settings.host],
+        port=settings.port("TALLY_CASSANDRA_PORT"),
+        execution_profiles={EXEC_PROFILE_DEFAULT: ExecutionProfile(consistency_level=level)},
+    )
     yield cluster.connect()
     cluster.shutdown()
 
