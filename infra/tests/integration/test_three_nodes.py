@@ -13,10 +13,11 @@ from support import kill_9, now_iso
 from tally.jobs import Jobs
 from test_scale_out import TimeSeriesLoad
 
-#: How long after a node is killed a read may still time out: until the coordinators' failure
-#: detector convicts it (phi_convict_threshold 8 on gossip every second; measured 16-19 s on this
-#: loaded 2-core box), a LOCAL_QUORUM read whose replicas include it waits past the gateway's 2 s.
-DETECTION_S = 30
+#: After a node is killed, reads may time out until the coordinators' failure detector convicts
+#: it (phi_convict_threshold 8 on gossip every second; 16-19 s on this loaded 2-core box): a
+#: LOCAL_QUORUM read whose replicas include it waits past the gateway's 2 s. The test waits for
+#: the reads to answer CLEAN_S in a row, at most CONVICTED_WITHIN_S after the kill.
+CLEAN_S, CONVICTED_WITHIN_S = 15, 120
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -62,7 +63,8 @@ def test_a_broker_and_a_cassandra_node_killed_mid_stream_lose_and_double_nothing
         # ReadEventRecords, from Cassandra at LOCAL_QUORUM (two of three replicas). Until the
         # coordinators convict the dead node (gossip's failure detector, seconds), a read that
         # picked it as a replica times out; after that every read must answer.
-        while time.monotonic() - t0 < DETECTION_S + 15:  # then 15 s in which every read must answer
+        clean_since = time.monotonic()
+        while time.monotonic() - clean_since < CLEAN_S and time.monotonic() - t0 < CONVICTED_WITHIN_S:
             for path, body in (
                 ("/v1/counter/GetCount", {"namespace": "it_counters", "counter_name": counters[0]}),
                 (
@@ -79,7 +81,9 @@ def test_a_broker_and_a_cassandra_node_killed_mid_stream_lose_and_double_nothing
                 outage["reads"] += 1
                 if r.status_code != 200:
                     outage["failed_reads"].append((round(time.monotonic() - t0, 1), path, r.status_code, r.text[:120]))
+                    clean_since = time.monotonic()
             time.sleep(0.2)
+        outage["answering_again_s"] = round(clean_since - t0, 1)
         stack.up()  # restarts the two
         wait_healthy(240)
         outage["down_s"] = round(time.monotonic() - t0, 1)
@@ -87,8 +91,9 @@ def test_a_broker_and_a_cassandra_node_killed_mid_stream_lose_and_double_nothing
     t0 = time.monotonic()
     gen = fault_run(gw, cql, kill_a_broker_and_a_node, rounds=80, pause_s=0.15, on_counters=counters.extend)
     timeseries.finish()
-    late = [f for f in outage["failed_reads"] if f[0] > DETECTION_S]
-    assert late == [], f"reads failing {DETECTION_S} s after the kill: {late[:5]}"
+    assert outage["answering_again_s"] < CONVICTED_WITHIN_S - CLEAN_S, (
+        f"reads still failing {CONVICTED_WITHIN_S} s after the kill: {outage['failed_reads'][-5:]}"
+    )
 
     stored = timeseries.check_stored(cql, timeout=240)
     report = {
@@ -105,6 +110,7 @@ def test_a_broker_and_a_cassandra_node_killed_mid_stream_lose_and_double_nothing
             for path in {f[1] for f in outage["failed_reads"]}
         },
         "last_failed_read_s_after_kill": max((f[0] for f in outage["failed_reads"]), default=None),
+        "reads_answering_again_s_after_kill": outage["answering_again_s"],
         "down_and_back_s": outage["down_s"],
     }
     (settings.home / "three-nodes-test.json").write_text(json.dumps(report, indent=2))
