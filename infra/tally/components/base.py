@@ -123,3 +123,19 @@ class Component:
         cfg.write_text("lowercaseOutputName: true\nrules:\n" + rules)
         agent = jar(self.s.dist("jmx-exporter") / "lib", "jmx_prometheus_javaagent")
         return f"-javaagent:{agent}={self.host}:{port}:{cfg}"
+
+
+class ClusterNode(Component):
+    """Node i of a clustered server (Kafka, Cassandra): node 1 keeps the component's name and
+    TALLY_HOST; node i > 1 is `<name>-i` on the i-th loopback alias (Settings.node_host), with
+    the same ports. Its data, config, log and state follow the name."""
+
+    def __init__(self, settings: Settings, log=print, node: int = 1):
+        super().__init__(settings, log)
+        self.node = node
+        if node > 1:
+            self.name = f"{self.name}-{node}"
+
+    @property
+    def host(self) -> str:
+        return self.s.node_host(self.node)

@@ -6,7 +6,7 @@ import re
 
 from ..fetch import jar
 from ..settings import REPO
-from .base import JAVA, Component
+from .base import JAVA, ClusterNode
 
 # Upstream conf/jvm17-server.options: module access Cassandra needs on Java 17.
 JVM17_OPTIONS = """
@@ -75,7 +75,7 @@ def cql_statements(path) -> list[str]:
     return [st.strip() for st in text.split(";") if st.strip()]
 
 
-class Cassandra(Component):
+class Cassandra(ClusterNode):
     """Node `cassandra`, and with TALLY_NODES=3 `cassandra-2` and `cassandra-3` on the next
     loopback aliases with the same ports (as ccm does); the first is every node's seed. The
     local profile's nodes join without streaming (auto_bootstrap false): the ring forms at the
@@ -87,16 +87,6 @@ class Cassandra(Component):
     dists = ("cassandra", "jmx-exporter")
     ready_timeout = 180.0
     stop_timeout = 30.0
-
-    def __init__(self, settings, log=print, node: int = 1):
-        super().__init__(settings, log)
-        self.node = node
-        if node > 1:
-            self.name = f"cassandra-{node}"
-
-    @property
-    def host(self) -> str:
-        return self.s.node_host(self.node)
 
     def ports(self):
         return {

@@ -8,10 +8,10 @@ import uuid
 
 from ..model import tally_topics
 from ..process import tcp_open
-from .base import JAVA, Component
+from .base import JAVA, ClusterNode
 
 
-class Kafka(Component):
+class Kafka(ClusterNode):
     """Broker `kafka` (node 1), and with TALLY_NODES=3 `kafka-2` and `kafka-3` on the next
     loopback aliases, the same ports. Three nodes are three controller voters: a quorum needs
     two, so the first two report ready once their ports listen, and the last once all three are
@@ -22,16 +22,6 @@ class Kafka(Component):
     version = "4.3.1"
     dists = ("kafka", "jmx-exporter")
     ready_timeout = 90.0
-
-    def __init__(self, settings, log=print, node: int = 1):
-        super().__init__(settings, log)
-        self.node = node
-        if node > 1:
-            self.name = f"kafka-{node}"
-
-    @property
-    def host(self) -> str:
-        return self.s.node_host(self.node)
 
     @property
     def nodes(self) -> int:
