@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from .model import topic
 from .settings import Settings
 
-DEAD_LETTER_TOPIC = topic("dead_letter")
+DEAD_LETTER_TOPIC = topic("dead_letters")
 
 
 @dataclass(frozen=True)

@@ -44,9 +44,17 @@ public final class Topics {
      * @param config topic configs given at creation
      * @param valueSchema the simple name of the Avro schema of its values (subject
      *     {@code <topic>-value}), or null when the value is not one of Tally's schemas
+     * @param keyFields the value's fields that its record key joins with '/' (what a compacted
+     *     topic keeps one record of), empty when the key is something else
      */
     public record Spec(
-            String id, String name, boolean partitioned, Map<String, String> config, String valueSchema, String doc) {}
+            String id,
+            String name,
+            boolean partitioned,
+            Map<String, String> config,
+            String valueSchema,
+            List<String> keyFields,
+            String doc) {}
 
     public static final List<Spec> ALL = List.of(
             // LogAppendTime: the broker stamps counter events, so within a partition timestamps only
@@ -57,6 +65,7 @@ public final class Topics {
                     true,
                     Map.of("retention.ms", WEEK_MS, "message.timestamp.type", "LogAppendTime"),
                     "CounterEvent",
+                    List.of("namespace", "counter"),
                     "counter mutations, key namespace/counter"),
             new Spec(
                     "timeseries_events",
@@ -64,13 +73,15 @@ public final class Topics {
                     true,
                     Map.of("retention.ms", WEEK_MS),
                     "TimeSeriesEvent",
+                    List.of("namespace", "time_series_id"),
                     "time-series events, key namespace/time_series_id"),
             new Spec(
-                    "dead_letter",
+                    "dead_letters",
                     DEAD_LETTER,
                     true,
                     Map.of("retention.ms", FOUR_WEEKS_MS),
                     "DeadLetter",
+                    List.of(),
                     "what could not be processed, with the original bytes and a reason"),
             // compacted: the latest rollup of each counter is what a gateway's view is rebuilt from
             new Spec(
@@ -79,6 +90,7 @@ public final class Topics {
                     true,
                     Map.of("cleanup.policy", "compact", "min.cleanable.dirty.ratio", "0.1", "segment.ms", "600000"),
                     "CounterRollup",
+                    List.of("namespace", "counter"),
                     "each counter's latest rollup (the gateways' counter view), key namespace/counter"),
             new Spec(
                     "alerts",
@@ -86,6 +98,7 @@ public final class Topics {
                     true,
                     Map.of(),
                     "NoisyNeighborAlert",
+                    List.of("host", "container"),
                     "noisy-neighbor alerts, key host/container"),
             new Spec(
                     "control_namespaces",
@@ -93,9 +106,16 @@ public final class Topics {
                     false,
                     Map.of("cleanup.policy", "compact"),
                     null,
+                    List.of(),
                     "Debezium change events of the control plane's namespaces table"),
             new Spec(
-                    "schemas", SCHEMAS, false, Map.of("cleanup.policy", "compact"), null, "the schema registry's log"));
+                    "schemas",
+                    SCHEMAS,
+                    false,
+                    Map.of("cleanup.policy", "compact"),
+                    null,
+                    List.of(),
+                    "the schema registry's log"));
 
     private Topics() {}
 

@@ -52,7 +52,7 @@ public final class AsyncCqlWrites implements AutoCloseable {
         session.executeAsync(statement).whenComplete((rs, err) -> {
             if (err != null) {
                 String keyspace = goneKeyspace(err);
-                if (keyspace != null) {
+                if (keyspace != null && !stillDefined(statement)) {
                     dropped(keyspace, err);
                 } else {
                     failure.compareAndSet(null, err);
@@ -112,6 +112,32 @@ public final class AsyncCqlWrites implements AutoCloseable {
             "Keyspace '?([a-z0-9_]+)'? does not exist|Keyspace '?([a-z0-9_]+)'? doesn't exist"
                     + "|unconfigured table \\w+|table \\S+ does not exist",
             java.util.regex.Pattern.CASE_INSENSITIVE);
+
+    /**
+     * Whether the driver's view of the schema (kept current by the cluster's schema events) still
+     * has the table a refused write went to. A node that has just restarted answers "does not
+     * exist" for tables it has not pulled yet: that refusal is a failure to retry, not a deleted
+     * namespace (taking it for one dropped two acknowledged batches in the three-node suite).
+     */
+    boolean stillDefined(Statement<?> statement) {
+        Statement<?> row = statement instanceof BatchStatement batch && batch.size() > 0
+                ? batch.iterator().next()
+                : statement;
+        if (!(row instanceof BoundStatement bound)
+                || bound.getPreparedStatement().getVariableDefinitions().size() == 0) {
+            return false; // cannot tell: take the refusal at its word
+        }
+        var column = bound.getPreparedStatement().getVariableDefinitions().get(0);
+        return keyspaceHas(column.getKeyspace(), column.getTable());
+    }
+
+    /** Whether the driver's schema has the keyspace (and, if given, its table). */
+    public boolean keyspaceHas(CqlIdentifier keyspace, CqlIdentifier table) {
+        return session.getMetadata()
+                .getKeyspace(keyspace)
+                .map(k -> table == null || k.getTable(table).isPresent())
+                .orElse(false);
+    }
 
     /** Counts and logs a write dropped because its namespace's storage is gone. */
     public void dropped(String keyspace, Throwable err) {

@@ -91,8 +91,12 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
             try {
                 ps = statements(w.namespace);
             } catch (com.datastax.oss.driver.api.core.servererrors.InvalidQueryException e) {
-                if (AsyncCqlWrites.goneKeyspace(e) == null) {
-                    throw e;
+                if (AsyncCqlWrites.goneKeyspace(e) == null
+                        || writes.keyspaceHas(
+                                com.datastax.oss.driver.api.core.CqlIdentifier.fromInternal(
+                                        io.tally.namespace.NamespaceName.keyspace(w.namespace)),
+                                null)) {
+                    throw e; // a node behind on the schema: retry, the keyspace is there
                 }
                 writes.dropped(w.namespace, e);
                 return;

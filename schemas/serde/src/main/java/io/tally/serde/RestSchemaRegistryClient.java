@@ -93,6 +93,15 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         });
     }
 
+    @Override
+    public Registered latest(String subject) {
+        JsonNode r = call("GET", "subjects/" + enc(subject) + "/versions/latest", null);
+        int id = r.get("id").asInt();
+        Schema schema = schemaById(id); // one parsed instance per id, shared with the readers
+        idsBySubject.computeIfAbsent(subject, s -> new ConcurrentHashMap<>()).put(schema, id);
+        return new Registered(id, schema);
+    }
+
     private static String body(Schema schema) {
         return JSON.createObjectNode().put("schema", schema.toString()).toString();
     }

@@ -12,4 +12,15 @@ public interface SchemaRegistryClient {
 
     /** The id of schema under subject, if it is registered there, without registering it. */
     int lookup(String subject, Schema schema);
+
+    /**
+     * The newest live version of subject: its global id and schema (a table format writes with
+     * it). Throws {@link RegistryException} (40401) when the subject has none.
+     */
+    default Registered latest(String subject) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " does not read subjects' versions");
+    }
+
+    /** A schema as the registry holds it under a subject. */
+    record Registered(int id, Schema schema) {}
 }
