@@ -109,6 +109,13 @@ def cmd_flink(args, settings: Settings) -> int:
     return subprocess.run(argv, env=env).returncode
 
 
+def cmd_sql(args, settings: Settings) -> int:
+    """Flink's SQL client in gateway mode against the stack's SQL gateway (the tally catalog)."""
+    gateway = Stack(settings, say).component("sql-gateway")
+    argv, env = gateway.client(statements=args.execute, file=args.file, streaming=args.streaming)
+    return subprocess.run(argv, env=env).returncode
+
+
 def cmd_deadletters(args, settings: Settings) -> int:
     """list, show, replay: the dead-letter topic (see tally/deadletters.py)."""
     from . import deadletters as dl
@@ -374,6 +381,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     flink.add_argument("args", nargs=argparse.REMAINDER)
     flink.set_defaults(fn=cmd_flink)
+    sql = sub.add_parser(
+        "sql", help="Flink SQL over Tally's tables: the SQL client on the stack's SQL gateway (-e or -f run and print)"
+    )
+    what = sql.add_mutually_exclusive_group()
+    what.add_argument("-e", "--execute", help="statements to run, results printed as tables")
+    what.add_argument("-f", "--file", help="a .sql file to run, results printed as tables")
+    sql.add_argument(
+        "--streaming",
+        action="store_true",
+        help="-e/-f in streaming mode (a changelog; default batch: final tables, Kafka tables need "
+        "/*+ OPTIONS('scan.bounded.mode'='latest-offset') */)",
+    )
+    sql.set_defaults(fn=cmd_sql)
     counters = sub.add_parser("counters", help="counter operations")
     csub = counters.add_subparsers(dest="action", required=True)
     rc = csub.add_parser(

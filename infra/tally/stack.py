@@ -18,6 +18,7 @@ from .components.postgres import Postgres
 from .components.prometheus import ElasticsearchExporter, PostgresExporter, Prometheus
 from .components.registry import Registry
 from .components.runq_exporter import RunqExporter
+from .components.sql_gateway import SqlGateway
 from .settings import Settings
 from .state import State
 
@@ -69,6 +70,7 @@ class Stack:
                 FlinkTaskManager(settings, log, i)
                 for i in range(1, instances(settings, "TALLY_FLINK_TASKMANAGERS") + 1)
             ),
+            SqlGateway(settings, log),
             ElasticsearchExporter(settings, log),
             PostgresExporter(settings, log),
             RunqExporter(settings, log),

@@ -70,6 +70,25 @@ class _FlinkProcess(Component):
             shutil.copy2(j, (plugin if j.name.startswith(REPORTER_JAR_PREFIX) else home / "lib") / j.name)
         stamp.write_text(wanted)
 
+    @property
+    def sql_lib_jar(self):
+        """Tally's SQL jar (format, catalog, relocated Kafka connector) in the cluster's lib: the
+        SQL gateway ships a statement's job no jars, so the cluster must have it, as it has a
+        connector jar put in a Flink distribution's lib."""
+        return self.flink_home / "lib" / "tally-sql.jar"
+
+    def stale(self) -> bool:
+        from .sql_gateway import sql_jar
+
+        return not self.sql_lib_jar.exists() or self.sql_lib_jar.read_bytes() != sql_jar().read_bytes()
+
+    def _install_sql_jar(self) -> None:
+        from .sql_gateway import sql_jar
+
+        tmp = self.sql_lib_jar.with_suffix(".tmp")
+        shutil.copyfile(sql_jar(), tmp)
+        tmp.replace(self.sql_lib_jar)  # a JVM still running the old one keeps its open file
+
     def cli(self, args: list[str]) -> tuple[list[str], dict[str, str]]:
         """Flink's own command line (bin/flink's CliFrontend) against the session cluster, with
         the stack's configuration: `flink list`, `flink stop`, `flink run -s ... -p N`..."""
@@ -166,6 +185,7 @@ logger.kafka.level = INFO
         return []
 
     def command(self):
+        self._install_sql_jar()
         jvm, dynamic = self._resource_params()
         argv = [
             JAVA,

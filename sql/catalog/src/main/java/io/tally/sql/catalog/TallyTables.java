@@ -92,6 +92,8 @@ public final class TallyTables {
         o.put("value.format", TallyAvroFormatFactory.IDENTIFIER);
         o.put("value.tally-avro.url", registryUrl);
         o.put("value.tally-avro.subject", spec.name() + "-value");
+        // what the jobs could not decode they dead-lettered (dead_letters has it): skip it here
+        o.put("value.tally-avro.ignore-parse-errors", "true");
         if (registryToken != null && !registryToken.isEmpty()) {
             o.put("value.tally-avro.token", registryToken);
         }

@@ -28,16 +28,42 @@ final class TallyAvroConverters {
     private TallyAvroConverters() {}
 
     static AvroToRowDataConverters.AvroToRowDataConverter reader(RowType rowType) {
-        AvroToRowDataConverters.AvroToRowDataConverter base = AvroToRowDataConverters.createRowConverter(rowType);
-        return record -> base.convert(microsAsLocalTime((GenericRecord) record));
+        return new Reader(AvroToRowDataConverters.createRowConverter(rowType));
     }
 
     static RowDataToAvroConverters.RowDataToAvroConverter writer(RowType rowType) {
-        RowDataToAvroConverters.RowDataToAvroConverter base = RowDataToAvroConverters.createConverter(rowType);
-        List<LogicalType> types = rowType.getChildren();
-        return (schema, object) -> {
+        return new Writer(RowDataToAvroConverters.createConverter(rowType), rowType);
+    }
+
+    // Classes, not lambdas: a lambda of this (user-code) jar held by flink-avro's (parent-loaded)
+    // schema does not deserialize in the JobManager ("cannot assign SerializedLambda").
+    private static final class Reader implements AvroToRowDataConverters.AvroToRowDataConverter {
+        private final AvroToRowDataConverters.AvroToRowDataConverter base;
+
+        Reader(AvroToRowDataConverters.AvroToRowDataConverter base) {
+            this.base = base;
+        }
+
+        @Override
+        public Object convert(Object record) {
+            return base.convert(microsAsLocalTime((GenericRecord) record));
+        }
+    }
+
+    private static final class Writer implements RowDataToAvroConverters.RowDataToAvroConverter {
+        private final RowDataToAvroConverters.RowDataToAvroConverter base;
+        private final RowType rowType;
+
+        Writer(RowDataToAvroConverters.RowDataToAvroConverter base, RowType rowType) {
+            this.base = base;
+            this.rowType = rowType;
+        }
+
+        @Override
+        public Object convert(Schema schema, Object object) {
             GenericRecord record = (GenericRecord) base.convert(schema, object);
             RowData row = (RowData) object;
+            List<LogicalType> types = rowType.getChildren();
             List<Schema.Field> fields = schema.getFields();
             for (int i = 0; i < fields.size(); i++) {
                 Schema field = nonNull(fields.get(i).schema());
@@ -53,7 +79,7 @@ final class TallyAvroConverters {
                 }
             }
             return record;
-        };
+        }
     }
 
     /** Replaces every timestamp-micros long of the record (nested records and arrays too) by its UTC LocalDateTime. */

@@ -54,7 +54,7 @@ public final class TallyAvroFormatFactory implements DeserializationFormatFactor
 
     @Override
     public Set<ConfigOption<?>> optionalOptions() {
-        return Set.of(TallyAvroOptions.SUBJECT, TallyAvroOptions.TOKEN);
+        return Set.of(TallyAvroOptions.SUBJECT, TallyAvroOptions.TOKEN, TallyAvroOptions.IGNORE_PARSE_ERRORS);
     }
 
     @Override
@@ -64,6 +64,7 @@ public final class TallyAvroFormatFactory implements DeserializationFormatFactor
         String url = options.get(TallyAvroOptions.URL);
         String subject = options.getOptional(TallyAvroOptions.SUBJECT).orElse(null);
         String token = options.getOptional(TallyAvroOptions.TOKEN).orElse(null);
+        boolean skipBad = options.get(TallyAvroOptions.IGNORE_PARSE_ERRORS);
         return new ProjectableDecodingFormat<>() {
             @Override
             public DeserializationSchema<RowData> createRuntimeDecoder(
@@ -74,7 +75,9 @@ public final class TallyAvroFormatFactory implements DeserializationFormatFactor
                 Schema subjectSchema =
                         subject == null ? null : newest(url, subject, token).schema();
                 Schema reader = ReaderSchemas.forColumns(subjectSchema, rowType, subject);
-                return decoder(rowType, info, reader, new RegistrySchemaCoder.Provider(url, subject, token));
+                DeserializationSchema<RowData> decoder =
+                        decoder(rowType, info, reader, new RegistrySchemaCoder.Provider(url, subject, token));
+                return skipBad ? new SkippingDecoder(decoder) : decoder;
             }
 
             @Override

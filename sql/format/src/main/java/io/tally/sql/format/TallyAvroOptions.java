@@ -25,5 +25,12 @@ public final class TallyAvroOptions {
             .withDescription("Bearer token sent to the registry (its admin token), for a registry that asks one"
                     + " of writers. Reads need none.");
 
+    public static final ConfigOption<Boolean> IGNORE_PARSE_ERRORS = ConfigOptions.key("ignore-parse-errors")
+            .booleanType()
+            .defaultValue(false)
+            .withDescription("Skip a record that does not decode (not in the wire format, an unknown schema id,"
+                    + " bytes that do not match their schema) instead of failing the query; each skip is"
+                    + " logged. Tally's catalog sets it: its jobs have dead-lettered such records already.");
+
     private TallyAvroOptions() {}
 }

@@ -159,6 +159,16 @@ class TallyAvroFormatTest {
     }
 
     @Test
+    void aDecoderThatIgnoresParseErrorsSkipsTheRecord() throws Exception {
+        RowType rowType = (RowType) COLUMNS.getLogicalType();
+        DeserializationSchema<RowData> skipping =
+                new SkippingDecoder(TallyAvroFormatFactory.decoder(rowType, InternalTypeInfo.of(rowType), V2, CODER));
+        skipping.open(null);
+        assertThat(skipping.deserialize(new byte[] {7, 1})).isNull();
+        assertThat(skipping.deserialize(new byte[] {0, 0, 0, 0x7f, 0x7f})).isNull(); // an id the registry lacks
+    }
+
+    @Test
     void theFactoryIsFoundByItsIdentifierAndChecksItsOptions() {
         ResolvedSchema schema = ResolvedSchema.of(
                 Column.physical("namespace", DataTypes.STRING()), Column.physical("op", DataTypes.STRING()));
