@@ -99,7 +99,9 @@ public final class TallyTables {
         }
         if (!spec.keyFields().isEmpty()) {
             o.put("key.format", TallyKeyFormatFactory.IDENTIFIER);
-            o.put("key.fields", String.join(";", spec.keyFields()));
+            if (!upsert) { // upsert-kafka's key is its primary key
+                o.put("key.fields", String.join(";", spec.keyFields()));
+            }
             o.put("value.fields-include", "ALL");
         }
         return o;

@@ -1,6 +1,7 @@
 package io.tally.sql.catalog;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tally.model.Topics;
 import java.util.Map;
@@ -80,6 +81,17 @@ class TallyCatalogTest {
                 .isEqualTo("rowtime");
         assertThat(TallyTables.eventTime(io.tally.model.TallySchemas.DEAD_LETTER))
                 .isEqualTo("failed_at");
+    }
+
+    @Test
+    void everyTablesOptionsAreOnesItsConnectorAndFormatsAccept() {
+        // planning a scan validates the connector's and the formats' options; the last step, the
+        // value decoder, asks the registry for the subject, which this unit test has none of
+        for (String table : sql.listTables()) {
+            assertThatThrownBy(() -> sql.explainSql("SELECT * FROM " + table))
+                    .hasMessageContaining("subject '")
+                    .hasMessageContaining("is not readable from the registry at http://127.0.0.1:9");
+        }
     }
 
     @Test
