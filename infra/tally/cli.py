@@ -113,7 +113,15 @@ def cmd_sql(args, settings: Settings) -> int:
     """Flink's SQL client in gateway mode against the stack's SQL gateway (the tally catalog)."""
     gateway = Stack(settings, say).component("sql-gateway")
     argv, env = gateway.client(statements=args.execute, file=args.file, streaming=args.streaming)
-    return subprocess.run(argv, env=env).returncode
+    if args.execute is None and args.file is None:
+        return subprocess.run(argv, env=env).returncode
+    # Flink's client exits 0 after a failed statement: a script's caller gets 1
+    failed = False
+    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
+        for line in p.stdout:
+            print(line, end="", flush=True)
+            failed = failed or "[ERROR] Could not execute SQL statement" in line
+    return 1 if failed or p.returncode else 0
 
 
 def cmd_deadletters(args, settings: Settings) -> int:

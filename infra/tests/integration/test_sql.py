@@ -6,6 +6,7 @@ a newer compatible schema still reads, and the README's example queries run as w
 import base64
 import json
 import re
+import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -172,6 +173,24 @@ def test_a_record_written_with_a_newer_compatible_schema_still_reads(stack, sett
     )
     rows = batch.query("SELECT sensor, `value`, unit FROM readings ORDER BY sensor")
     assert rows == [["a", 1, "ms"], ["b", 2, "us"]], "v1's record gets v2's default, v2's its own value"
+
+
+def test_tally_sql_prints_a_count_and_fails_a_bad_statement(stack, jobs):
+    r = subprocess.run(
+        [str(REPO / "tally"), "sql", "-e", f"SELECT COUNT(*) AS events FROM timeseries_events {BOUNDED}"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert re.search(r"\|\s+events \|", r.stdout) and re.search(r"\|\s+[1-9][0-9]* \|", r.stdout), r.stdout[-2000:]
+    bad = subprocess.run(
+        [str(REPO / "tally"), "sql", "-e", "SELECT nope FROM no_such_table"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert bad.returncode == 1 and "no_such_table" in bad.stdout
 
 
 def readme_queries() -> list[tuple[str, str]]:
