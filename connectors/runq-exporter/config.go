@@ -16,7 +16,8 @@ type Config struct {
 	Host           string        `json:"host"`            // host part of time series ids and counters
 	CgroupMount    string        `json:"cgroup_mount"`    // "" = detect
 	ContainerRoot  string        `json:"container_root"`  // child cgroups of it are containers
-	ContainerRegex string        `json:"container_regex"` // overrides container_root's rule
+	ContainerRegex string        `json:"container_regex"` // a custom rule, tried before the named ones
+	Containers     string        `json:"containers"`      // named rules, in order (default cgroups.DefaultRules)
 	MetricsAddr    string        `json:"metrics_addr"`    // Prometheus /metrics
 	RateLimit      time.Duration `json:"-"`
 	RateLimitText  string        `json:"rate_limit"`      // per cgroup per CPU
@@ -46,7 +47,8 @@ func loadConfig(args []string) (Config, error) {
 	host := fs.String("host", "", "host name in ids (default: hostname)")
 	mount := fs.String("cgroup-mount", "", "cgroup v2 mount (default: detected)")
 	root := fs.String("container-root", "", "cgroup (relative to the mount) whose children are containers (default tally.containers)")
-	regex := fs.String("container-regex", "", "rule over the v2 path; its first group is the container")
+	regex := fs.String("container-regex", "", "a custom rule over the v2 path, tried first; its first group is the container")
+	containers := fs.String("containers", "", "container rules in order, of tally, kubernetes, docker, containerd, podman, systemd (default tally,kubernetes,docker,containerd,podman)")
 	metrics := fs.String("metrics-addr", "", "Prometheus listen address (default 127.0.0.1:9435)")
 	rate := fs.String("rate-limit", "", "BPF samples per cgroup per CPU at most once per this (default 10ms)")
 	interval := fs.String("interval", "", "switch-out flush and procfs scan interval (default 1s)")
@@ -68,7 +70,7 @@ func loadConfig(args []string) (Config, error) {
 		}
 	}
 	for dst, v := range map[*string]string{&c.Source: *src, &c.Kafka: *kafka, &c.Registry: *registry, &c.Host: *host,
-		&c.CgroupMount: *mount, &c.ContainerRoot: *root, &c.ContainerRegex: *regex, &c.MetricsAddr: *metrics,
+		&c.CgroupMount: *mount, &c.ContainerRoot: *root, &c.ContainerRegex: *regex, &c.Containers: *containers, &c.MetricsAddr: *metrics,
 		&c.RateLimitText: *rate, &c.IntervalText: *interval} {
 		if v != "" {
 			*dst = v

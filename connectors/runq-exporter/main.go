@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -77,14 +76,11 @@ func run(cfg Config) error {
 			return err
 		}
 	}
-	rule := cgroups.DefaultRule(cfg.ContainerRoot)
-	if cfg.ContainerRegex != "" {
-		var err error
-		if rule, err = regexp.Compile(cfg.ContainerRegex); err != nil {
-			return fmt.Errorf("container_regex: %w", err)
-		}
+	rules, err := cgroups.ParseRules(cfg.Containers, cfg.ContainerRoot, cfg.ContainerRegex)
+	if err != nil {
+		return err
 	}
-	resolver := cgroups.NewResolver(mount, rule)
+	resolver := cgroups.NewResolver(mount, rules)
 	if err := resolver.Refresh(); err != nil {
 		return fmt.Errorf("reading cgroups at %s: %w", mount, err)
 	}
@@ -150,7 +146,7 @@ func run(cfg Config) error {
 		})
 	}
 	observe := func(s exporter.Sample) {
-		m.runq.WithLabelValues(s.Container).Observe(s.Latency.Seconds())
+		m.runq.WithLabelValues(s.Container, s.Runtime).Observe(s.Latency.Seconds())
 		ev := agg.Observe(s) // counts the switch-out even when the sample itself is not exported
 		if s.Container != cgroups.System || cfg.ExportSystem {
 			produce(timeseriesTopic, ev.Namespace+"/"+ev.TimeSeriesID, tsEnc, ev)
@@ -169,7 +165,9 @@ func run(cfg Config) error {
 				if err != nil {
 					return // closed
 				}
-				observe(exporter.Sample{Container: resolver.Container(s.CgroupID), PrevContainer: resolver.Container(s.PrevCgroupID),
+				container, runtime := resolver.Resolve(s.CgroupID)
+				prev, _ := resolver.Resolve(s.PrevCgroupID)
+				observe(exporter.Sample{Container: container, Runtime: runtime, PrevContainer: prev,
 					Latency: s.Latency, At: time.Unix(0, int64(s.BootTimeNs)+offset), ID: fmt.Sprintf("%d-%d", s.CgroupID, s.BootTimeNs)})
 			}
 		}()
@@ -179,7 +177,7 @@ func run(cfg Config) error {
 		scanner.Scan() // the baseline
 	}
 	log.Printf("runq-exporter: source %s, cgroups at %s, containers by %s, metrics on http://%s/metrics",
-		cfg.Source, mount, rule, cfg.MetricsAddr)
+		cfg.Source, mount, rules, cfg.MetricsAddr)
 
 	tick := time.NewTicker(cfg.Interval)
 	refresh := time.NewTicker(cfg.Refresh)
@@ -210,11 +208,11 @@ func run(cfg Config) error {
 					log.Printf("procfs: %v", err)
 				}
 				for _, d := range deltas {
-					c := cgroups.ContainerOf(rule, d.CgroupPath)
+					c, runtime := rules.Match(d.CgroupPath)
 					if c == cgroups.System {
 						continue // per-thread system samples are noise without a cause
 					}
-					observe(exporter.Sample{Container: c, Latency: d.Mean, At: now, ID: fmt.Sprintf("p%d-%d", d.TID, now.UnixNano())})
+					observe(exporter.Sample{Container: c, Runtime: runtime, Latency: d.Mean, At: now, ID: fmt.Sprintf("p%d-%d", d.TID, now.UnixNano())})
 				}
 			}
 			flush(agg, m, produce, ctEnc, now)

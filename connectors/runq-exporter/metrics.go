@@ -14,8 +14,9 @@ type metrics struct {
 func newMetrics() *metrics {
 	m := &metrics{
 		runq: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "tally_runq_latency_seconds",
-			Help: "Run-queue latency per container (sampled)", Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12)},
-			[]string{"container"}),
+			Help:    "Run-queue latency per container (sampled); runtime: what made it (tally, docker, containerd, cri-o, podman, kubernetes, systemd; empty for system)",
+			Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12)},
+			[]string{"container", "runtime"}),
 		switchOut: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tally_sched_switch_out_total",
 			Help: "Sampled switch-outs of a container's tasks, by cause"}, []string{"container", "cause"}),
 		drops: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tally_runq_exporter_drops_total",

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // System is the container name of everything the rule does not match.
@@ -32,21 +34,30 @@ func DefaultRule(root string) *regexp.Regexp {
 	return regexp.MustCompile("^/" + regexp.QuoteMeta(root) + "/([^/]+)")
 }
 
-// Resolver knows the cgroup tree as of its last Refresh.
+// Resolver knows the cgroup tree as of its last Refresh, each cgroup with its container and
+// runtime already decided (the rules run once a cgroup, not once a sample).
 type Resolver struct {
 	mount string
-	rule  *regexp.Regexp
+	rules Rules
 	mu    sync.RWMutex
-	paths map[uint64]string
+	ids   map[uint64]entry
+	// the last walk a lookup miss asked for (unix ns), so an id that never resolves (a cgroup
+	// already gone) costs at most one walk per MissRefreshGap
+	lastMissWalk atomic.Int64
 }
 
-func NewResolver(mount string, rule *regexp.Regexp) *Resolver {
-	return &Resolver{mount: mount, rule: rule, paths: map[uint64]string{}}
+// MissRefreshGap: at most one walk per this for ids the last walk did not see.
+const MissRefreshGap = 250 * time.Millisecond
+
+type entry struct{ path, container, runtime string }
+
+func NewResolver(mount string, rules Rules) *Resolver {
+	return &Resolver{mount: mount, rules: rules, ids: map[uint64]entry{}}
 }
 
 // Refresh walks the hierarchy again: a cgroup's v2 id is its directory's inode number.
 func (r *Resolver) Refresh() error {
-	paths := map[uint64]string{}
+	ids := map[uint64]entry{}
 	err := filepath.WalkDir(r.mount, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == r.mount {
@@ -62,17 +73,19 @@ func (r *Resolver) Refresh() error {
 			return nil
 		}
 		rel, _ := filepath.Rel(r.mount, p)
-		paths[st.Ino] = "/" + filepath.ToSlash(rel)
+		path := "/" + filepath.ToSlash(rel)
 		if rel == "." {
-			paths[st.Ino] = "/"
+			path = "/"
 		}
+		c, rt := r.rules.Match(path)
+		ids[st.Ino] = entry{path, c, rt}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	r.mu.Lock()
-	r.paths = paths
+	r.ids = ids
 	r.mu.Unlock()
 	return nil
 }
@@ -81,26 +94,50 @@ func (r *Resolver) Refresh() error {
 func (r *Resolver) Path(id uint64) (string, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	p, ok := r.paths[id]
-	return p, ok
+	e, ok := r.ids[id]
+	return e.path, ok
 }
 
-// Container of a cgroup id: the rule's first submatch on its path, or System.
+// Container of a cgroup id: what the first matching rule names it, or System.
 func (r *Resolver) Container(id uint64) string {
-	p, ok := r.Path(id)
-	if !ok {
-		return System
-	}
-	return ContainerOf(r.rule, p)
+	c, _ := r.Lookup(id)
+	return c
 }
 
-// ContainerOf applies a rule to a cgroup path.
-func ContainerOf(rule *regexp.Regexp, path string) string {
-	m := rule.FindStringSubmatch(path)
-	if len(m) < 2 || m[1] == "" || m[1] == System {
-		return System
+// Resolve is Lookup for the samples' path: an id the last walk did not see (a cgroup made
+// since, a new container) walks the tree again first, so a container is attributed from its
+// first samples instead of as System until the periodic refresh. Event-driven without a
+// watch per cgroup: inotify is not recursive and a host has thousands of cgroups.
+func (r *Resolver) Resolve(id uint64) (container, runtime string) {
+	r.mu.RLock()
+	e, ok := r.ids[id]
+	r.mu.RUnlock()
+	if ok {
+		return e.container, e.runtime
 	}
-	return m[1]
+	if id == 0 { // the source could not tell the cgroup
+		return System, ""
+	}
+	now := time.Now().UnixNano()
+	last := r.lastMissWalk.Load()
+	if now-last < int64(MissRefreshGap) || !r.lastMissWalk.CompareAndSwap(last, now) {
+		return System, ""
+	}
+	if r.Refresh() != nil {
+		return System, ""
+	}
+	return r.Lookup(id)
+}
+
+// Lookup: the container of a cgroup id and the runtime that made it ("" for System).
+func (r *Resolver) Lookup(id uint64) (container, runtime string) {
+	r.mu.RLock()
+	e, ok := r.ids[id]
+	r.mu.RUnlock()
+	if !ok {
+		return System, ""
+	}
+	return e.container, e.runtime
 }
 
 // Cause classifies a preemption: the victim (switched out) and the task that took the CPU.

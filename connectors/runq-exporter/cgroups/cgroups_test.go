@@ -5,10 +5,14 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestContainerOfDefaultRule(t *testing.T) {
-	rule := DefaultRule("tally.containers")
+	rules, err := ParseRules("tally", "tally.containers", "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for path, want := range map[string]string{
 		"/tally.containers/web":          "web",
 		"/tally.containers/web/worker/a": "web",
@@ -17,7 +21,7 @@ func TestContainerOfDefaultRule(t *testing.T) {
 		"/":                              System,
 		"/other/tally.containers/db":     System,
 	} {
-		if got := ContainerOf(rule, path); got != want {
+		if got, _ := rules.Match(path); got != want {
 			t.Errorf("ContainerOf(%q) = %q, want %q", path, got, want)
 		}
 	}
@@ -45,7 +49,11 @@ func TestResolverMapsInodesToPathsAndRefreshes(t *testing.T) {
 	if err := os.MkdirAll(web, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := NewResolver(mount, DefaultRule("tally.containers"))
+	rules, err := ParseRules("tally", "tally.containers", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewResolver(mount, rules)
 	if err := r.Refresh(); err != nil {
 		t.Fatal(err)
 	}
@@ -69,4 +77,32 @@ func inode(t *testing.T, p string) uint64 {
 		t.Fatal(err)
 	}
 	return st.Ino
+}
+
+func TestANewCgroupIsResolvedFromItsFirstSampleWithoutWaitingForTheRefresh(t *testing.T) {
+	mount := t.TempDir()
+	os.MkdirAll(filepath.Join(mount, "tally.containers"), 0o755)
+	rules, _ := ParseRules("tally", "tally.containers", "")
+	r := NewResolver(mount, rules)
+	if err := r.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	kafka := filepath.Join(mount, "tally.containers", "kafka")
+	os.Mkdir(kafka, 0o755)
+	if c, rt := r.Resolve(inode(t, kafka)); c != "kafka" || rt != "tally" {
+		t.Fatalf("a new cgroup's first sample: (%q, %q)", c, rt)
+	}
+	// an id no walk finds walks at most once per MissRefreshGap
+	if c, _ := r.Resolve(1); c != System {
+		t.Fatalf("unknown id: %q", c)
+	}
+	gateway := filepath.Join(mount, "tally.containers", "gateway")
+	os.Mkdir(gateway, 0o755)
+	if c, _ := r.Resolve(inode(t, gateway)); c != System {
+		t.Fatalf("within the gap no second walk: %q", c)
+	}
+	time.Sleep(MissRefreshGap)
+	if c, _ := r.Resolve(inode(t, gateway)); c != "gateway" {
+		t.Fatalf("after the gap: %q", c)
+	}
 }

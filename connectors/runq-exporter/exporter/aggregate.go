@@ -25,6 +25,7 @@ const (
 // Sample is what a source (BPF or procfs) observed, already in wall-clock time.
 type Sample struct {
 	Container     string // the task that waited, then got the CPU
+	Runtime       string // what made its container (cgroups.Rule.Runtime; "" for system)
 	PrevContainer string // the task it displaced ("" when the source cannot tell)
 	Latency       time.Duration
 	At            time.Time

@@ -102,6 +102,8 @@ class RunqExporter(Component):
             socket.gethostname(),
             "--container-root",
             self.s.get("TALLY_RUNQ_CONTAINER_ROOT"),
+            "--containers",
+            self.s.get("TALLY_RUNQ_CONTAINERS"),
         ], self.env()
 
     def ready(self):

@@ -336,3 +336,42 @@ def test_procfs_and_bpf_rank_containers_alike(stack, settings):
         for d in (low, high):
             if d.exists():
                 d.rmdir()
+
+
+def test_containers_laid_out_by_docker_and_podman_are_named_by_their_short_ids(stack):
+    """cgroups shaped as Docker's and Podman's systemd scopes (the exporter's default rules), with
+    a busy loop each: their samples carry the runtime's short container id and the runtime, from
+    the first ones (an unknown cgroup id makes the exporter walk the tree again at once)."""
+    mount = cgroup_mount()
+    run = uuid.uuid4().hex
+    ids = {"docker": (run * 2)[:64], "podman": (run[::-1] * 2)[:64]}
+    slice_dir = mount / f"tally-it-{run[:6]}.slice"
+    dirs = {
+        "docker": slice_dir / f"docker-{ids['docker']}.scope",
+        "podman": slice_dir / f"libpod-{ids['podman']}.scope" / "container",
+    }
+    procs = []
+    try:
+        for d in dirs.values():
+            d.mkdir(parents=True)
+            for _ in range(2):
+                p = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+                procs.append(p)
+                (d / "cgroup.procs").write_text(str(p.pid))
+    except PermissionError as e:
+        pytest.skip(f"cannot create cgroups here: {e}")
+    try:
+        url = stack.component("runq-exporter").url()
+        for runtime, full in ids.items():
+            until(
+                f"{runtime} container samples",
+                lambda: metric(url, "tally_runq_latency_seconds_count", container=full[:12], runtime=runtime) > 0,
+                30,
+            )
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        time.sleep(0.2)
+        for d in (dirs["podman"], dirs["podman"].parent, dirs["docker"], slice_dir):
+            d.rmdir()
