@@ -13,6 +13,7 @@ import urllib.request
 from ..fetch import layout_stamp
 from ..jobs import default_parallelism
 from .base import JAVA, Component
+from .java_service import shaded_jar
 
 # Flink's own Java 17 list (flink-dist config.yaml, env.java.opts.all): without it job
 # submission fails with InaccessibleObjectException.
@@ -29,6 +30,12 @@ JAVA17_OPTS = (
 )
 
 REPORTER_JAR_PREFIX = "flink-metrics-prometheus-"
+
+
+def sql_jar():
+    """The build's tally-sql jar (sql/catalog): the tally catalog, the tally-avro format and a
+    relocated Kafka connector, which the cluster's lib holds for SQL statements' jobs."""
+    return shaded_jar("sql/catalog", "tally-sql")
 
 
 class _FlinkProcess(Component):
@@ -78,13 +85,9 @@ class _FlinkProcess(Component):
         return self.flink_home / "lib" / "tally-sql.jar"
 
     def stale(self) -> bool:
-        from .sql_gateway import sql_jar
-
         return not self.sql_lib_jar.exists() or self.sql_lib_jar.read_bytes() != sql_jar().read_bytes()
 
     def _install_sql_jar(self) -> None:
-        from .sql_gateway import sql_jar
-
         tmp = self.sql_lib_jar.with_suffix(".tmp")
         shutil.copyfile(sql_jar(), tmp)
         tmp.replace(self.sql_lib_jar)  # a JVM still running the old one keeps its open file

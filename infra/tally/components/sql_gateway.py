@@ -12,14 +12,9 @@ import urllib.request
 from pathlib import Path
 
 from .base import JAVA, Component
-from .flink import JAVA17_OPTS
-from .java_service import shaded_jar
+from .flink import JAVA17_OPTS, sql_jar
 
 CATALOG = "tally"
-
-
-def sql_jar() -> Path:
-    return shaded_jar("sql/catalog", "tally-sql")
 
 
 class SqlGateway(Component):

@@ -32,6 +32,16 @@ def gw(stack) -> str:
 
 
 @pytest.fixture(scope="module")
+def jobs(stack, settings):
+    """Tally's jobs, deployed (a module may override it with its own)."""
+    from tally.jobs import Jobs
+
+    j = Jobs(settings, log=lambda *_: None)
+    j.ensure_deployed()
+    return j
+
+
+@pytest.fixture(scope="module")
 def cql(settings):
     """A CQL session on the stack's Cassandra (one per module: a module may restart Cassandra),
     reading at the stack's consistency level: on three nodes LOCAL_QUORUM, since a node that was

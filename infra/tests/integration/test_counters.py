@@ -20,17 +20,9 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from counter_load import Generator, call, fault_run, get_count, wait_count, wait_rollup
 from kafka_tail import KafkaTail
 from support import admin_headers, iso, kill_9, now_iso
-from tally.jobs import Jobs
 
 REPO = Path(__file__).resolve().parents[3]
 ROLLUP = "tally-counter-rollup"
-
-
-@pytest.fixture(scope="module")
-def jobs(stack, settings):
-    j = Jobs(settings, log=lambda *_: None)
-    j.ensure_deployed()
-    return j
 
 
 def avro_producer(stack, settings):

@@ -21,17 +21,9 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from counter_load import call, get_count
 from sql_rest import SqlSession
 from support import admin_headers, now_iso, until
-from tally.jobs import Jobs
 
 REPO = Path(__file__).resolve().parents[3]
 BOUNDED = "/*+ OPTIONS('scan.bounded.mode'='latest-offset') */"
-
-
-@pytest.fixture(scope="module")
-def jobs(stack, settings):
-    j = Jobs(settings, log=lambda *_: None)
-    j.ensure_deployed()
-    return j
 
 
 @pytest.fixture(scope="module")
