@@ -109,6 +109,27 @@ def cmd_flink(args, settings: Settings) -> int:
     return subprocess.run(argv, env=env).returncode
 
 
+def cmd_alerts(args, settings: Settings) -> int:
+    """NoisyNeighborJob's alerts: the containers FIRING now, then the recent FIRING and RESOLVED."""
+    from datetime import timedelta
+
+    from . import alerts
+
+    for line in alerts.report(alerts.read(settings), timedelta(minutes=args.minutes)):
+        say(line)
+    return 0
+
+
+def cmd_runq(args, settings: Settings) -> int:
+    """A PNG heatmap of run-queue latency per container over time (from the stack's Prometheus)."""
+    from . import runq_plot
+
+    prometheus = Stack(settings, say).component("prometheus").url()
+    out = Path(args.out) if args.out else settings.home / "runq-heatmap.png"
+    say(f"wrote {runq_plot.plot(prometheus, out, minutes=args.minutes)}")
+    return 0
+
+
 def cmd_sql(args, settings: Settings) -> int:
     """Flink's SQL client in gateway mode against the stack's SQL gateway (the tally catalog)."""
     gateway = Stack(settings, say).component("sql-gateway")
@@ -389,6 +410,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     flink.add_argument("args", nargs=argparse.REMAINDER)
     flink.set_defaults(fn=cmd_flink)
+    al = sub.add_parser("alerts", help="noisy-neighbor alerts: FIRING now, and the recent ones (tally.alerts)")
+    al.add_argument("--minutes", type=int, default=60, help="how far back 'recent' goes (default 60)")
+    al.set_defaults(fn=cmd_alerts)
+    rq = sub.add_parser("runq", help="run-queue latency: `runq plot` writes a PNG heatmap per container over time")
+    rq.add_argument("action", choices=["plot"])
+    rq.add_argument("--minutes", type=int, default=30, help="how far back (default 30)")
+    rq.add_argument("--out", help="the PNG to write (default .tally/runq-heatmap.png)")
+    rq.set_defaults(fn=cmd_runq)
     sql = sub.add_parser(
         "sql", help="Flink SQL over Tally's tables: the SQL client on the stack's SQL gateway (-e or -f run and print)"
     )

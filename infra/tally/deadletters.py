@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 from .model import topic
 from .settings import Settings
+from .topic_reader import read_topic
 
 DEAD_LETTER_TOPIC = topic("dead_letters")
 
@@ -89,44 +90,15 @@ class DeadLetters:
     """Reads the dead-letter topic from its start to its end as it is now, and replays from it."""
 
     def __init__(self, settings: Settings):
+        self.settings = settings
         self.bootstrap = settings.kafka_bootstrap()
-        self.registry = f"http://{settings.host}:{settings.port('TALLY_REGISTRY_PORT')}"
 
     def read(self) -> list[DeadLetter]:
-        from confluent_kafka import Consumer, TopicPartition
-        from confluent_kafka.schema_registry import SchemaRegistryClient
-        from confluent_kafka.schema_registry.avro import AvroDeserializer
-        from confluent_kafka.serialization import MessageField, SerializationContext
-
-        decode = AvroDeserializer(SchemaRegistryClient({"url": self.registry}))
-        ctx = SerializationContext(DEAD_LETTER_TOPIC, MessageField.VALUE)
-        # assigned, not subscribed, and nothing committed: reading changes nothing for anyone else
-        c = Consumer(
-            {"bootstrap.servers": self.bootstrap, "group.id": "tally-deadletters-cli", "enable.auto.commit": False}
-        )
-        try:
-            meta = c.list_topics(DEAD_LETTER_TOPIC, timeout=10).topics[DEAD_LETTER_TOPIC]
-            ends = {}
-            for p in meta.partitions:
-                lo, hi = c.get_watermark_offsets(TopicPartition(DEAD_LETTER_TOPIC, p), timeout=10)
-                if hi > lo:
-                    ends[p] = (lo, hi)
-            c.assign([TopicPartition(DEAD_LETTER_TOPIC, p, lo) for p, (lo, _) in ends.items()])
-            out: list[DeadLetter] = []
-            pending = {p: hi for p, (_, hi) in ends.items()}
-            while pending:
-                m = c.poll(5)
-                if m is None:
-                    raise RuntimeError(f"{DEAD_LETTER_TOPIC} stopped answering before its end")
-                if m.error():
-                    raise RuntimeError(f"reading {DEAD_LETTER_TOPIC}: {m.error()}")
-                if m.value() is not None:
-                    out.append(DeadLetter.of(m.partition(), m.offset(), decode(m.value(), ctx)))
-                if m.offset() + 1 >= pending.get(m.partition(), 0):
-                    pending.pop(m.partition(), None)
-            return sorted(out, key=lambda d: (d.failed_at, d.partition, d.offset))
-        finally:
-            c.close()
+        letters = [
+            DeadLetter.of(r.partition, r.offset, r.value)
+            for r in read_topic(self.settings, DEAD_LETTER_TOPIC, "tally-deadletters-cli")
+        ]
+        return sorted(letters, key=lambda d: (d.failed_at, d.partition, d.offset))
 
     def replay(self, letters: list[DeadLetter]) -> int:
         """Produces each original key and value to its topic again; the number produced."""

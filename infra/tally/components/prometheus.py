@@ -7,6 +7,7 @@ import json
 import shutil
 import urllib.request
 
+from ..settings import REPO
 from .base import Component
 
 
@@ -93,7 +94,13 @@ class Prometheus(Component):
     def configure(self):
         self.conf_dir.mkdir(parents=True, exist_ok=True)
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        (self.conf_dir / "prometheus.yml").write_text(render_config(self.targets))
+        rules = self.conf_dir / "rules"
+        rules.mkdir(exist_ok=True)
+        for name in RULE_FILES:
+            shutil.copyfile(RULES / name, rules / name)
+        (self.conf_dir / "prometheus.yml").write_text(
+            render_config(self.targets, [str(rules / name) for name in RULE_FILES])
+        )
 
     def command(self):
         return [
@@ -121,7 +128,12 @@ class Prometheus(Component):
             return json.load(r)["data"]["result"]
 
 
-def render_config(targets: dict[str, list[str]]) -> str:
+RULES = REPO / "infra" / "prometheus" / "rules"
+# alerting rules the stack's Prometheus loads (each has a promtool test beside it, *.test.yml)
+RULE_FILES = ("noisy-neighbor.yml",)
+
+
+def render_config(targets: dict[str, list[str]], rule_files: list[str] | None = None) -> str:
     """One scrape job per kind of component, named after it (the 'job' label); instances of one
     kind (gateways, TaskManagers) are targets of its job, told apart by their 'instance' label."""
     lines = [
@@ -131,8 +143,10 @@ def render_config(targets: dict[str, list[str]]) -> str:
         # samples (JFR under 2,000 AddCount/s) at every 5 s
         "  scrape_interval: 15s",
         "  evaluation_interval: 15s",
-        "scrape_configs:",
     ]
+    if rule_files:
+        lines += ["rule_files:", *(f"  - '{f}'" for f in rule_files)]
+    lines += ["scrape_configs:"]
     for job, addresses in sorted(targets.items()):
         listed = ", ".join(f"'{a}'" for a in addresses)
         lines += [f"  - job_name: {job}", "    static_configs:", f"      - targets: [{listed}]"]

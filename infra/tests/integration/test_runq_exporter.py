@@ -18,6 +18,9 @@ from kafka_tail import KafkaTail
 from support import until
 
 HOST = socket.gethostname()
+# NoisyNeighborDetector's gauge as the TaskManager's Prometheus reporter names it (the alerting
+# rule in infra/prometheus/rules/noisy-neighbor.yml reads it)
+FIRING_GAUGE = "flink_taskmanager_job_task_operator_container_noisy_neighbor_firing"
 
 
 def cgroup_mount() -> Path:
@@ -238,6 +241,17 @@ def test_the_noisy_neighbor_job_alerts_the_victim(stack, settings):
         assert metric(exporter, "tally_sched_switch_out_total", container=victim.name, cause="other_container") > 0
         assert alert["switch_outs_other_container"] + alert["switch_outs_system"] > alert["switch_outs_same_container"]
         assert alert["switch_outs_other_container"] > 0 and "other containers" in alert["reason"]
+        # ./tally alerts lists it as firing now
+        from tally import alerts as tally_alerts
+
+        assert key in [a.container for a in tally_alerts.firing(tally_alerts.read(settings))]
+        # the job's gauge, which the stack's Prometheus alerting rule reads, says FIRING too
+        tm_metrics = f"http://{stack.component('flink-taskmanager').metrics_target()}/metrics"
+        until(
+            "the TaskManager's noisy_neighbor_firing gauge at 1",
+            lambda: metric(tm_metrics, FIRING_GAUGE, container=key) == 1,
+            30,
+        )
         gw = stack.component("gateway").url()
         now = datetime.now(UTC)
         body = {
@@ -260,6 +274,7 @@ def test_the_noisy_neighbor_job_alerts_the_victim(stack, settings):
             p.wait()
         resolved = until("the alert RESOLVED after the neighbor stopped", lambda: alerts("RESOLVED"), 60)[0]
         assert resolved["window_end"] > alert["window_end"] and resolved["reason"].startswith("back to normal")
+        until("the gauge back at 0", lambda: metric(tm_metrics, FIRING_GAUGE, container=key) == 0, 30)
     finally:
         tail.close()
         windows.close()
@@ -375,3 +390,18 @@ def test_containers_laid_out_by_docker_and_podman_are_named_by_their_short_ids(s
         time.sleep(0.2)
         for d in (dirs["podman"], dirs["podman"].parent, dirs["docker"], slice_dir):
             d.rmdir()
+
+
+def test_the_runq_heatmap_draws_the_containers_prometheus_saw(stack, tmp_path):
+    """./tally runq plot over the stack's Prometheus: a row per container the exporter reported."""
+    from datetime import UTC, datetime, timedelta
+
+    from tally import runq_plot
+
+    prometheus = stack.component("prometheus").url()
+    end = datetime.now(UTC)
+    seen = runq_plot.query_range(prometheus, runq_plot.P99.format(window="60s"), end - timedelta(minutes=10), end, 15)
+    if not seen:
+        pytest.skip("Prometheus holds no run-queue samples of a container (the exporter tests were skipped)")
+    png = runq_plot.plot(prometheus, tmp_path / "runq.png", minutes=10)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000

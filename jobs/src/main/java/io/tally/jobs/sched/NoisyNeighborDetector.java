@@ -2,11 +2,14 @@ package io.tally.jobs.sched;
 
 import io.tally.jobs.sched.NoisyNeighborRule.Baseline;
 import io.tally.jobs.sched.NoisyNeighborRule.Verdict;
+import java.util.HashMap;
+import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.metrics.Gauge;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 
@@ -14,11 +17,19 @@ import org.apache.flink.util.Collector;
  * Applies {@link NoisyNeighborRule} to each container's windows in order: FIRING when a
  * noisy neighbor starts, RESOLVED when it ends; the baseline learns only from calm windows
  * ({@link NoisyNeighborRule#calm}), so neither a long incident nor its ramp-up becomes the new normal.
+ * Each container's state is also a gauge, {@value #FIRING_GAUGE} (1 while FIRING) in a
+ * {@code container} group, which Prometheus scrapes from the TaskManager and its alerting rule
+ * (infra/prometheus/rules/noisy-neighbor.yml) turns into an alert.
  */
 public class NoisyNeighborDetector extends KeyedProcessFunction<String, ContainerWindow, AlertRecord> {
     private final NoisyNeighborRule rule;
     private transient ValueState<Baseline> baseline;
     private transient ValueState<Boolean> firing;
+
+    public static final String FIRING_GAUGE = "noisy_neighbor_firing";
+
+    /** Each container's state as its gauge reads it, set from every window (so after a restore too). */
+    private transient Map<String, Integer> gauges;
 
     public NoisyNeighborDetector(NoisyNeighborRule rule) {
         this.rule = rule;
@@ -29,6 +40,16 @@ public class NoisyNeighborDetector extends KeyedProcessFunction<String, Containe
         baseline = getRuntimeContext()
                 .getState(new ValueStateDescriptor<>("baseline", TypeInformation.of(Baseline.class)));
         firing = getRuntimeContext().getState(new ValueStateDescriptor<>("firing", Types.BOOLEAN));
+        gauges = new HashMap<>();
+    }
+
+    private void show(String container, boolean isFiring) {
+        if (gauges.put(container, isFiring ? 1 : 0) == null) {
+            getRuntimeContext()
+                    .getMetricGroup()
+                    .addGroup("container", container)
+                    .gauge(FIRING_GAUGE, (Gauge<Integer>) () -> gauges.getOrDefault(container, 0));
+        }
     }
 
     @Override
@@ -43,6 +64,7 @@ public class NoisyNeighborDetector extends KeyedProcessFunction<String, Containe
             firing.update(false);
             out.collect(AlertRecord.of(w, "RESOLVED", b == null ? 0 : b.p99Us, rule.reason(Verdict.NORMAL, w, b)));
         }
+        show(ctx.getCurrentKey(), Boolean.TRUE.equals(firing.value()));
         if (v == Verdict.NORMAL && rule.calm(w, b)) {
             baseline.update(rule.learn(b, w));
         }
