@@ -509,6 +509,10 @@ def plot_counters(result: dict) -> Path:
     )
 
 
+RUNQLAT = "/usr/sbin/runqlat"  # libbpf-tools: bcc's runqlat, CO-RE (attaches without kernel headers)
+BESIDE_RUNQLAT = "rate limit 10 ms, no Kafka, beside runqlat"
+
+
 def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
     """Per-hook cost from kernel.bpf_stats_enabled, and a second exporter instance's CPU and
     events/s at the measured context-switch rate, with the rate limiter on and off."""
@@ -541,6 +545,14 @@ def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
         def loaded() -> list[dict]:
             return json.loads(subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True).stdout)
 
+        def field_progs(exclude: set[int]):
+            """runqlat's programs: the tracing ones loaded after `exclude` that are not the exporter's."""
+            return {
+                p["name"]: (p.get("run_time_ns", 0), p.get("run_cnt", 0))
+                for p in loaded()
+                if p.get("type") == "tracing" and p["id"] not in exclude and not p.get("name", "").startswith("tp_")
+            }
+
         def progs(exclude: set[int]):
             """The bench instance's programs: those loaded after `exclude` was taken."""
             return {
@@ -554,6 +566,7 @@ def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
             ("rate limit 10 ms, producing to Kafka", "10ms", []),
             ("rate limit 10 ms, no Kafka", "10ms", ["--no-kafka"]),
             ("rate limiter off, no Kafka", "0s", ["--no-kafka"]),
+            (BESIDE_RUNQLAT, "10ms", ["--no-kafka"]),
         ):
             with socket.socket() as sk:
                 sk.bind(("127.0.0.1", 0))
@@ -580,6 +593,13 @@ def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
                 stderr=subprocess.DEVNULL,
             )
             url = f"http://127.0.0.1:{port}/metrics"
+            field = None
+            if label == BESIDE_RUNQLAT:  # the field's tool on the same hooks, same load, same seconds
+                time.sleep(1)
+                ours = {p["id"] for p in loaded()}
+                field = subprocess.Popen(
+                    [RUNQLAT, "1", str(seconds + 10)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                )
             try:
                 time.sleep(3)
 
@@ -591,12 +611,18 @@ def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
                     )
 
                 ref = ProcessRef(proc.pid, process_start_ticks(proc.pid))
+                fref = ProcessRef(field.pid, process_start_ticks(field.pid)) if field else None
+                f0 = (cpu_seconds(fref), field_progs(ours)) if field else None
                 c0, x0, e0, p0, t0 = cpu_seconds(ref), ctxt(), events(), progs(before), time.monotonic()
                 time.sleep(seconds)
                 c1, x1, e1, p1, t1 = cpu_seconds(ref), ctxt(), events(), progs(before), time.monotonic()
+                f1 = (cpu_seconds(fref), field_progs(ours)) if field else None
             finally:
                 proc.send_signal(signal.SIGTERM)
                 proc.wait(30)
+                if field:
+                    field.kill()
+                    field.wait()
             wall = t1 - t0
             hooks = {n: round((p1[n][0] - p0[n][0]) / max(1, p1[n][1] - p0[n][1])) for n in p1 if n in p0}
             runs[label] = {
@@ -605,7 +631,20 @@ def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
                 "events_per_s": round((e1 - e0) / wall),
                 "ns_per_hook": hooks,
                 "hook_calls_per_s": {n: round((p1[n][1] - p0[n][1]) / wall) for n in hooks},
+                "hooks_cpu_percent": round(100 * sum(p1[n][0] - p0[n][0] for n in hooks) / 1e9 / wall, 2),
             }
+            if field:
+                fhooks = {
+                    n: round((f1[1][n][0] - f0[1][n][0]) / max(1, f1[1][n][1] - f0[1][n][1]))
+                    for n in f1[1]
+                    if n in f0[1]
+                }
+                runs[label]["runqlat"] = {
+                    "ns_per_hook": fhooks,
+                    "hook_calls_per_s": {n: round((f1[1][n][1] - f0[1][n][1]) / wall) for n in fhooks},
+                    "hooks_cpu_percent": round(100 * sum(f1[1][n][0] - f0[1][n][0] for n in fhooks) / 1e9 / wall, 2),
+                    "process_cpu_percent": round(100 * (f1[0] - f0[0]) / wall, 1),
+                }
             say(f"  {label}: {runs[label]}")
     finally:
         for p in load:
@@ -614,7 +653,12 @@ def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
         stats_flag.write_text(stats_before)
         time.sleep(0.2)
         group.rmdir()
-    return {"runs": runs, "note": "ns_per_hook = run_time_ns / run_cnt over the run (kernel.bpf_stats_enabled=1)"}
+    return {
+        "runs": runs,
+        "note": "ns_per_hook = run_time_ns / run_cnt over the run (kernel.bpf_stats_enabled=1); hooks_cpu_percent ="
+        " their run time over the wall time (kernel CPU in the switching tasks); the last run also measures bcc's"
+        " runqlat (libbpf-tools, CO-RE) on the same hooks at the same time",
+    }
 
 
 def bench_control(stack: Stack, say, changes: int = 100) -> dict:

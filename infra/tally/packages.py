@@ -21,6 +21,8 @@ REQUIRED = {
     "clang": "clang",
     "bpftool": "bpftool",
     "/usr/include/bpf/bpf_helpers.h": "libbpf-dev",
+    # bcc's runqlat in its CO-RE build, which `./tally bench runq` measures beside the exporter
+    "/usr/sbin/runqlat": "libbpf-tools",
 }
 
 
