@@ -50,7 +50,12 @@ def test_mounted_files_exist_in_the_repo():
     for name, svc in SERVICES.items():
         for vol in svc.get("volumes", []):
             src = vol.split(":")[0]
-            if src.startswith("./"):
+            if src.startswith("./") and "/target/" in src:
+                # a build output (mvn package makes it): its module must be one of the build's
+                module = src[2:].split("/target/")[0]
+                assert (REPO / module / "pom.xml").exists(), f"{name} mounts {src} of no Maven module"
+                assert f"<module>{module}</module>" in (REPO / "pom.xml").read_text(), f"{module} is not built"
+            elif src.startswith("./"):
                 mounts += 1
                 assert (REPO / src).exists(), f"{name} mounts missing {src}"
     assert mounts >= 5
