@@ -4,6 +4,7 @@ the other container reach Prometheus metrics, Kafka (the same topics as every pr
 Tally's own stores (ReadEventRecords on sched.runq, GetCount on sched.switchout)."""
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -21,6 +22,11 @@ HOST = socket.gethostname()
 # NoisyNeighborDetector's gauge as the TaskManager's Prometheus reporter names it (the alerting
 # rule in infra/prometheus/rules/noisy-neighbor.yml reads it)
 FIRING_GAUGE = "flink_taskmanager_job_task_operator_container_noisy_neighbor_firing"
+
+
+def flink_label(value: str) -> str:
+    """A label value as Flink's Prometheus reporter writes it: other than [A-Za-z0-9_:] becomes _."""
+    return re.sub(r"[^A-Za-z0-9_:]", "_", value)
 
 
 def cgroup_mount() -> Path:
@@ -249,7 +255,7 @@ def test_the_noisy_neighbor_job_alerts_the_victim(stack, settings):
         tm_metrics = f"http://{stack.component('flink-taskmanager').metrics_target()}/metrics"
         until(
             "the TaskManager's noisy_neighbor_firing gauge at 1",
-            lambda: metric(tm_metrics, FIRING_GAUGE, container=key) == 1,
+            lambda: metric(tm_metrics, FIRING_GAUGE, container=flink_label(key)) == 1,
             30,
         )
         gw = stack.component("gateway").url()
@@ -274,7 +280,7 @@ def test_the_noisy_neighbor_job_alerts_the_victim(stack, settings):
             p.wait()
         resolved = until("the alert RESOLVED after the neighbor stopped", lambda: alerts("RESOLVED"), 60)[0]
         assert resolved["window_end"] > alert["window_end"] and resolved["reason"].startswith("back to normal")
-        until("the gauge back at 0", lambda: metric(tm_metrics, FIRING_GAUGE, container=key) == 0, 30)
+        until("the gauge back at 0", lambda: metric(tm_metrics, FIRING_GAUGE, container=flink_label(key)) == 0, 30)
     finally:
         tail.close()
         windows.close()
