@@ -92,6 +92,7 @@ class DeadLetters:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.bootstrap = settings.kafka_bootstrap()
+        self.registry = f"http://{settings.host}:{settings.port('TALLY_REGISTRY_PORT')}"
 
     def read(self) -> list[DeadLetter]:
         letters = [
