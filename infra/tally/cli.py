@@ -138,10 +138,13 @@ def cmd_sql(args, settings: Settings) -> int:
         return subprocess.run(argv, env=env).returncode
     # Flink's client exits 0 after a failed statement: a script's caller gets 1
     failed = False
-    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
-        for line in p.stdout:
-            print(line, end="", flush=True)
-            failed = failed or "[ERROR] Could not execute SQL statement" in line
+    try:
+        with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
+            for line in p.stdout:
+                print(line, end="", flush=True)
+                failed = failed or "[ERROR] Could not execute SQL statement" in line
+    finally:
+        gateway.script_path().unlink(missing_ok=True)
     return 1 if failed or p.returncode else 0
 
 

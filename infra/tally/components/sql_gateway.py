@@ -6,8 +6,8 @@ catalog and a relocated Kafka connector; see FlinkJobManager.sql_lib_jar)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
-import tempfile
 import urllib.request
 from pathlib import Path
 
@@ -113,17 +113,20 @@ class SqlGateway(Component):
             "--endpoint",
             self.url(),
         ]
-        if statements is not None:
-            script = Path(tempfile.mkstemp(prefix="tally-sql-", suffix=".sql")[1])
-            script.write_text(prelude + "".join(f"{st};\n" for st in split_statements(statements)))
-            file = str(script)
-        elif file is not None:
-            script = Path(tempfile.mkstemp(prefix="tally-sql-", suffix=".sql")[1])
-            script.write_text(prelude + Path(file).read_text())
-            file = str(script)
-        if file is not None:
-            argv += ["-f", file]
+        if statements is not None or file is not None:
+            body = (
+                "".join(f"{st};\n" for st in split_statements(statements))
+                if statements is not None
+                else Path(file).read_text()
+            )
+            script = self.script_path()
+            script.write_text(prelude + body)
+            argv += ["-f", str(script)]
         return argv, self.env(FLINK_CONF_DIR=str(self.conf_dir))
+
+    def script_path(self) -> Path:
+        """Where client() puts a run's statements (this process's own; the caller removes it)."""
+        return self.conf_dir / f"script-{os.getpid()}.sql"
 
     def _client_log4j(self) -> Path:
         path = self.conf_dir / "log4j-cli.properties"
