@@ -28,13 +28,14 @@ type Config struct {
 	Refresh        time.Duration `json:"-"`
 	NoKafka        bool          `json:"no_kafka"`      // measure only: encode and count, produce nothing
 	ExportSystem   bool          `json:"export_system"` // also produce samples of non-container tasks
+	ExportRate     float64       `json:"export_rate"`   // sched.runq events per container per second (0: every sample)
 }
 
 func defaults() Config {
 	host, _ := os.Hostname()
 	return Config{Source: "bpf", Kafka: "127.0.0.1:9092", Registry: "http://127.0.0.1:8085", Host: host,
 		ContainerRoot: "tally.containers", MetricsAddr: "127.0.0.1:9435", RateLimitText: "10ms",
-		TrackPreempted: true, IntervalText: "1s", RefreshText: "2s"}
+		TrackPreempted: true, IntervalText: "1s", RefreshText: "2s", ExportRate: 10}
 }
 
 func loadConfig(args []string) (Config, error) {
@@ -54,6 +55,7 @@ func loadConfig(args []string) (Config, error) {
 	interval := fs.String("interval", "", "switch-out flush and procfs scan interval (default 1s)")
 	noPreempt := fs.Bool("no-track-preempted", false, "do not enqueue preempted, still-runnable tasks")
 	noKafka := fs.Bool("no-kafka", false, "encode and count events but produce nothing (benchmarks)")
+	exportRate := fs.Float64("export-rate", 10, "sched.runq events per container per second at most; the metrics and switch-out counts see every sample (default 10; 0: export every sample)")
 	exportSystem := fs.Bool("export-system", false, "also produce run-queue samples of system (non-container) tasks; they always reach the metrics")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -84,6 +86,14 @@ func loadConfig(args []string) (Config, error) {
 	}
 	if *exportSystem {
 		c.ExportSystem = true
+	}
+	fs.Visit(func(f *flag.Flag) { // a flag given overrides the file, even when it is 0
+		if f.Name == "export-rate" {
+			c.ExportRate = *exportRate
+		}
+	})
+	if c.ExportRate < 0 {
+		return c, fmt.Errorf("export_rate: %v is negative (0 exports every sample)", c.ExportRate)
 	}
 	var err error
 	if c.RateLimit, err = time.ParseDuration(c.RateLimitText); err != nil {

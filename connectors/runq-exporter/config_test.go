@@ -18,6 +18,16 @@ func TestDefaultsFileThenFlags(t *testing.T) {
 	if err != nil || c.Source != "procfs" || c.RateLimit != time.Millisecond || c.ContainerRoot != "pods" || c.TrackPreempted {
 		t.Fatalf("file then flags: %+v %v", c, err)
 	}
+	if c.ExportRate != 10 {
+		t.Fatalf("export rate default: %v", c.ExportRate)
+	}
+	os.WriteFile(f, []byte(`{"export_rate": 2.5}`), 0o644)
+	if c, err = loadConfig([]string{"-config", f}); err != nil || c.ExportRate != 2.5 {
+		t.Fatalf("export rate from the file: %v %v", c.ExportRate, err)
+	}
+	if c, err = loadConfig([]string{"-config", f, "-export-rate", "0"}); err != nil || c.ExportRate != 0 {
+		t.Fatalf("export rate 0 from a flag over the file: %v %v", c.ExportRate, err)
+	}
 }
 
 func TestBadConfigIsNamed(t *testing.T) {
@@ -34,5 +44,8 @@ func TestBadConfigIsNamed(t *testing.T) {
 	}
 	if _, err := loadConfig([]string{"-rate-limit", "-5ms"}); err == nil {
 		t.Fatal("a negative rate limit was accepted")
+	}
+	if _, err := loadConfig([]string{"-export-rate", "-1"}); err == nil {
+		t.Fatal("a negative export rate was accepted")
 	}
 }

@@ -125,6 +125,7 @@ func run(cfg Config) error {
 	}()
 
 	agg := exporter.NewAggregator(cfg.Host)
+	budget := exporter.NewExportBudget(cfg.ExportRate)
 	produce := func(topic, key string, enc *sink.Encoder, v any) {
 		b, err := enc.Encode(v)
 		if err != nil {
@@ -148,9 +149,14 @@ func run(cfg Config) error {
 	observe := func(s exporter.Sample) {
 		m.runq.WithLabelValues(s.Container, s.Runtime).Observe(s.Latency.Seconds())
 		ev := agg.Observe(s) // counts the switch-out even when the sample itself is not exported
-		if s.Container != cgroups.System || cfg.ExportSystem {
-			produce(timeseriesTopic, ev.Namespace+"/"+ev.TimeSeriesID, tsEnc, ev)
+		if s.Container == cgroups.System && !cfg.ExportSystem {
+			return
 		}
+		if !budget.Allow(s.Container, s.At) {
+			m.drops.WithLabelValues("export_rate").Inc()
+			return
+		}
+		produce(timeseriesTopic, ev.Namespace+"/"+ev.TimeSeriesID, tsEnc, ev)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -184,6 +190,7 @@ func run(cfg Config) error {
 	defer tick.Stop()
 	defer refresh.Stop()
 	var lastStats runq.Stats
+	var lastPreemptions map[runq.Pair]uint64
 	for {
 		select {
 		case <-ctx.Done():
@@ -215,7 +222,20 @@ func run(cfg Config) error {
 					observe(exporter.Sample{Container: c, Runtime: runtime, Latency: d.Mean, At: now, ID: fmt.Sprintf("p%d-%d", d.TID, now.UnixNano())})
 				}
 			}
+			if bpf != nil {
+				if totals, err := bpf.Preemptions(); err != nil {
+					log.Printf("reading the preemption counts: %v", err)
+				} else {
+					for pair, n := range runq.Deltas(lastPreemptions, totals) {
+						victim, _ := resolver.Resolve(pair.Prev)
+						taker, _ := resolver.Resolve(pair.Next)
+						agg.Preempted(victim, taker, int64(n))
+					}
+					lastPreemptions = totals
+				}
+			}
 			flush(agg, m, produce, ctEnc, now)
+			budget.Forget(now)
 			if bpf != nil {
 				if st, err := bpf.Stats(); err == nil {
 					m.drops.WithLabelValues("rate_limited").Add(float64(st.RateLimited - lastStats.RateLimited))

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 
 from . import privileges, process
+from .component_cgroups import ComponentCgroups
 from .components.base import Component
 from .components.cassandra import Cassandra
 from .components.connect import Connect
@@ -53,6 +54,11 @@ class Stack:
         self.state = State(settings.home / "state.json")
         self.components = components if components is not None else self.default_components(settings, log)
         self.by_name = {c.name: c for c in self.components}
+        self.cgroups = ComponentCgroups(
+            settings.get("TALLY_RUNQ_CONTAINER_ROOT"),
+            enabled=settings.get("TALLY_COMPONENT_CGROUPS").lower() in ("on", "true", "1", "yes"),
+            log=log,
+        )
 
     @staticmethod
     def default_components(settings: Settings, log) -> list[Component]:
@@ -195,6 +201,8 @@ class Stack:
             c.log_file.touch()  # some servers write their log themselves (Flink's file appender)
             privileges.give(user, [p for p in c.owned_paths() if p.exists()])
             argv = privileges.drop(argv, user, c.capabilities)
+        # joins its cgroup as root, before the privileges are dropped and the server starts
+        argv = self.cgroups.wrap(argv, self.cgroups.prepare(c.name))
         ref = process.spawn(argv, c.log_file, env=env)
         self.state.record(
             c.name,
@@ -214,6 +222,7 @@ class Stack:
     def stop(self, c: Component) -> bool:
         ref = self.state.ref(c.name)
         was = process.stop(ref, timeout=c.stop_timeout, sig=c.stop_signal)
+        self.cgroups.remove(c.name)
         self.state.forget_process(c.name)
         self.state.record(c.name, status="stopped")
         return was
@@ -225,6 +234,8 @@ class Stack:
                 self.log(f"stopping {c.name} (pid {self.state.ref(c.name).pid})")
                 self.stop(c)
                 stopped.append(c.name)
+            self.cgroups.remove(c.name)  # also one a crashed server left
+        self.cgroups.remove_root()
         if wipe:
             for sub in ("data", "conf", "logs"):
                 path = self.s.home / sub

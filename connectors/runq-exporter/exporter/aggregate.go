@@ -1,7 +1,7 @@
-// Package exporter turns run-queue samples into Tally events: every sample becomes a
-// TimeSeriesEvent of sched.runq, and switch-outs are counted per (container, cause) and
-// flushed each interval as CounterEvent deltas of sched.switchout, with idempotency tokens
-// that a retried flush repeats exactly.
+// Package exporter turns run-queue samples into Tally events: a sample becomes a
+// TimeSeriesEvent of sched.runq, and preemptions (switch-outs of a still-runnable task) are
+// counted per (container, cause) and flushed each interval as CounterEvent deltas of
+// sched.switchout, with idempotency tokens that a retried flush repeats exactly.
 package exporter
 
 import (
@@ -43,21 +43,27 @@ func NewAggregator(host string) *Aggregator {
 	return &Aggregator{Host: host, counts: map[[2]string]int64{}}
 }
 
-// Observe returns the sample's TimeSeriesEvent and counts the switch-out it implies: the
-// displaced task's container was switched out, caused by the waiting task's container.
+// Observe returns the sample's TimeSeriesEvent, which names the task it displaced when the
+// source can tell (prev_container, and the cause as the displaced one would see it).
 func (a *Aggregator) Observe(s Sample) sink.TimeSeriesEvent {
 	items := []sink.EventItem{{Key: "runq_lat_us", Value: []byte(strconv.FormatInt(s.Latency.Microseconds(), 10))}}
 	if s.PrevContainer != "" {
 		items = append(items, sink.EventItem{Key: "prev_container", Value: []byte(s.PrevContainer)},
 			sink.EventItem{Key: "cause", Value: []byte(cgroups.Cause(s.Container, s.PrevContainer))})
-		if s.PrevContainer != cgroups.System {
-			a.mu.Lock()
-			a.counts[[2]string{s.PrevContainer, cgroups.Cause(s.PrevContainer, s.Container)}]++
-			a.mu.Unlock()
-		}
 	}
 	return sink.TimeSeriesEvent{Namespace: RunqNamespace, TimeSeriesID: a.Host + "/" + s.Container,
 		EventTime: s.At.UTC().Truncate(time.Microsecond), EventID: s.ID, Items: items, Source: Source}
+}
+
+// Preempted counts n preemptions of the victim container's tasks by the taker's: the
+// victim's switch-outs, with the cause its taker makes (system tasks' own are not counted).
+func (a *Aggregator) Preempted(victim, taker string, n int64) {
+	if victim == cgroups.System || n <= 0 {
+		return
+	}
+	a.mu.Lock()
+	a.counts[[2]string{victim, cgroups.Cause(victim, taker)}] += n
+	a.mu.Unlock()
 }
 
 // Flush returns the interval's switch-out deltas, stamped with its end; the event id names

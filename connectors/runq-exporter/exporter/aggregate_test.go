@@ -7,7 +7,7 @@ import (
 	"github.com/tally/runq-exporter/cgroups"
 )
 
-func TestObserveMakesARunqEventAndCountsTheSwitchOut(t *testing.T) {
+func TestObserveMakesARunqEventAndPreemptionsAreCountedByCause(t *testing.T) {
 	a := NewAggregator("h1")
 	at := time.Unix(1_795_000_000, 123_456_789)
 	ev := a.Observe(Sample{Container: "web", PrevContainer: "batch", Latency: 2500 * time.Microsecond, At: at, ID: "s1"})
@@ -24,10 +24,13 @@ func TestObserveMakesARunqEventAndCountsTheSwitchOut(t *testing.T) {
 	if items["runq_lat_us"] != "2500" || items["prev_container"] != "batch" || items["cause"] != "other_container" {
 		t.Fatalf("items %v", items)
 	}
-	a.Observe(Sample{Container: "web", PrevContainer: "batch", Latency: time.Millisecond, At: at, ID: "s2"})
-	a.Observe(Sample{Container: "batch", PrevContainer: "batch", Latency: time.Millisecond, At: at, ID: "s3"})
-	a.Observe(Sample{Container: cgroups.System, PrevContainer: "batch", Latency: time.Millisecond, At: at, ID: "s4"})
-	a.Observe(Sample{Container: "web", PrevContainer: cgroups.System, Latency: time.Millisecond, At: at, ID: "s5"})
+	if len(a.Flush(at)) != 0 {
+		t.Fatal("a sample counted a switch-out: only preemptions are counted")
+	}
+	a.Preempted("batch", "web", 2)
+	a.Preempted("batch", "batch", 1)
+	a.Preempted("batch", cgroups.System, 1)
+	a.Preempted(cgroups.System, "web", 5) // system's own are not counted
 	end := time.Unix(1_795_000_001, 0)
 	got := map[string]int64{}
 	for _, c := range a.Flush(end) {

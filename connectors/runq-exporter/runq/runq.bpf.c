@@ -5,6 +5,9 @@
 // sched_wakeup/sched_wakeup_new stamp a pid when it becomes runnable; sched_switch computes
 // how long `next` waited and, when enabled, stamps a still-runnable `prev` (a CPU-bound task
 // that was preempted is never woken, so without this it would be invisible).
+// Latency samples are rate-limited per cgroup per CPU; preemptions (a still-runnable prev
+// switched out for next) are all counted, per (prev cgroup, next cgroup) in a per-CPU map the
+// exporter reads each interval: how often a container loses the CPU, and to whom, is exact.
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -20,6 +23,12 @@ struct runq_event {
 	__u64 ts;       // ns since boot (bpf_ktime_get_ns)
 };
 const struct runq_event *unused __attribute__((unused));
+
+struct preempt_key {
+	__u64 prev_cgroup_id; // the task switched out while still runnable
+	__u64 cgroup_id;      // the task that got the CPU
+};
+const struct preempt_key *unused_key __attribute__((unused));
 
 enum runq_stat { STAT_EMITTED, STAT_RATE_LIMITED, STAT_RINGBUF_FULL, STAT_MAX };
 
@@ -40,6 +49,14 @@ struct {
 	__type(key, __u64);
 	__type(value, __u64);
 } cgroup_id_to_last_event_ts SEC(".maps");
+
+// LRU: pairs of cgroups that are gone age out instead of filling the map
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct preempt_key);
+	__type(value, __u64);
+} preemptions SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -97,10 +114,27 @@ int BPF_PROG(tp_sched_wakeup_new, struct task_struct *p)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(tp_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	if (track_preempted && prev->pid != 0 && prev->__state == TASK_RUNNING)
-		enqueue(prev);
-
 	__u32 next_pid = next->pid;
+	__u64 prev_cgroup_id = 0, cgroup_id = 0;
+	int preempted = prev->pid != 0 && prev->__state == TASK_RUNNING;
+
+	if (preempted) {
+		if (track_preempted)
+			enqueue(prev);
+		if (next_pid != 0) {
+			prev_cgroup_id = task_cgroup_id(prev);
+			cgroup_id = task_cgroup_id(next);
+			struct preempt_key key = {.prev_cgroup_id = prev_cgroup_id, .cgroup_id = cgroup_id};
+			__u64 *n = bpf_map_lookup_elem(&preemptions, &key);
+			if (n) {
+				*n += 1; // per-CPU value: no other CPU writes it
+			} else {
+				__u64 one = 1;
+				bpf_map_update_elem(&preemptions, &key, &one, BPF_NOEXIST);
+			}
+		}
+	}
+
 	if (next_pid == 0)
 		return 0;
 	__u64 *tsp = bpf_map_lookup_elem(&runq_enqueued, &next_pid);
@@ -110,8 +144,10 @@ int BPF_PROG(tp_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	__u64 runq_lat = now - *tsp;
 	bpf_map_delete_elem(&runq_enqueued, &next_pid);
 
-	__u64 prev_cgroup_id = task_cgroup_id(prev);
-	__u64 cgroup_id = task_cgroup_id(next);
+	if (!preempted) {
+		prev_cgroup_id = task_cgroup_id(prev);
+		cgroup_id = task_cgroup_id(next);
+	}
 
 	__u64 *last = bpf_map_lookup_elem(&cgroup_id_to_last_event_ts, &cgroup_id);
 	if (last && now - *last < rate_limit_ns) {

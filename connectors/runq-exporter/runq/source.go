@@ -41,6 +41,10 @@ type Sample struct {
 	BootTimeNs   uint64
 }
 
+// Pair is a (prev cgroup, next cgroup) of a preemption: a task of Prev switched out while still
+// runnable, for a task of Next.
+type Pair struct{ Prev, Next uint64 }
+
 // Stats are the program's own counters, summed over CPUs.
 type Stats struct {
 	Emitted, RateLimited, RingbufFull uint64
@@ -145,6 +149,37 @@ func (s *Source) Stats() (Stats, error) {
 		}
 	}
 	return out, nil
+}
+
+// Preemptions returns the running totals per pair, summed over CPUs (a pair the LRU map
+// evicted starts again from zero; see Deltas).
+func (s *Source) Preemptions() (map[Pair]uint64, error) {
+	out := map[Pair]uint64{}
+	var key runqPreemptKey
+	var perCPU []uint64
+	it := s.objs.Preemptions.Iterate()
+	for it.Next(&key, &perCPU) {
+		var n uint64
+		for _, v := range perCPU {
+			n += v
+		}
+		out[Pair{key.PrevCgroupId, key.CgroupId}] = n
+	}
+	return out, it.Err()
+}
+
+// Deltas turns running totals into the counts since the previous totals: a total below the
+// previous one was evicted and counted again from zero, so all of it is new.
+func Deltas(prev, now map[Pair]uint64) map[Pair]uint64 {
+	out := map[Pair]uint64{}
+	for k, n := range now {
+		if p := prev[k]; n > p {
+			out[k] = n - p
+		} else if n < p {
+			out[k] = n
+		}
+	}
+	return out
 }
 
 // Close detaches and unloads everything; a blocked Read returns.

@@ -75,4 +75,35 @@ func TestLoadsAttachesAndSamples(t *testing.T) {
 	if err != nil || st.Emitted == 0 {
 		t.Fatalf("stats %+v %v", st, err)
 	}
+	// three loops on two CPUs preempt each other: every preemption is counted, by pair
+	var total uint64
+	for deadline := time.Now().Add(10 * time.Second); total == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		p, err := src.Preemptions()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for pair, n := range p {
+			if pair.Prev == 0 || pair.Next == 0 {
+				t.Fatalf("a pair without a cgroup: %+v", pair)
+			}
+			total += n
+		}
+	}
+	if total == 0 {
+		t.Fatal("no preemption counted in 10 s of three busy loops on two CPUs")
+	}
+}
+
+func TestDeltasOfRunningTotals(t *testing.T) {
+	a, b, c := Pair{1, 2}, Pair{2, 1}, Pair{3, 1}
+	got := Deltas(map[Pair]uint64{a: 10, b: 5, c: 7}, map[Pair]uint64{a: 15, b: 5, c: 2, {4, 4}: 1})
+	want := map[Pair]uint64{a: 5, c: 2, {4, 4}: 1} // c was evicted and counted again: 2 new
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
 }

@@ -104,6 +104,8 @@ class RunqExporter(Component):
             self.s.get("TALLY_RUNQ_CONTAINER_ROOT"),
             "--containers",
             self.s.get("TALLY_RUNQ_CONTAINERS"),
+            "--export-rate",
+            self.s.get("TALLY_RUNQ_EXPORT_RATE"),
         ], self.env()
 
     def ready(self):

@@ -90,14 +90,21 @@ def test_a_noisy_neighbor_shows_up_in_metrics_kafka_and_tally(stack, settings, c
         lambda: metric(exporter, "tally_sched_switch_out_total", container=victim, cause="other_container") > 0,
     )
     assert metric(exporter, "tally_runq_exporter_events_total") > 0
-    records = tail.records(1, timeout=30)
-    tail.close()
-    runq = [v for t, k, v in records if k == f"sched.runq/{HOST}/{victim}"]
-    assert runq, "no sched.runq TimeSeriesEvent for the victim in Kafka"
+
+    def in_kafka(key):  # the tail keeps what it read; each call reads on to the topics' ends
+        return [v for t, k, v in tail.records(1, timeout=5) if k == key]
+
+    runq = until(
+        "a sched.runq TimeSeriesEvent for the victim in Kafka", lambda: in_kafka(f"sched.runq/{HOST}/{victim}")
+    )
     items = {i["key"]: i["value"] for i in runq[0]["items"]}
     assert int(items["runq_lat_us"]) >= 0 and runq[0]["source"] == "runq-exporter"
-    switch = [v for t, k, v in records if k == f"sched.switchout/{HOST}/{victim}/other_container"]
-    assert switch and all(v["op"] == "ADD" and v["delta"] > 0 for v in switch)
+    switch = until(
+        "the victim's switch-outs by other containers in Kafka",
+        lambda: in_kafka(f"sched.switchout/{HOST}/{victim}/other_container"),
+    )
+    tail.close()
+    assert all(v["op"] == "ADD" and v["delta"] > 0 for v in switch)
     # and through Tally: stored by the TimeSeries writer, counted by the rollup job
     gw = stack.component("gateway").url()
     now = datetime.now(UTC)
@@ -230,10 +237,9 @@ def test_the_noisy_neighbor_job_alerts_the_victim(stack, settings):
             return [v for _, k, v in tail.records(1, timeout=2) if k == key and v["state"] == state]
 
         time.sleep(32)  # quiet windows: the victim's baseline (five full windows after the partial ones)
+        # (the stack's own servers are containers too, so the victim's baseline already has
+        # switch-outs by other containers: the job judges the change, not their presence)
         assert metric(exporter, "tally_runq_latency_seconds_count", container=victim.name) > 0
-        assert metric(exporter, "tally_sched_switch_out_total", container=victim.name, cause="other_container") == 0, (
-            "no other container runs yet"
-        )
         alone = alerts("FIRING")
         assert alone == [], (
             f"the victim alone is not alerted: {alone[0]['reason'] if alone else ''}; windows {summaries()}"

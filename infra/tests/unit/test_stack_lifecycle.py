@@ -44,7 +44,7 @@ class Broken(HttpServer):
 
 @pytest.fixture
 def settings(tmp_path):
-    return Settings.load({"TALLY_HOME": str(tmp_path)})
+    return Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_COMPONENT_CGROUPS": "off"})
 
 
 @pytest.fixture
