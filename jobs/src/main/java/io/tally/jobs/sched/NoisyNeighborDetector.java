@@ -2,6 +2,7 @@ package io.tally.jobs.sched;
 
 import io.tally.jobs.sched.NoisyNeighborRule.Baseline;
 import io.tally.jobs.sched.NoisyNeighborRule.Verdict;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -20,19 +21,27 @@ import org.apache.flink.util.Collector;
  * Each container's state is also a gauge, {@value #FIRING_GAUGE} (1 while FIRING) in a
  * {@code container} group, which Prometheus scrapes from the TaskManager and its alerting rule
  * (infra/prometheus/rules/noisy-neighbor.yml) turns into an alert.
+ *
+ * <p>A container that stops (or goes idle) while FIRING has no more windows to judge, so an
+ * event-time timer resolves it once {@code silence} (a window's size) passed with none: without
+ * it the alert, and the gauge, would fire forever for a container that is gone.
  */
 public class NoisyNeighborDetector extends KeyedProcessFunction<String, ContainerWindow, AlertRecord> {
     private final NoisyNeighborRule rule;
+    private final long silenceMillis;
     private transient ValueState<Baseline> baseline;
     private transient ValueState<Boolean> firing;
+    private transient ValueState<ContainerWindow> last;
 
     public static final String FIRING_GAUGE = "noisy_neighbor_firing";
 
     /** Each container's state as its gauge reads it, set from every window (so after a restore too). */
     private transient Map<String, Integer> gauges;
 
-    public NoisyNeighborDetector(NoisyNeighborRule rule) {
+    /** @param silence how long after its last window a container counts as gone (a window's size) */
+    public NoisyNeighborDetector(NoisyNeighborRule rule, Duration silence) {
         this.rule = rule;
+        this.silenceMillis = silence.toMillis();
     }
 
     @Override
@@ -40,6 +49,8 @@ public class NoisyNeighborDetector extends KeyedProcessFunction<String, Containe
         baseline = getRuntimeContext()
                 .getState(new ValueStateDescriptor<>("baseline", TypeInformation.of(Baseline.class)));
         firing = getRuntimeContext().getState(new ValueStateDescriptor<>("firing", Types.BOOLEAN));
+        last = getRuntimeContext()
+                .getState(new ValueStateDescriptor<>("last-window", TypeInformation.of(ContainerWindow.class)));
         gauges = new HashMap<>();
     }
 
@@ -68,5 +79,34 @@ public class NoisyNeighborDetector extends KeyedProcessFunction<String, Containe
         if (v == Verdict.NORMAL && rule.calm(w, b)) {
             baseline.update(rule.learn(b, w));
         }
+        if (Boolean.TRUE.equals(firing.value())) {
+            last.update(w);
+            ctx.timerService().registerEventTimeTimer(w.windowEndMillis + silenceMillis);
+        } else {
+            last.clear();
+        }
+    }
+
+    @Override
+    public void onTimer(long timestamp, OnTimerContext ctx, Collector<AlertRecord> out) throws Exception {
+        ContainerWindow w = last.value();
+        // an older timer of a container whose windows went on is stale
+        if (w == null || !Boolean.TRUE.equals(firing.value()) || w.windowEndMillis + silenceMillis > timestamp) {
+            return;
+        }
+        ContainerWindow gone = new ContainerWindow();
+        gone.host = w.host;
+        gone.container = w.container;
+        gone.windowStartMillis = w.windowEndMillis;
+        gone.windowEndMillis = timestamp;
+        Baseline b = baseline.value();
+        firing.update(false);
+        last.clear();
+        out.collect(AlertRecord.of(
+                gone,
+                "RESOLVED",
+                b == null ? 0 : b.p99Us,
+                "gone: no run-queue samples for " + silenceMillis / 1000 + " s (the container stopped or went idle)"));
+        show(ctx.getCurrentKey(), false);
     }
 }

@@ -136,7 +136,7 @@ public final class NoisyNeighborJob {
                 .uid("container-windows")
                 .name("container-windows");
         DataStream<AlertRecord> detected = windows.keyBy(ContainerWindow::key)
-                .process(new NoisyNeighborDetector(rule))
+                .process(new NoisyNeighborDetector(rule, size))
                 .uid("noisy-neighbor-rule")
                 .name("noisy-neighbor-rule");
         detected.sinkTo(alerts).uid("alerts").name("alerts");

@@ -1,0 +1,91 @@
+package io.tally.jobs.sched;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The detector on Flink's operator harness: FIRING, RESOLVED, and a container that goes away while FIRING. */
+class NoisyNeighborDetectorTest {
+    static final long T0 = 1_795_000_000_000L;
+    static final long SIZE = 10_000, SLIDE = 2_000;
+    KeyedOneInputStreamOperatorTestHarness<String, ContainerWindow, AlertRecord> h;
+
+    @BeforeEach
+    void open() throws Exception {
+        h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(
+                        new NoisyNeighborDetector(NoisyNeighborRule.defaults(), Duration.ofMillis(SIZE))),
+                ContainerWindow::key,
+                Types.STRING);
+        h.open();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        h.close();
+    }
+
+    /** The n-th window: quiet, or with a neighbor (p99 and switch-outs by other containers up tenfold). */
+    static ContainerWindow window(int n, boolean noisy) {
+        ContainerWindow w = NoisyNeighborRuleTest.window(noisy ? 5_000 : 500, 10, noisy ? 500 : 50, 2);
+        w.windowStartMillis = T0 + n * SLIDE;
+        w.windowEndMillis = w.windowStartMillis + SIZE;
+        return w;
+    }
+
+    void feed(ContainerWindow w) throws Exception {
+        h.processElement(w, w.windowEndMillis - 1);
+        h.processWatermark(w.windowEndMillis - 1);
+    }
+
+    List<AlertRecord> alerts() {
+        return h.extractOutputValues();
+    }
+
+    /** Quiet windows 0..10 (those from the first one's end on are learnt: five), noisy window 11. */
+    void fire() throws Exception {
+        for (int n = 0; n <= 10; n++) {
+            feed(window(n, false));
+        }
+        feed(window(11, true));
+        assertThat(alerts()).extracting(a -> a.state).containsExactly("FIRING");
+    }
+
+    @Test
+    void firesAndResolvesFromItsWindows() throws Exception {
+        fire();
+        feed(window(12, false));
+        assertThat(alerts()).extracting(a -> a.state).containsExactly("FIRING", "RESOLVED");
+        assertThat(alerts().get(1).reason).startsWith("back to normal");
+    }
+
+    @Test
+    void aContainerThatGoesAwayWhileFiringIsResolvedAfterAWindowOfSilence() throws Exception {
+        fire();
+        long lastEnd = window(11, true).windowEndMillis;
+        h.processWatermark(lastEnd + SIZE - 1);
+        assertThat(alerts()).hasSize(1); // not yet: a window's size of silence
+        h.processWatermark(lastEnd + SIZE);
+        assertThat(alerts()).extracting(a -> a.state).containsExactly("FIRING", "RESOLVED");
+        AlertRecord resolved = alerts().get(1);
+        assertThat(resolved.reason).startsWith("gone:");
+        assertThat(resolved.window.windowEndMillis).isEqualTo(lastEnd + SIZE);
+        assertThat(resolved.window.container).isEqualTo("c");
+    }
+
+    @Test
+    void aContainerStillFiringIsNotResolvedByAnOlderTimer() throws Exception {
+        fire();
+        for (int n = 12; n < 20; n++) { // noisy on: windows every slide, each past the first timer
+            feed(window(n, true));
+        }
+        assertThat(alerts()).extracting(a -> a.state).containsExactly("FIRING");
+    }
+}
