@@ -22,6 +22,8 @@ type Config struct {
 	RateLimit      time.Duration `json:"-"`
 	RateLimitText  string        `json:"rate_limit"`      // per cgroup per CPU
 	TrackPreempted bool          `json:"track_preempted"` // enqueue a still-runnable prev
+	ReadInterval   time.Duration `json:"-"`
+	ReadText       string        `json:"read_interval"` // ring buffer reads (0: woken at every sample)
 	Interval       time.Duration `json:"-"`
 	IntervalText   string        `json:"interval"`       // switch-out flush / procfs scan
 	RefreshText    string        `json:"cgroup_refresh"` // cgroup tree re-scan
@@ -35,7 +37,7 @@ func defaults() Config {
 	host, _ := os.Hostname()
 	return Config{Source: "bpf", Kafka: "127.0.0.1:9092", Registry: "http://127.0.0.1:8085", Host: host,
 		ContainerRoot: "tally.containers", MetricsAddr: "127.0.0.1:9435", RateLimitText: "10ms",
-		TrackPreempted: true, IntervalText: "1s", RefreshText: "2s", ExportRate: 10}
+		TrackPreempted: true, IntervalText: "1s", RefreshText: "2s", ExportRate: 10, ReadText: "100ms"}
 }
 
 func loadConfig(args []string) (Config, error) {
@@ -52,6 +54,7 @@ func loadConfig(args []string) (Config, error) {
 	containers := fs.String("containers", "", "container rules in order, of tally, kubernetes, docker, containerd, podman, systemd (default tally,kubernetes,docker,containerd,podman)")
 	metrics := fs.String("metrics-addr", "", "Prometheus listen address (default 127.0.0.1:9435)")
 	rate := fs.String("rate-limit", "", "BPF samples per cgroup per CPU at most once per this (default 10ms)")
+	read := fs.String("read-interval", "", "read the ring buffer this often, or when 64 KB of samples wait (default 100ms; 0: the BPF program wakes the reader at every sample)")
 	interval := fs.String("interval", "", "switch-out flush and procfs scan interval (default 1s)")
 	noPreempt := fs.Bool("no-track-preempted", false, "do not enqueue preempted, still-runnable tasks")
 	noKafka := fs.Bool("no-kafka", false, "encode and count events but produce nothing (benchmarks)")
@@ -73,7 +76,7 @@ func loadConfig(args []string) (Config, error) {
 	}
 	for dst, v := range map[*string]string{&c.Source: *src, &c.Kafka: *kafka, &c.Registry: *registry, &c.Host: *host,
 		&c.CgroupMount: *mount, &c.ContainerRoot: *root, &c.ContainerRegex: *regex, &c.Containers: *containers, &c.MetricsAddr: *metrics,
-		&c.RateLimitText: *rate, &c.IntervalText: *interval} {
+		&c.RateLimitText: *rate, &c.IntervalText: *interval, &c.ReadText: *read} {
 		if v != "" {
 			*dst = v
 		}
@@ -101,6 +104,9 @@ func loadConfig(args []string) (Config, error) {
 	}
 	if c.RateLimit < 0 {
 		return c, fmt.Errorf("rate_limit: %s is negative (0 exports every switch)", c.RateLimitText)
+	}
+	if c.ReadInterval, err = time.ParseDuration(c.ReadText); err != nil || c.ReadInterval < 0 {
+		return c, fmt.Errorf("read_interval: must be a duration >= 0")
 	}
 	if c.Interval, err = time.ParseDuration(c.IntervalText); err != nil || c.Interval <= 0 {
 		return c, fmt.Errorf("interval: must be a positive duration")

@@ -89,7 +89,7 @@ func run(cfg Config) error {
 	var bpf *runq.Source
 	if cfg.Source == "bpf" {
 		var err error
-		if bpf, err = runq.Open(runq.Options{RateLimit: cfg.RateLimit, TrackPreempted: cfg.TrackPreempted}); err != nil {
+		if bpf, err = runq.Open(runq.Options{RateLimit: cfg.RateLimit, TrackPreempted: cfg.TrackPreempted, ReadInterval: cfg.ReadInterval}); err != nil {
 			return err
 		}
 		defer bpf.Close()
@@ -102,7 +102,8 @@ func run(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	client, err := kgo.NewClient(kgo.SeedBrokers(cfg.Kafka), kgo.ProducerLinger(5*time.Millisecond),
+	// samples arrive in bursts every read interval: a linger as long makes one request of a burst
+	client, err := kgo.NewClient(kgo.SeedBrokers(cfg.Kafka), kgo.ProducerLinger(100*time.Millisecond),
 		kgo.RecordDeliveryTimeout(30*time.Second), kgo.MaxBufferedRecords(maxBufferedRecords))
 	if err != nil {
 		return err

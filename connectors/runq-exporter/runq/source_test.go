@@ -35,7 +35,7 @@ func TestNotSupportedIsRecognisable(t *testing.T) {
 // The real program on this kernel: load, attach, and see a sample while two busy loops
 // compete for the CPUs. Skipped, with the capability named, where BPF is not allowed.
 func TestLoadsAttachesAndSamples(t *testing.T) {
-	src, err := Open(Options{RateLimit: time.Millisecond, TrackPreempted: true})
+	src, err := Open(Options{RateLimit: time.Millisecond, TrackPreempted: true, ReadInterval: 50 * time.Millisecond})
 	if errors.Is(err, ErrNotSupported) {
 		t.Skipf("the BPF program cannot run here (the error names the missing capability): %v", err)
 	}
