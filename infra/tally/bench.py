@@ -18,10 +18,10 @@ from .bench_gateway import bench_gateway
 from .bench_getcount import bench_getcount
 from .bench_http import plot_runs, summary
 from .bench_reads import bench_reads
+from .bench_runq import bench_runq
 from .bench_tools import OUT, bench_jar, cpu_seconds, iso, percentiles, timeseries_tool
 from .components.base import JAVA
 from .model import topic
-from .process import ProcessRef
 from .stack import Stack
 
 
@@ -509,158 +509,6 @@ def plot_counters(result: dict) -> Path:
     )
 
 
-RUNQLAT = "/usr/sbin/runqlat"  # libbpf-tools: bcc's runqlat, CO-RE (attaches without kernel headers)
-BESIDE_RUNQLAT = "rate limit 10 ms, no Kafka, beside runqlat"
-
-
-def bench_runq(stack: Stack, say, seconds: int = 15) -> dict:
-    """Per-hook cost from kernel.bpf_stats_enabled, and a second exporter instance's CPU and
-    events/s at the measured context-switch rate, with the rate limiter on and off."""
-    import signal
-    import socket
-    import sys
-
-    from .components.runq_exporter import build
-
-    binary = build(stack.s.home, say)
-    mount = next(p for p in (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup")) if (p / "cgroup.procs").exists())
-    group = mount / stack.s.get("TALLY_RUNQ_CONTAINER_ROOT") / f"bench-{uuid.uuid4().hex[:6]}"
-    group.mkdir(parents=True)
-    stats_flag = Path("/proc/sys/kernel/bpf_stats_enabled")
-    stats_before = stats_flag.read_text().strip()
-    stats_flag.write_text("1")
-    load = []
-    try:
-        for cmd in [["sh", "-c", "while :; do :; done"]] * 3 + [
-            [sys.executable, "-c", "import time\nwhile True:\n    sum(range(2000))\n    time.sleep(0.001)"]
-        ]:
-            p = subprocess.Popen(cmd)
-            (group / "cgroup.procs").write_text(str(p.pid))
-            load.append(p)
-        say(f"load: 3 busy loops and a 1 ms sleeper in {group.name}; {seconds} s per run after 3 s warm-up")
-
-        def ctxt():
-            return next(int(l.split()[1]) for l in Path("/proc/stat").read_text().splitlines() if l.startswith("ctxt "))
-
-        def loaded() -> list[dict]:
-            return json.loads(subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True).stdout)
-
-        def field_progs(exclude: set[int]):
-            """runqlat's programs: the tracing ones loaded after `exclude` that are not the exporter's."""
-            return {
-                p["name"]: (p.get("run_time_ns", 0), p.get("run_cnt", 0))
-                for p in loaded()
-                if p.get("type") == "tracing" and p["id"] not in exclude and not p.get("name", "").startswith("tp_")
-            }
-
-        def progs(exclude: set[int]):
-            """The bench instance's programs: those loaded after `exclude` was taken."""
-            return {
-                p["name"]: (p.get("run_time_ns", 0), p.get("run_cnt", 0))
-                for p in loaded()
-                if p.get("name", "").startswith("tp_sched") and p["id"] not in exclude
-            }
-
-        runs = {}
-        for label, rate, extra in (
-            ("rate limit 10 ms, producing to Kafka", "10ms", []),
-            ("rate limit 10 ms, no Kafka", "10ms", ["--no-kafka"]),
-            ("rate limiter off, no Kafka", "0s", ["--no-kafka"]),
-            (BESIDE_RUNQLAT, "10ms", ["--no-kafka"]),
-        ):
-            with socket.socket() as sk:
-                sk.bind(("127.0.0.1", 0))
-                port = sk.getsockname()[1]
-            before = {p["id"] for p in loaded()}
-            proc = subprocess.Popen(
-                [
-                    str(binary),
-                    "--metrics-addr",
-                    f"127.0.0.1:{port}",
-                    "--rate-limit",
-                    rate,
-                    "--kafka",
-                    stack.component("kafka").bootstrap,
-                    "--host",
-                    "bench",
-                    "--registry",
-                    stack.component("registry").url(),
-                    "--container-root",
-                    stack.s.get("TALLY_RUNQ_CONTAINER_ROOT"),
-                    *extra,
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            url = f"http://127.0.0.1:{port}/metrics"
-            field = None
-            if label == BESIDE_RUNQLAT:  # the field's tool on the same hooks, same load, same seconds
-                time.sleep(1)
-                ours = {p["id"] for p in loaded()}
-                field = subprocess.Popen(
-                    [RUNQLAT, "1", str(seconds + 10)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-                )
-            try:
-                time.sleep(3)
-
-                def events():
-                    return sum(
-                        float(l.rsplit(" ", 1)[1])
-                        for l in requests.get(url, timeout=5).text.splitlines()
-                        if l.startswith("tally_runq_exporter_events_total{")
-                    )
-
-                ref = ProcessRef(proc.pid, process_start_ticks(proc.pid))
-                fref = ProcessRef(field.pid, process_start_ticks(field.pid)) if field else None
-                f0 = (cpu_seconds(fref), field_progs(ours)) if field else None
-                c0, x0, e0, p0, t0 = cpu_seconds(ref), ctxt(), events(), progs(before), time.monotonic()
-                time.sleep(seconds)
-                c1, x1, e1, p1, t1 = cpu_seconds(ref), ctxt(), events(), progs(before), time.monotonic()
-                f1 = (cpu_seconds(fref), field_progs(ours)) if field else None
-            finally:
-                proc.send_signal(signal.SIGTERM)
-                proc.wait(30)
-                if field:
-                    field.kill()
-                    field.wait()
-            wall = t1 - t0
-            hooks = {n: round((p1[n][0] - p0[n][0]) / max(1, p1[n][1] - p0[n][1])) for n in p1 if n in p0}
-            runs[label] = {
-                "switches_per_s": round((x1 - x0) / wall),
-                "exporter_cpu_percent": round(100 * (c1 - c0) / wall, 1),
-                "events_per_s": round((e1 - e0) / wall),
-                "ns_per_hook": hooks,
-                "hook_calls_per_s": {n: round((p1[n][1] - p0[n][1]) / wall) for n in hooks},
-                "hooks_cpu_percent": round(100 * sum(p1[n][0] - p0[n][0] for n in hooks) / 1e9 / wall, 2),
-            }
-            if field:
-                fhooks = {
-                    n: round((f1[1][n][0] - f0[1][n][0]) / max(1, f1[1][n][1] - f0[1][n][1]))
-                    for n in f1[1]
-                    if n in f0[1]
-                }
-                runs[label]["runqlat"] = {
-                    "ns_per_hook": fhooks,
-                    "hook_calls_per_s": {n: round((f1[1][n][1] - f0[1][n][1]) / wall) for n in fhooks},
-                    "hooks_cpu_percent": round(100 * sum(f1[1][n][0] - f0[1][n][0] for n in fhooks) / 1e9 / wall, 2),
-                    "process_cpu_percent": round(100 * (f1[0] - f0[0]) / wall, 1),
-                }
-            say(f"  {label}: {runs[label]}")
-    finally:
-        for p in load:
-            p.kill()
-            p.wait()
-        stats_flag.write_text(stats_before)
-        time.sleep(0.2)
-        group.rmdir()
-    return {
-        "runs": runs,
-        "note": "ns_per_hook = run_time_ns / run_cnt over the run (kernel.bpf_stats_enabled=1); hooks_cpu_percent ="
-        " their run time over the wall time (kernel CPU in the switching tasks); the last run also measures bcc's"
-        " runqlat (libbpf-tools, CO-RE) on the same hooks at the same time",
-    }
-
-
 def bench_control(stack: Stack, say, changes: int = 100) -> dict:
     """How fast a namespace change reaches the data plane: admin PUT (Postgres commit), the
     Debezium change event on tally.control.namespaces (the ceiling: nothing downstream can apply
@@ -751,10 +599,6 @@ def bench_control(stack: Stack, say, changes: int = 100) -> dict:
     )
     say(json.dumps(result, indent=2))
     return result
-
-
-def process_start_ticks(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
 
 
 BENCHMARKS = {

@@ -130,6 +130,27 @@ def rows(out: Path) -> list[tuple[str, str, str, str, str]]:
         )
     else:
         found.append((figure, "p99 < 10 ms, 0 errors", missing, "", "reads"))
+
+    runq = _load(out, "runq")
+    beside = (runq or {}).get("settings", {}).get("rate limit 10 ms, no Kafka, beside runqlat")
+    for hook in ("sched_switch", "sched_wakeup"):
+        figure = f"runq exporter {hook} ns per call / bcc runqlat's, same hooks, same load"
+        if beside and hook in beside["ns_per_hook"] and hook in beside["runqlat"]["ns_per_hook"]:
+            ours, theirs = beside["ns_per_hook"][hook], beside["runqlat"]["ns_per_hook"][hook]
+            met = ours["median"] <= theirs["median"] and ours["median"] <= 600
+            shown = f"{_range(ours, 0)} ns against {_range(theirs, 0)} ns (median of 3, min-max)"
+            found.append((figure, "<= 1, and <= 600 ns", shown, _yes(met), "runq"))
+        else:
+            found.append((figure, "<= 1, and <= 600 ns", missing, "", "runq"))
+    figure = "runq exporter process CPU under the benchmark's load, producing to Kafka"
+    kafka = (runq or {}).get("settings", {}).get("rate limit 10 ms, producing to Kafka")
+    if kafka:
+        cpu = kafka["exporter_cpu_percent"]
+        found.append(
+            (figure, "< 1% of a core", f"{_range(cpu, 2)}% (median of 3, min-max)", _yes(cpu["median"] < 1), "runq")
+        )
+    else:
+        found.append((figure, "< 1% of a core", missing, "", "runq"))
     return found
 
 

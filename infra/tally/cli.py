@@ -314,6 +314,7 @@ README_TABLES = (
     "reads",
     "addcount",
     "gateway",
+    "runq",
 )  # each between <!-- table: bench/out/<name>.json --> and <!-- /table -->
 
 

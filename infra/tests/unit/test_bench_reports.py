@@ -56,7 +56,7 @@ def test_the_goals_table_says_what_is_missing_met_or_not(tmp_path):
     from tally.bench_goals import table
 
     empty = table(tmp_path)
-    assert empty.count("not measured yet") == 9
+    assert empty.count("not measured yet") == 12
     (tmp_path / "reads.json").write_text(json.dumps({"rates": rates()}))
     (tmp_path / "gateway.json").write_text(json.dumps({"ratio_events_per_s_to_ceiling": 0.61}))
     lines = table(tmp_path).splitlines()
@@ -91,3 +91,48 @@ def test_a_throughput_plot_of_runs_is_a_png(tmp_path):
         {"a": [1.0, 2.0, 3.0], "b": [10.0, 20.0, 30.0]}, {"ceiling": 100.0}, "t", "events/s", tmp_path / "r.png"
     )
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def runq_run(switch_ns: int, theirs: int | None = None) -> dict:
+    run = {
+        "switches_per_s": 20_000,
+        "exporter_cpu_percent": 0.5,
+        "events_per_s": 140,
+        "ns_per_hook": {"sched_switch": switch_ns, "sched_wakeup": 190, "sched_wakeup_new": 350},
+        "hook_calls_per_s": {"sched_switch": 20_000, "sched_wakeup": 10_000, "sched_wakeup_new": 1},
+        "hooks_cpu_percent": 0.8,
+        "load1": 3.0,
+        "component_cpu_percent": {"kafka": 5.0},
+    }
+    if theirs is not None:
+        run["runqlat"] = {
+            "ns_per_hook": {"sched_switch": theirs, "sched_wakeup": 188, "sched_wakeup_new": 300},
+            "hook_calls_per_s": {"sched_switch": 20_000},
+            "hooks_cpu_percent": 0.83,
+            "process_cpu_percent": 0.0,
+        }
+    return run
+
+
+def test_the_runq_report_summarises_each_setting_and_draws_the_side_by_side(tmp_path):
+    from tally import bench_runq
+
+    runs = {
+        label: [runq_run(n, 400 + n % 7 if label == bench_runq.BESIDE_RUNQLAT else None) for n in (360, 350, 390)]
+        for label, _, _ in bench_runq.SETTINGS
+    }
+    report = {
+        "settings": {label: bench_runq._summarise(rs) for label, rs in runs.items()},
+        "runs": runs,
+        "seconds_per_run": 15,
+        "measured_at": "T",
+    }
+    beside = report["settings"][bench_runq.BESIDE_RUNQLAT]
+    assert beside["ns_per_hook"]["sched_switch"] == summary([360, 350, 390])
+    assert beside["runqlat"]["ns_per_hook"]["sched_switch"]["median"] == 403
+    table = bench_runq.table(report)
+    assert "| rate limit 10 ms, no Kafka | 20000 (20000-20000) | 360 (350-390) |" in table
+    assert "| runqlat (libbpf-tools) | 403 (400-405) |" in table
+    assert "median of 3 runs" in table and "Measured T" in table
+    png = bench_runq.plot(report, tmp_path / "runq.png")
+    assert png.read_bytes()[:4] == b"\x89PNG"
