@@ -307,7 +307,8 @@ def table(result: dict) -> str:
     b = s[BESIDE_RUNQLAT]
     rows += [
         "",
-        f"Beside bcc's runqlat, same hooks, same load, same seconds (median of {n} runs, min-max):",
+        f"Beside bcc's runqlat, same hooks, same load, same seconds (median of {n} runs, min-max; each run the mean"
+        " of both attach orders, since the program attached first takes the task struct's cache misses):",
         "",
         "| | sched_switch ns/hook | sched_wakeup ns/hook | sched_wakeup_new ns/hook | hooks' CPU (kernel) | process CPU |",
         "|---|---|---|---|---|---|",
