@@ -135,25 +135,21 @@ def _one(stack: Stack, binary: Path, label: str, rate: str, extra: list[str], se
 
         ref = ProcessRef(proc.pid, start_ticks(proc.pid))
         fref = ProcessRef(field.pid, start_ticks(field.pid)) if field else None
-        f0 = (cpu_seconds(fref), _runqlat(before)) if field else None
-        c0, x0, e0, p0, k0, t0 = (
-            cpu_seconds(ref),
-            _ctxt(),
-            events(),
-            _ours(before),
-            component_cpu(stack),
-            time.monotonic(),
-        )
+
+        def reading():  # what the run is the difference of
+            return {
+                "cpu": cpu_seconds(ref),
+                "ctxt": _ctxt(),
+                "events": events(),
+                "progs": _ours(before),
+                "components": component_cpu(stack),
+                "t": time.monotonic(),
+                "field": (cpu_seconds(fref), _runqlat(before)) if field else None,
+            }
+
+        r0 = reading()
         time.sleep(seconds)
-        c1, x1, e1, p1, k1, t1 = (
-            cpu_seconds(ref),
-            _ctxt(),
-            events(),
-            _ours(before),
-            component_cpu(stack),
-            time.monotonic(),
-        )
-        f1 = (cpu_seconds(fref), _runqlat(before)) if field else None
+        r1 = reading()
         load1 = os.getloadavg()[0]
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -161,17 +157,19 @@ def _one(stack: Stack, binary: Path, label: str, rate: str, extra: list[str], se
         if field:
             field.kill()
             field.wait()
-    wall = t1 - t0
+    wall = r1["t"] - r0["t"]
+    k0, k1 = r0["components"], r1["components"]
     run = {
-        "switches_per_s": round((x1 - x0) / wall),
-        "exporter_cpu_percent": round(100 * (c1 - c0) / wall, 2),
-        "events_per_s": round((e1 - e0) / wall),
-        **_hooks(p0, p1, wall),
+        "switches_per_s": round((r1["ctxt"] - r0["ctxt"]) / wall),
+        "exporter_cpu_percent": round(100 * (r1["cpu"] - r0["cpu"]) / wall, 2),
+        "events_per_s": round((r1["events"] - r0["events"]) / wall),
+        **_hooks(r0["progs"], r1["progs"], wall),
         "load1": load1,
         "component_cpu_percent": {n: round(100 * (k1[n] - k0[n]) / wall, 1) for n in k1 if n in k0},
     }
     if field:
-        run["runqlat"] = {**_hooks(f0[1], f1[1], wall), "process_cpu_percent": round(100 * (f1[0] - f0[0]) / wall, 2)}
+        (fc0, fp0), (fc1, fp1) = r0["field"], r1["field"]
+        run["runqlat"] = {**_hooks(fp0, fp1, wall), "process_cpu_percent": round(100 * (fc1 - fc0) / wall, 2)}
         run["attached_first"] = "runqlat" if runqlat_first else "tally"
     return run
 
