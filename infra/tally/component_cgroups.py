@@ -90,11 +90,23 @@ class ComponentCgroups:
                 self.log(f"   cannot remove cgroup {d}: {e.strerror}")
 
     def remove_root(self) -> None:
-        """The root too, when nothing else (tests, benchmarks, other components) uses it."""
+        """The root's cgroups no process is in (also those of instances another setting
+        started, such as a second gateway), then the root itself once empty; a cgroup with a
+        process (a test's, a benchmark's) stays, and so does the root."""
         if self.mount is None:
             return
+        root = self.mount / self.root
         try:
-            (self.mount / self.root).rmdir()
+            children = [d for d in root.iterdir() if d.is_dir()]
+        except OSError:
+            return
+        for d in children:
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+        try:
+            root.rmdir()
         except OSError:
             pass
 

@@ -97,6 +97,7 @@ def stop(ref: ProcessRef | None, timeout: float = 60.0, sig: int = signal.SIGTER
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not alive(ref):
+            _reap(ref.pid)
             return True
         time.sleep(0.2)
     if alive(ref):
@@ -105,7 +106,17 @@ def stop(ref: ProcessRef | None, timeout: float = 60.0, sig: int = signal.SIGTER
             if not alive(ref):
                 break
             time.sleep(0.1)
+    _reap(ref.pid)
     return True
+
+
+def _reap(pid: int) -> None:
+    """Collects the exit status when we are the parent (a launcher that spawned and stops in one
+    run, such as a test): a zombie would stay in its cgroup, which then cannot be removed."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass  # not our child: its own parent (or init) reaps it
 
 
 def port_free(host: str, port: int) -> bool:

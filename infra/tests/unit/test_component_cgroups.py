@@ -76,3 +76,12 @@ def test_remove_keeps_a_cgroup_that_still_has_processes(tmp_path):
     cg.remove("kafka")
     cg.remove_root()
     assert not (tmp_path / "tally.containers").exists()
+
+
+def test_down_removes_every_empty_cgroup_under_the_root_and_keeps_a_busy_one(tmp_path):
+    cg = ComponentCgroups("tally.containers", mount=tmp_path, log=lambda *_: None)
+    (tmp_path / "tally.containers" / "gateway-2").mkdir(parents=True)  # a second instance's, now empty
+    busy = fake_cgroupfs(tmp_path, "victim")  # a file in it: rmdir fails as on a cgroup with a process
+    cg.remove_root()
+    assert not (tmp_path / "tally.containers" / "gateway-2").exists()
+    assert busy.exists()

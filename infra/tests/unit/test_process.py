@@ -1,5 +1,6 @@
 import socket
 import sys
+from pathlib import Path
 
 from tally import process
 
@@ -11,6 +12,8 @@ def test_spawned_process_is_alive_until_stopped(tmp_path):
     assert process.stop(ref, timeout=5)
     assert not process.alive(ref)
     assert "starting:" in log.read_text()
+    # reaped: a launcher that spawned it leaves no zombie (which would keep its cgroup busy)
+    assert not Path(f"/proc/{ref.pid}").exists()
 
 
 def test_a_recycled_pid_is_not_our_process(tmp_path):
