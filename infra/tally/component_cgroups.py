@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import re
+import time
 from pathlib import Path
 
 _NAME = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
@@ -75,19 +76,27 @@ class ComponentCgroups:
     def wrap(self, argv: list[str], procs: Path | None) -> list[str]:
         return argv if procs is None else ["sh", "-c", JOIN, str(procs), *argv]
 
-    def remove(self, component: str) -> None:
-        """Removes the component's cgroup once its processes are gone (a cgroup with a process
-        left cannot be removed: it stays, and the next start reuses it)."""
+    def remove(self, component: str, wait: float = 3.0) -> None:
+        """Removes the component's cgroup once its processes are gone. A process that just
+        exited stays listed until its parent reaps it, so a busy cgroup is tried again for
+        `wait` seconds; one with a process left after that stays, and the next start reuses it."""
         d = self.path(component)
         if d is None or not d.is_dir():
             return
-        try:
-            d.rmdir()
-        except OSError as e:
-            if e.errno == errno.EBUSY:
-                self.log(f"   cgroup {d} still has processes; kept")
-            elif e.errno != errno.ENOENT:
-                self.log(f"   cannot remove cgroup {d}: {e.strerror}")
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                d.rmdir()
+                return
+            except OSError as e:
+                if e.errno == errno.EBUSY and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                    continue
+                if e.errno == errno.EBUSY:
+                    self.log(f"   cgroup {d} still has processes ({' '.join(map(str, self.members(component)))}); kept")
+                elif e.errno != errno.ENOENT:
+                    self.log(f"   cannot remove cgroup {d}: {e.strerror}")
+                return
 
     def remove_root(self) -> None:
         """The root's cgroups no process is in (also those of instances another setting

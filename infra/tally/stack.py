@@ -232,9 +232,10 @@ class Stack:
         for c in reversed(self.components):
             if self.running(c):
                 self.log(f"stopping {c.name} (pid {self.state.ref(c.name).pid})")
-                self.stop(c)
+                self.stop(c)  # and its cgroup
                 stopped.append(c.name)
-            self.cgroups.remove(c.name)  # also one a crashed server left
+            else:
+                self.cgroups.remove(c.name, wait=0)  # one a crashed server left
         self.cgroups.remove_root()
         if wipe:
             for sub in ("data", "conf", "logs"):
