@@ -149,7 +149,7 @@ func run(cfg Config) error {
 	}
 	observe := func(s exporter.Sample) {
 		m.runq.WithLabelValues(s.Container, s.Runtime).Observe(s.Latency.Seconds())
-		ev := agg.Observe(s) // counts the switch-out even when the sample itself is not exported
+		ev := agg.Observe(s)
 		if s.Container == cgroups.System && !cfg.ExportSystem {
 			return
 		}

@@ -93,10 +93,7 @@ class ComponentCgroups:
                     time.sleep(0.1)
                     continue
                 if e.errno == errno.EBUSY:
-                    if wait > 0:  # (with no wait: a sweep of cgroups another profile's servers may be in)
-                        self.log(
-                            f"   cgroup {d} still has processes ({' '.join(map(str, self.members(component)))}); kept"
-                        )
+                    self.log(f"   cgroup {d} still has processes ({' '.join(map(str, self.members(component)))}); kept")
                 elif e.errno != errno.ENOENT:
                     self.log(f"   cannot remove cgroup {d}: {e.strerror}")
                 return

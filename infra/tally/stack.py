@@ -234,10 +234,8 @@ class Stack:
                 self.log(f"stopping {c.name} (pid {self.state.ref(c.name).pid})")
                 self.stop(c)  # and its cgroup
                 stopped.append(c.name)
-            else:
-                # one a crashed server left (the three-node profile's servers, which share the
-                # names, keep theirs: a cgroup with a process is never removed)
-                self.cgroups.remove(c.name, wait=0)
+        # those of crashed servers and other instances too; a cgroup with a process (the
+        # three-node profile's servers share the names) is never removed
         self.cgroups.remove_root()
         if wipe:
             for sub in ("data", "conf", "logs"):
