@@ -29,6 +29,7 @@ import requests
 
 from .bench_http import _pyplot, _save, component_cpu, fmt, summary
 from .bench_tools import OUT, cpu_seconds
+from .component_cgroups import v2_mount
 from .process import ProcessRef, start_ticks
 from .stack import Stack
 
@@ -204,7 +205,9 @@ def bench_runq(stack: Stack, say, seconds: int = 15, runs: int = 3) -> dict:
     from .components.runq_exporter import build
 
     binary = build(stack.s.home, say)
-    mount = next(p for p in (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup")) if (p / "cgroup.procs").exists())
+    mount = v2_mount()
+    if mount is None:
+        raise RuntimeError("no cgroup v2 hierarchy is mounted: the benchmark's load needs a cgroup of its own")
     group = mount / stack.s.get("TALLY_RUNQ_CONTAINER_ROOT") / f"bench-{uuid.uuid4().hex[:6]}"
     group.mkdir(parents=True)
     stats_flag = Path("/proc/sys/kernel/bpf_stats_enabled")
