@@ -90,6 +90,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def cause_chain(trace: str) -> str:
+    """A Java stack trace's exception line and its "Caused by" lines: the frames between them
+    would fill a short assertion message before the cause shows."""
+    lines = trace.splitlines()
+    return "\n".join(lines[:1] + [line for line in lines[1:] if line.startswith("Caused by")])[:3000]
+
+
 class JobRestarts:
     """Restarts of Tally's running Flink jobs (numRestarts), and why the last one failed, so a
     test that says "no job restarted" names the job and the exception when one did."""
@@ -115,5 +122,5 @@ class JobRestarts:
         for jid, n in now.items():
             if n > before.get(jid, n):
                 root = (self.rest.call("GET", f"/jobs/{jid}/exceptions") or {}).get("root-exception") or ""
-                out.append(f"{names.get(jid, jid)} restarted {n - before[jid]} times: {root[:1500]}")
+                out.append(f"{names.get(jid, jid)} restarted {n - before[jid]} times: {cause_chain(root)}")
         return "\n".join(out)

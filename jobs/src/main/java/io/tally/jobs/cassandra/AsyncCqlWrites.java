@@ -16,15 +16,28 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Asynchronous Cassandra writes, bounded in flight, that a sink waits for before a checkpoint
- * completes. The first failure fails the next call, so the job restarts from its last
- * checkpoint and rewrites (every write Tally makes is an idempotent upsert). One refusal is no
- * failure: a write into a keyspace or table that no longer exists, because its namespace was
- * deleted while the write was on its way (the provisioner dropped the keyspace). The deleted
- * namespace's data is meant to be gone, so the write is dropped, counted and logged; restarting
- * would only meet the same refusal again.
+ * completes. A transient failure (a write timeout, an overloaded or unreachable node, a node
+ * behind on the schema) is retried after {@link #RETRY_DELAYS_MS}: every write Tally makes is an
+ * idempotent upsert, and a busy node's one slow write restarted the whole job (a checkpoint
+ * failed in CI). A failure that outlasts the retries, or any other, fails the next call, so the
+ * job restarts from its last checkpoint and rewrites. One refusal is no failure: a write into a
+ * keyspace or table that no longer exists, because its namespace was deleted while the write was
+ * on its way (the provisioner dropped the keyspace). The deleted namespace's data is meant to be
+ * gone, so the write is dropped, counted and logged; restarting would only meet the same refusal
+ * again.
  */
 public final class AsyncCqlWrites implements AutoCloseable {
+    /**
+     * Waits before each retry of a transient failure: about 7 s in all, so a node that is down
+     * (not just slow) still restarts the job soon, and with each attempt's request timeout the
+     * retries end well within {@link #flush}'s 120 s.
+     */
+    static final long[] RETRY_DELAYS_MS = {250, 1_000, 2_000, 4_000};
+
     private final CqlSession session;
+    private final java.util.function.Function<Statement<?>, java.util.concurrent.CompletionStage<?>> execute;
+    private final long[] retryDelaysMs;
+    private final java.util.concurrent.atomic.AtomicLong retried = new java.util.concurrent.atomic.AtomicLong();
     private final Semaphore inFlight;
     private final int maxInFlight;
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -37,9 +50,20 @@ public final class AsyncCqlWrites implements AutoCloseable {
     }
 
     public AsyncCqlWrites(CqlSession session, int maxInFlight) {
+        this(session, session::executeAsync, maxInFlight, RETRY_DELAYS_MS);
+    }
+
+    /** With the call that runs a statement and the retry delays given (unit tests). */
+    AsyncCqlWrites(
+            CqlSession session,
+            java.util.function.Function<Statement<?>, java.util.concurrent.CompletionStage<?>> execute,
+            int maxInFlight,
+            long[] retryDelaysMs) {
         this.session = session;
+        this.execute = execute;
         this.maxInFlight = maxInFlight;
         this.inFlight = new Semaphore(maxInFlight);
+        this.retryDelaysMs = retryDelaysMs.clone();
     }
 
     public CqlSession session() {
@@ -49,17 +73,71 @@ public final class AsyncCqlWrites implements AutoCloseable {
     public void submit(Statement<?> statement) throws IOException, InterruptedException {
         rethrow();
         inFlight.acquire();
-        session.executeAsync(statement).whenComplete((rs, err) -> {
-            if (err != null) {
-                String keyspace = goneKeyspace(err);
-                if (keyspace != null && !stillDefined(statement)) {
-                    dropped(keyspace, err);
-                } else {
-                    failure.compareAndSet(null, err);
-                }
+        attempt(statement, 0);
+    }
+
+    /** Runs the statement; its permit is released once it succeeded, was dropped or failed for good. */
+    private void attempt(Statement<?> statement, int retries) {
+        java.util.concurrent.CompletionStage<?> result;
+        try {
+            result = execute.apply(statement);
+        } catch (RuntimeException e) {
+            result = java.util.concurrent.CompletableFuture.failedFuture(e);
+        }
+        result.whenComplete((rs, err) -> {
+            if (err == null) {
+                inFlight.release();
+                return;
             }
-            inFlight.release();
+            Throwable cause = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
+                    ? err.getCause()
+                    : err;
+            String keyspace = goneKeyspace(cause);
+            if (keyspace != null && !stillDefined(statement)) {
+                dropped(keyspace, cause);
+                inFlight.release();
+            } else if ((keyspace != null || transientFailure(cause))
+                    && retries < retryDelaysMs.length
+                    && failure.get() == null) {
+                retried.incrementAndGet();
+                java.util.concurrent.CompletableFuture.delayedExecutor(retryDelaysMs[retries], TimeUnit.MILLISECONDS)
+                        .execute(() -> attempt(statement, retries + 1));
+            } else {
+                failure.compareAndSet(null, cause);
+                inFlight.release();
+            }
         });
+    }
+
+    /**
+     * Whether a failed write may succeed if sent again: the node was slow, overloaded or out of
+     * reach. A refused statement (invalid, unauthorized, a syntax error) would only be refused again.
+     */
+    static boolean transientFailure(Throwable err) {
+        return err instanceof com.datastax.oss.driver.api.core.servererrors.WriteTimeoutException
+                || err instanceof com.datastax.oss.driver.api.core.servererrors.OverloadedException
+                || err instanceof com.datastax.oss.driver.api.core.servererrors.UnavailableException
+                || err instanceof com.datastax.oss.driver.api.core.DriverTimeoutException
+                || err instanceof com.datastax.oss.driver.api.core.AllNodesFailedException
+                || err instanceof com.datastax.oss.driver.api.core.connection.ClosedConnectionException
+                || err instanceof com.datastax.oss.driver.api.core.connection.HeartbeatException
+                || err instanceof com.datastax.oss.driver.api.core.connection.BusyConnectionException;
+    }
+
+    /**
+     * Registers this writer's counts as gauges of the sink's metric group, so a node that needs
+     * retries (or a deleted namespace's backlog) shows in Prometheus before it restarts a job.
+     */
+    public AsyncCqlWrites measuredBy(org.apache.flink.metrics.MetricGroup group) {
+        group.gauge("cassandraWritesRetried", (org.apache.flink.metrics.Gauge<Long>) this::retried);
+        group.gauge("cassandraWritesDroppedForDeletedNamespace", (org.apache.flink.metrics.Gauge<Long>)
+                this::droppedForDeletedNamespace);
+        return this;
+    }
+
+    /** Writes sent again after a transient failure, so far. */
+    public long retried() {
+        return retried.get();
     }
 
     /** One row as an insert, several as one unlogged batch. */

@@ -55,9 +55,9 @@ public record CassandraEndpoint(List<String> hosts, int port, String consistency
     }
 
     /**
-     * A session for the jobs: writes keep the driver's 2 s timeout, but schema changes (a new
-     * keyspace or slice table) get 20 s, since a busy node can take longer than 2 s to agree on
-     * them and a timeout there would restart the job for nothing.
+     * A session for the jobs: requests get 20 s, not the driver's 2 s, and so does schema
+     * agreement (a new keyspace or slice table), since a busy node can take longer than 2 s and
+     * a timeout there would restart the job for nothing.
      */
     public CqlSession session() {
         var builder = CqlSession.builder()

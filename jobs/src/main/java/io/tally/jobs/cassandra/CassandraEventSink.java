@@ -48,7 +48,7 @@ public class CassandraEventSink implements Sink<EventRow> {
     @SuppressWarnings("deprecation")
     public SinkWriter<EventRow> createWriter(InitContext context) {
         return new Writer(
-                new AsyncCqlWrites(cassandra, maxInFlight),
+                new AsyncCqlWrites(cassandra, maxInFlight).measuredBy(context.metricGroup()),
                 cassandra.replication(),
                 context.getProcessingTimeService());
     }

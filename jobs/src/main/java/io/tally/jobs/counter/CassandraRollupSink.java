@@ -40,7 +40,9 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
     @SuppressWarnings("deprecation")
     public SinkWriter<RollupWrite> createWriter(InitContext context) {
         return new Writer(
-                new AsyncCqlWrites(cassandra, 128), cassandra.replication(), context.getProcessingTimeService());
+                new AsyncCqlWrites(cassandra, 128).measuredBy(context.metricGroup()),
+                cassandra.replication(),
+                context.getProcessingTimeService());
     }
 
     static final class Writer implements SinkWriter<RollupWrite> {
