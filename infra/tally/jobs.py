@@ -58,12 +58,24 @@ JOBS = [
     JobSpec("tally-timeseries-writer", "io.tally.jobs.timeseries.TimeSeriesWriterJob", ("cassandra", "elasticsearch")),
     JobSpec("tally-counter-rollup", "io.tally.jobs.counter.CounterRollupJob", ("cassandra",)),
     # short windows on the local stack, so a test sees an incident within seconds; the
-    # switch-out floor scales with the window (100 a minute by default, so ~20 in 10 s)
+    # switch-out floor scales with the window (100 a minute by default, so ~20 in 10 s), and so
+    # do the alerts' hold-downs (a window's size)
     JobSpec(
         "tally-noisy-neighbor",
         "io.tally.jobs.sched.NoisyNeighborJob",
         (),
-        ("--window.size.ms", "10000", "--window.slide.ms", "2000", "--rule.min.switch.outs", "20"),
+        (
+            "--window.size.ms",
+            "10000",
+            "--window.slide.ms",
+            "2000",
+            "--rule.min.switch.outs",
+            "20",
+            "--alert.for.ms",
+            "10000",
+            "--alert.keep.firing.for.ms",
+            "10000",
+        ),
     ),
 ]
 

@@ -84,7 +84,8 @@ class OperatorUidsTest {
                 StaticRegistry::new,
                 Duration.ofSeconds(10),
                 Duration.ofSeconds(5),
-                NoisyNeighborRule.defaults());
+                NoisyNeighborRule.defaults(),
+                io.tally.jobs.sched.AlertHoldDown.NONE);
         assertThat(withoutUid()).isEmpty();
     }
 }

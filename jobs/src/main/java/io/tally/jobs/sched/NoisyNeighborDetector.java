@@ -16,7 +16,8 @@ import org.apache.flink.util.Collector;
 
 /**
  * Applies {@link NoisyNeighborRule} to each container's windows in order: FIRING when a
- * noisy neighbor starts, RESOLVED when it ends; the baseline learns only from calm windows
+ * noisy neighbor starts, RESOLVED when it ends, each once the verdict has held for the
+ * {@link AlertHoldDown}; the baseline learns only from calm windows
  * ({@link NoisyNeighborRule#calm}), so neither a long incident nor its ramp-up becomes the new normal.
  * Each container's state is also a gauge, {@value #FIRING_GAUGE} (1 while FIRING) in a
  * {@code container} group, which Prometheus scrapes from the TaskManager and its alerting rule
@@ -29,19 +30,26 @@ import org.apache.flink.util.Collector;
 public class NoisyNeighborDetector extends KeyedProcessFunction<String, ContainerWindow, AlertRecord> {
     private final NoisyNeighborRule rule;
     private final long silenceMillis;
+    private final AlertHoldDown holdDown;
     private transient ValueState<Baseline> baseline;
     private transient ValueState<Boolean> firing;
     private transient ValueState<ContainerWindow> last;
+    /** The end of the first window of the current run of verdicts that differ from the state. */
+    private transient ValueState<Long> changingSince;
 
     public static final String FIRING_GAUGE = "noisy_neighbor_firing";
 
     /** Each container's state as its gauge reads it, set from every window (so after a restore too). */
     private transient Map<String, Integer> gauges;
 
-    /** @param silence how long after its last window a container counts as gone (a window's size) */
-    public NoisyNeighborDetector(NoisyNeighborRule rule, Duration silence) {
+    /**
+     * @param silence how long after its last window a container counts as gone (a window's size)
+     * @param holdDown how long a verdict must hold before the alert changes state
+     */
+    public NoisyNeighborDetector(NoisyNeighborRule rule, Duration silence, AlertHoldDown holdDown) {
         this.rule = rule;
         this.silenceMillis = silence.toMillis();
+        this.holdDown = holdDown;
     }
 
     @Override
@@ -51,6 +59,7 @@ public class NoisyNeighborDetector extends KeyedProcessFunction<String, Containe
         firing = getRuntimeContext().getState(new ValueStateDescriptor<>("firing", Types.BOOLEAN));
         last = getRuntimeContext()
                 .getState(new ValueStateDescriptor<>("last-window", TypeInformation.of(ContainerWindow.class)));
+        changingSince = getRuntimeContext().getState(new ValueStateDescriptor<>("changing-since", Types.LONG));
         gauges = new HashMap<>();
     }
 
@@ -68,12 +77,24 @@ public class NoisyNeighborDetector extends KeyedProcessFunction<String, Containe
         Baseline b = baseline.value();
         Verdict v = rule.judge(w, b);
         boolean wasFiring = Boolean.TRUE.equals(firing.value());
-        if (v == Verdict.NOISY_NEIGHBOR && !wasFiring) {
-            firing.update(true);
-            out.collect(AlertRecord.of(w, "FIRING", b.p99Us, rule.reason(v, w, b)));
-        } else if (v != Verdict.NOISY_NEIGHBOR && wasFiring) {
-            firing.update(false);
-            out.collect(AlertRecord.of(w, "RESOLVED", b == null ? 0 : b.p99Us, rule.reason(Verdict.NORMAL, w, b)));
+        boolean noisy = v == Verdict.NOISY_NEIGHBOR;
+        if (noisy == wasFiring) {
+            changingSince.clear();
+        } else {
+            Long since = changingSince.value();
+            if (since == null) {
+                since = w.windowEndMillis;
+                changingSince.update(since);
+            }
+            if (holdDown.held(noisy, since, w.windowEndMillis)) {
+                changingSince.clear();
+                firing.update(noisy);
+                out.collect(
+                        noisy
+                                ? AlertRecord.of(w, "FIRING", b.p99Us, rule.reason(v, w, b))
+                                : AlertRecord.of(
+                                        w, "RESOLVED", b == null ? 0 : b.p99Us, rule.reason(Verdict.NORMAL, w, b)));
+            }
         }
         show(ctx.getCurrentKey(), Boolean.TRUE.equals(firing.value()));
         if (v == Verdict.NORMAL && rule.calm(w, b)) {
@@ -102,6 +123,7 @@ public class NoisyNeighborDetector extends KeyedProcessFunction<String, Containe
         Baseline b = baseline.value();
         firing.update(false);
         last.clear();
+        changingSince.clear();
         out.collect(AlertRecord.of(
                 gone,
                 "RESOLVED",

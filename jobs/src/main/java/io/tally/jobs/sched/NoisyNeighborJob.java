@@ -66,10 +66,29 @@ public final class NoisyNeighborJob {
             JobSetting.Kind.COUNT,
             "100",
             "floor of switch-outs by other containers or the system in a window");
+    public static final JobSetting ALERT_FOR_MS = new JobSetting(
+            "alert.for.ms",
+            JobSetting.Kind.MILLIS,
+            "60000",
+            "how long (between window ends) a container must keep being judged noisy before its alert"
+                    + " FIRES, like Prometheus's `for` (a window's size by default)");
+    public static final JobSetting ALERT_KEEP_FIRING_FOR_MS = new JobSetting(
+            "alert.keep.firing.for.ms",
+            JobSetting.Kind.MILLIS,
+            "60000",
+            "how long a FIRING alert's container must be judged normal before it is RESOLVED, like"
+                    + " Prometheus's `keep_firing_for`");
     /** Every argument the job takes. */
     public static final List<JobSetting> SETTINGS = JobSettings.of(
             JobSettings.kafka(NAME, "500"),
-            List.of(WINDOW_SIZE_MS, WINDOW_SLIDE_MS, RULE_RATIO, RULE_MIN_LATENCY_US, RULE_MIN_SWITCH_OUTS));
+            List.of(
+                    WINDOW_SIZE_MS,
+                    WINDOW_SLIDE_MS,
+                    RULE_RATIO,
+                    RULE_MIN_LATENCY_US,
+                    RULE_MIN_SWITCH_OUTS,
+                    ALERT_FOR_MS,
+                    ALERT_KEEP_FIRING_FOR_MS));
 
     private NoisyNeighborJob() {}
 
@@ -109,7 +128,10 @@ public final class NoisyNeighborJob {
                 registry,
                 Duration.ofMillis(p.number(WINDOW_SIZE_MS)),
                 Duration.ofMillis(p.number(WINDOW_SLIDE_MS)),
-                rule);
+                rule,
+                new AlertHoldDown(
+                        Duration.ofMillis(p.number(ALERT_FOR_MS)),
+                        Duration.ofMillis(p.number(ALERT_KEEP_FIRING_FOR_MS))));
         env.execute(NAME);
     }
 
@@ -120,7 +142,8 @@ public final class NoisyNeighborJob {
             SerializableSupplier<SchemaRegistryClient> registry,
             Duration size,
             Duration slide,
-            NoisyNeighborRule rule) {
+            NoisyNeighborRule rule,
+            AlertHoldDown holdDown) {
         DataStream<ContainerWindow> windows = records.process(new SchedDecoder(registry))
                 .uid("sched-decode")
                 .name("sched-decode")
@@ -136,7 +159,7 @@ public final class NoisyNeighborJob {
                 .uid("container-windows")
                 .name("container-windows");
         DataStream<AlertRecord> detected = windows.keyBy(ContainerWindow::key)
-                .process(new NoisyNeighborDetector(rule, size))
+                .process(new NoisyNeighborDetector(rule, size, holdDown))
                 .uid("noisy-neighbor-rule")
                 .name("noisy-neighbor-rule");
         detected.sinkTo(alerts).uid("alerts").name("alerts");

@@ -19,12 +19,53 @@ class NoisyNeighborDetectorTest {
 
     @BeforeEach
     void open() throws Exception {
+        open(AlertHoldDown.NONE);
+    }
+
+    void open(AlertHoldDown holdDown) throws Exception {
+        if (h != null) {
+            h.close();
+        }
         h = new KeyedOneInputStreamOperatorTestHarness<>(
                 new KeyedProcessOperator<>(
-                        new NoisyNeighborDetector(NoisyNeighborRule.defaults(), Duration.ofMillis(SIZE))),
+                        new NoisyNeighborDetector(NoisyNeighborRule.defaults(), Duration.ofMillis(SIZE), holdDown)),
                 ContainerWindow::key,
                 Types.STRING);
         h.open();
+    }
+
+    /** Quiet windows 0..10: the baseline (those from the first one's end on are learnt: five). */
+    void baseline() throws Exception {
+        for (int n = 0; n <= 10; n++) {
+            feed(window(n, false));
+        }
+    }
+
+    List<String> states() {
+        return alerts().stream().map(a -> a.state).toList();
+    }
+
+    @Test
+    void aVerdictMustHoldForItsHoldDownBeforeTheAlertChanges() throws Exception {
+        open(new AlertHoldDown(Duration.ofMillis(2 * SLIDE), Duration.ofMillis(3 * SLIDE)));
+        baseline();
+        feed(window(11, true));
+        feed(window(12, false)); // a burst: one noisy window, then quiet
+        feed(window(13, true));
+        feed(window(14, true));
+        assertThat(states()).isEmpty(); // noisy since window 13, for one slide
+        feed(window(15, true));
+        assertThat(states()).containsExactly("FIRING"); // two slides
+        assertThat(alerts().get(0).window.windowEndMillis).isEqualTo(window(15, true).windowEndMillis);
+        feed(window(16, false));
+        feed(window(17, false));
+        feed(window(18, true)); // the neighbor is back before three slides of calm: still FIRING
+        feed(window(19, false));
+        feed(window(20, false));
+        feed(window(21, false));
+        assertThat(states()).containsExactly("FIRING");
+        feed(window(22, false));
+        assertThat(states()).containsExactly("FIRING", "RESOLVED");
     }
 
     @AfterEach

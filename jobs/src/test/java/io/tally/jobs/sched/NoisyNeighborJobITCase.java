@@ -92,7 +92,8 @@ class NoisyNeighborJobITCase {
                 StaticRegistry::new,
                 Duration.ofSeconds(10),
                 Duration.ofSeconds(5),
-                NoisyNeighborRule.defaults());
+                NoisyNeighborRule.defaults(),
+                new AlertHoldDown(Duration.ofSeconds(5), Duration.ofSeconds(5)));
         env.execute("test");
 
         List<AlertRecord> got = CollectSink.get("nn-alerts");
