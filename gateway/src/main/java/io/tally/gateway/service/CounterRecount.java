@@ -115,10 +115,19 @@ public final class CounterRecount {
                             + " not the counter's count)",
                     "from");
         }
-        long from = q.fromMicros() != null ? q.fromMicros() : logStart(ns, to);
+        long firstSlice = q.fromMicros() == null ? logStart(ns) : 0;
+        long from = q.fromMicros() != null ? q.fromMicros() : Math.min(firstSlice, to);
         // the whole log: what retention folded away before its first slice, then the slices left
-        long base = q.fromMicros() == null && from < to ? logBase(ns, counter, from) : 0;
-        if (from >= to) {
+        LogBase logBase = q.fromMicros() == null ? logBase(ns, counter, firstSlice) : LogBase.NONE;
+        long base = logBase.count();
+        // Retention has dropped every slice up to the rollup time: the base alone is the count
+        // there. It may cover a little past the rollup time (a slice is folded whole), but
+        // retention drops only slices far older than the accept window, whose every event was
+        // rolled up long ago: a rollup time inside them means the counter had no event since.
+        boolean baseAlone = q.fromMicros() == null && q.toMicros() == null && from >= to && logBase.untilMicros() >= to;
+        if (baseAlone) {
+            from = to;
+        } else if (from >= to) {
             throw ServiceException.invalid(
                     "INVALID_FIELD",
                     q.fromMicros() == null
@@ -137,7 +146,8 @@ public final class CounterRecount {
         boolean comparable = to == r.rollupMicros(); // a rollup is a count at its own time only
         List<CounterFold.Mutation> log = new ArrayList<>();
         long eventCount = 0;
-        for (TimeSeriesQueries.Event e : events.scan(ns, counter, from, to)) {
+        for (TimeSeriesQueries.Event e :
+                baseAlone ? List.<TimeSeriesQueries.Event>of() : events.scan(ns, counter, from, to)) {
             eventCount++;
             for (Map.Entry<String, byte[]> item : e.items()) {
                 CounterFold.Mutation m = CounterFold.fromItem(e.timeMicros(), item.getKey(), item.getValue());
@@ -170,12 +180,17 @@ public final class CounterRecount {
                 base);
     }
 
+    /** A counter's count up to {@code untilMicros}, folded from the slices retention dropped. */
+    record LogBase(long count, long untilMicros) {
+        static final LogBase NONE = new LogBase(0, 0);
+    }
+
     /**
      * The counter's count before the first slice left (retention folds a slice into the base
-     * before it drops it; 0 when none was dropped). A base past that slice's start means retention
-     * is between folding and dropping right now: UNAVAILABLE, recount again.
+     * before it drops it; none when none was dropped). A base past that slice's start means
+     * retention is between folding and dropping right now: UNAVAILABLE, recount again.
      */
-    private long logBase(NamespaceConfig ns, String counter, long logStart) {
+    private LogBase logBase(NamespaceConfig ns, String counter, long logStart) {
         String keyspace = NamespaceName.keyspace(ns.name());
         boolean exists = cassandra
                 .get()
@@ -184,21 +199,22 @@ public final class CounterRecount {
                 .flatMap(k -> k.getTable(CounterLogBaseTable.TABLE))
                 .isPresent();
         if (!exists) {
-            return 0;
+            return LogBase.NONE;
         }
         PreparedStatement ps =
                 baseSelects.computeIfAbsent(keyspace, k -> cassandra.get().prepare(CounterLogBaseTable.select(k)));
         Row row = cassandra.get().execute(ps.bind(counter)).one();
         if (row == null || row.getInstant("until") == null) {
-            return 0;
+            return LogBase.NONE;
         }
-        if (Micros.of(row.getInstant("until")) > logStart) {
+        long until = Micros.of(row.getInstant("until"));
+        if (until > logStart) {
             throw ServiceException.unavailable(
                     "LOG_RETENTION_RUNNING",
                     "retention is folding the log of '" + ns.name() + "' before " + row.getInstant("until")
                             + " into the counters' bases right now; recount again in a few seconds");
         }
-        return row.getLong("count");
+        return new LogBase(row.getLong("count"), until);
     }
 
     /** Sends the RECOUNT and waits for Kafka's acknowledgement; its event id. */
@@ -233,9 +249,9 @@ public final class CounterRecount {
 
     /**
      * Where the namespace's stored log starts: the start of its first slice in tally_meta.slices
-     * that is not deleted; `to` itself (an empty range, refused) when it has none.
+     * that is not deleted; Long.MAX_VALUE when it has none (retention dropped them all).
      */
-    private long logStart(NamespaceConfig ns, long to) {
+    private long logStart(NamespaceConfig ns) {
         PreparedStatement list = sliceList;
         if (list == null) {
             list = sliceList = cassandra.get().prepare(SliceCatalogTable.LIST);
@@ -247,6 +263,6 @@ public final class CounterRecount {
                 first = Math.min(first, Micros.of(start));
             }
         }
-        return first == Long.MAX_VALUE ? to : first;
+        return first;
     }
 }
