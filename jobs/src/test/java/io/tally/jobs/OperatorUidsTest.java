@@ -85,7 +85,8 @@ class OperatorUidsTest {
                 Duration.ofSeconds(10),
                 Duration.ofSeconds(5),
                 NoisyNeighborRule.defaults(),
-                io.tally.jobs.sched.AlertHoldDown.NONE);
+                io.tally.jobs.sched.AlertHoldDown.NONE,
+                Duration.ofHours(1));
         assertThat(withoutUid()).isEmpty();
     }
 }

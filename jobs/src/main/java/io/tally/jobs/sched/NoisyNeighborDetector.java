@@ -19,7 +19,7 @@ import org.apache.flink.util.Collector;
  * noisy neighbor starts, RESOLVED when it ends, each once the verdict has held for the
  * {@link AlertHoldDown}; the baseline learns only from calm windows
  * ({@link NoisyNeighborRule#calm}), so neither a long incident nor its ramp-up becomes the new normal.
- * Each container's state is also a gauge, {@value #FIRING_GAUGE} (1 while FIRING) in a
+ * Each container that has fired has its state as a gauge, {@value #FIRING_GAUGE} (1 while FIRING) in a
  * {@code container} group, which Prometheus scrapes from the TaskManager and its alerting rule
  * (infra/prometheus/rules/noisy-neighbor.yml) turns into an alert.
  *
@@ -36,20 +36,32 @@ public class NoisyNeighborDetector extends KeyedProcessFunction<String, Containe
     private transient ValueState<ContainerWindow> last;
     /** The end of the first window of the current run of verdicts that differ from the state. */
     private transient ValueState<Long> changingSince;
+    /** The end of the container's newest window: its state is forgotten forgetAfter later. */
+    private transient ValueState<Long> lastSeen;
+
+    private final long forgetAfterMillis;
 
     public static final String FIRING_GAUGE = "noisy_neighbor_firing";
 
-    /** Each container's state as its gauge reads it, set from every window (so after a restore too). */
+    /** Each fired container's state as its gauge reads it, set from every window (so after a restore too). */
     private transient Map<String, Integer> gauges;
 
     /**
      * @param silence how long after its last window a container counts as gone (a window's size)
      * @param holdDown how long a verdict must hold before the alert changes state
+     * @param forgetAfter how long after its last window a container's baseline and state are
+     *     dropped (longer than silence): containers come and go, and state kept for every one
+     *     ever seen would grow without bound
      */
-    public NoisyNeighborDetector(NoisyNeighborRule rule, Duration silence, AlertHoldDown holdDown) {
+    public NoisyNeighborDetector(
+            NoisyNeighborRule rule, Duration silence, AlertHoldDown holdDown, Duration forgetAfter) {
+        if (forgetAfter.compareTo(silence) <= 0) {
+            throw new IllegalArgumentException("a container's state must outlive its silence (" + silence + ")");
+        }
         this.rule = rule;
         this.silenceMillis = silence.toMillis();
         this.holdDown = holdDown;
+        this.forgetAfterMillis = forgetAfter.toMillis();
     }
 
     @Override
@@ -60,10 +72,19 @@ public class NoisyNeighborDetector extends KeyedProcessFunction<String, Containe
         last = getRuntimeContext()
                 .getState(new ValueStateDescriptor<>("last-window", TypeInformation.of(ContainerWindow.class)));
         changingSince = getRuntimeContext().getState(new ValueStateDescriptor<>("changing-since", Types.LONG));
+        lastSeen = getRuntimeContext().getState(new ValueStateDescriptor<>("last-seen", Types.LONG));
         gauges = new HashMap<>();
     }
 
+    /**
+     * Sets the container's gauge, registering it on its first FIRING: Flink cannot unregister a
+     * metric, and a gauge for every container ever seen would grow with container churn (every
+     * pod of a Kubernetes host) in the TaskManager and in Prometheus.
+     */
     private void show(String container, boolean isFiring) {
+        if (!isFiring && !gauges.containsKey(container)) {
+            return;
+        }
         if (gauges.put(container, isFiring ? 1 : 0) == null) {
             getRuntimeContext()
                     .getMetricGroup()
@@ -100,6 +121,13 @@ public class NoisyNeighborDetector extends KeyedProcessFunction<String, Containe
         if (v == Verdict.NORMAL && rule.calm(w, b)) {
             baseline.update(rule.learn(b, w));
         }
+        Long seen = lastSeen.value();
+        if (seen != null) { // one forget timer per container, not one per window (deleted first: a
+            // silence timer registered below may fall on the same instant)
+            ctx.timerService().deleteEventTimeTimer(seen + forgetAfterMillis);
+        }
+        lastSeen.update(w.windowEndMillis);
+        ctx.timerService().registerEventTimeTimer(w.windowEndMillis + forgetAfterMillis);
         if (Boolean.TRUE.equals(firing.value())) {
             last.update(w);
             ctx.timerService().registerEventTimeTimer(w.windowEndMillis + silenceMillis);
@@ -110,6 +138,16 @@ public class NoisyNeighborDetector extends KeyedProcessFunction<String, Containe
 
     @Override
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<AlertRecord> out) throws Exception {
+        Long seen = lastSeen.value();
+        if (seen != null && seen + forgetAfterMillis <= timestamp) {
+            // gone for forgetAfter: it was RESOLVED (if FIRING) a silence after its last window
+            baseline.clear();
+            firing.clear();
+            last.clear();
+            changingSince.clear();
+            lastSeen.clear();
+            return;
+        }
         ContainerWindow w = last.value();
         // an older timer of a container whose windows went on is stale
         if (w == null || !Boolean.TRUE.equals(firing.value()) || w.windowEndMillis + silenceMillis > timestamp) {

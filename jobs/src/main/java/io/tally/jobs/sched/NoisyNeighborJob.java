@@ -78,6 +78,12 @@ public final class NoisyNeighborJob {
             "60000",
             "how long a FIRING alert's container must be judged normal before it is RESOLVED, like"
                     + " Prometheus's `keep_firing_for`");
+    public static final JobSetting FORGET_AFTER_MS = new JobSetting(
+            "container.forget.after.ms",
+            JobSetting.Kind.MILLIS,
+            "3600000",
+            "how long after its last window a container's baseline and alert state are dropped"
+                    + " (containers come and go; one back later learns a new baseline)");
     /** Every argument the job takes. */
     public static final List<JobSetting> SETTINGS = JobSettings.of(
             JobSettings.kafka(NAME, "500"),
@@ -88,7 +94,8 @@ public final class NoisyNeighborJob {
                     RULE_MIN_LATENCY_US,
                     RULE_MIN_SWITCH_OUTS,
                     ALERT_FOR_MS,
-                    ALERT_KEEP_FIRING_FOR_MS));
+                    ALERT_KEEP_FIRING_FOR_MS,
+                    FORGET_AFTER_MS));
 
     private NoisyNeighborJob() {}
 
@@ -131,7 +138,8 @@ public final class NoisyNeighborJob {
                 rule,
                 new AlertHoldDown(
                         Duration.ofMillis(p.number(ALERT_FOR_MS)),
-                        Duration.ofMillis(p.number(ALERT_KEEP_FIRING_FOR_MS))));
+                        Duration.ofMillis(p.number(ALERT_KEEP_FIRING_FOR_MS))),
+                Duration.ofMillis(p.number(FORGET_AFTER_MS)));
         env.execute(NAME);
     }
 
@@ -143,7 +151,8 @@ public final class NoisyNeighborJob {
             Duration size,
             Duration slide,
             NoisyNeighborRule rule,
-            AlertHoldDown holdDown) {
+            AlertHoldDown holdDown,
+            Duration forgetAfter) {
         DataStream<ContainerWindow> windows = records.process(new SchedDecoder(registry))
                 .uid("sched-decode")
                 .name("sched-decode")
@@ -159,7 +168,7 @@ public final class NoisyNeighborJob {
                 .uid("container-windows")
                 .name("container-windows");
         DataStream<AlertRecord> detected = windows.keyBy(ContainerWindow::key)
-                .process(new NoisyNeighborDetector(rule, size, holdDown))
+                .process(new NoisyNeighborDetector(rule, size, holdDown, forgetAfter))
                 .uid("noisy-neighbor-rule")
                 .name("noisy-neighbor-rule");
         detected.sinkTo(alerts).uid("alerts").name("alerts");

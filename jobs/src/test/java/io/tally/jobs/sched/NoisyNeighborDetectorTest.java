@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 /** The detector on Flink's operator harness: FIRING, RESOLVED, and a container that goes away while FIRING. */
 class NoisyNeighborDetectorTest {
     static final long T0 = 1_795_000_000_000L;
-    static final long SIZE = 10_000, SLIDE = 2_000;
+    static final long SIZE = 10_000, SLIDE = 2_000, FORGET = 60_000;
     KeyedOneInputStreamOperatorTestHarness<String, ContainerWindow, AlertRecord> h;
 
     @BeforeEach
@@ -27,8 +27,8 @@ class NoisyNeighborDetectorTest {
             h.close();
         }
         h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(
-                        new NoisyNeighborDetector(NoisyNeighborRule.defaults(), Duration.ofMillis(SIZE), holdDown)),
+                new KeyedProcessOperator<>(new NoisyNeighborDetector(
+                        NoisyNeighborRule.defaults(), Duration.ofMillis(SIZE), holdDown, Duration.ofMillis(FORGET))),
                 ContainerWindow::key,
                 Types.STRING);
         h.open();
@@ -128,5 +128,28 @@ class NoisyNeighborDetectorTest {
             feed(window(n, true));
         }
         assertThat(alerts()).extracting(a -> a.state).containsExactly("FIRING");
+    }
+
+    @Test
+    void aContainerGoneForForgetAfterIsForgottenAndLearnsAgain() throws Exception {
+        baseline();
+        long lastEnd = window(10, false).windowEndMillis;
+        assertThat(h.numEventTimeTimers()).isEqualTo(1); // one forget timer, not one per window
+        h.processWatermark(lastEnd + FORGET);
+        assertThat(h.numKeyedStateEntries()).isZero();
+        assertThat(h.numEventTimeTimers()).isZero();
+        // back later: a new baseline first, so its first noisy window is not judged
+        int back = (int) ((lastEnd + FORGET - T0) / SLIDE) + 1;
+        feed(window(back, true));
+        assertThat(alerts()).isEmpty();
+    }
+
+    @Test
+    void aFiringContainerGoneIsResolvedThenForgotten() throws Exception {
+        fire();
+        long lastEnd = window(11, true).windowEndMillis;
+        h.processWatermark(lastEnd + FORGET);
+        assertThat(states()).containsExactly("FIRING", "RESOLVED");
+        assertThat(h.numKeyedStateEntries()).isZero();
     }
 }

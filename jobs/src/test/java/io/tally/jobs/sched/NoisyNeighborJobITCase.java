@@ -93,7 +93,8 @@ class NoisyNeighborJobITCase {
                 Duration.ofSeconds(10),
                 Duration.ofSeconds(5),
                 NoisyNeighborRule.defaults(),
-                new AlertHoldDown(Duration.ofSeconds(5), Duration.ofSeconds(5)));
+                new AlertHoldDown(Duration.ofSeconds(5), Duration.ofSeconds(5)),
+                Duration.ofHours(1));
         env.execute("test");
 
         List<AlertRecord> got = CollectSink.get("nn-alerts");
