@@ -31,13 +31,15 @@ type Config struct {
 	NoKafka        bool          `json:"no_kafka"`      // measure only: encode and count, produce nothing
 	ExportSystem   bool          `json:"export_system"` // also produce samples of non-container tasks
 	ExportRate     float64       `json:"export_rate"`   // sched.runq events per container per second (0: every sample)
+	SeriesTTLText  string        `json:"series_ttl"`    // a container's metrics are deleted after this long without samples
+	SeriesTTL      time.Duration `json:"-"`
 }
 
 func defaults() Config {
 	host, _ := os.Hostname()
 	return Config{Source: "bpf", Kafka: "127.0.0.1:9092", Registry: "http://127.0.0.1:8085", Host: host,
 		ContainerRoot: "tally.containers", MetricsAddr: "127.0.0.1:9435", RateLimitText: "10ms",
-		TrackPreempted: true, IntervalText: "1s", RefreshText: "2s", ExportRate: 10, ReadText: "100ms"}
+		TrackPreempted: true, IntervalText: "1s", RefreshText: "2s", ExportRate: 10, ReadText: "100ms", SeriesTTLText: "10m"}
 }
 
 func loadConfig(args []string) (Config, error) {
@@ -59,6 +61,7 @@ func loadConfig(args []string) (Config, error) {
 	noPreempt := fs.Bool("no-track-preempted", false, "do not enqueue preempted, still-runnable tasks")
 	noKafka := fs.Bool("no-kafka", false, "encode and count events but produce nothing (benchmarks)")
 	exportRate := fs.Float64("export-rate", 10, "sched.runq events per container per second at most; the metrics and switch-out counts see every sample (default 10; 0: export every sample)")
+	seriesTTL := fs.String("series-ttl", "", "delete a container's metric series after this long without a sample or a switch-out: it is gone (default 10m)")
 	exportSystem := fs.Bool("export-system", false, "also produce run-queue samples of system (non-container) tasks; they always reach the metrics")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -76,7 +79,7 @@ func loadConfig(args []string) (Config, error) {
 	}
 	for dst, v := range map[*string]string{&c.Source: *src, &c.Kafka: *kafka, &c.Registry: *registry, &c.Host: *host,
 		&c.CgroupMount: *mount, &c.ContainerRoot: *root, &c.ContainerRegex: *regex, &c.Containers: *containers, &c.MetricsAddr: *metrics,
-		&c.RateLimitText: *rate, &c.IntervalText: *interval, &c.ReadText: *read} {
+		&c.RateLimitText: *rate, &c.IntervalText: *interval, &c.ReadText: *read, &c.SeriesTTLText: *seriesTTL} {
 		if v != "" {
 			*dst = v
 		}
@@ -113,6 +116,9 @@ func loadConfig(args []string) (Config, error) {
 	}
 	if c.Refresh, err = time.ParseDuration(c.RefreshText); err != nil || c.Refresh <= 0 {
 		return c, fmt.Errorf("cgroup_refresh: must be a positive duration")
+	}
+	if c.SeriesTTL, err = time.ParseDuration(c.SeriesTTLText); err != nil || c.SeriesTTL <= 0 {
+		return c, fmt.Errorf("series_ttl: must be a positive duration")
 	}
 	if c.Source != "bpf" && c.Source != "procfs" {
 		return c, fmt.Errorf("source: %q is neither bpf nor procfs", c.Source)

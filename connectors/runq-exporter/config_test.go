@@ -48,4 +48,10 @@ func TestBadConfigIsNamed(t *testing.T) {
 	if _, err := loadConfig([]string{"-export-rate", "-1"}); err == nil {
 		t.Fatal("a negative export rate was accepted")
 	}
+	if _, err := loadConfig([]string{"-series-ttl", "0s"}); err == nil {
+		t.Fatal("a zero series TTL was accepted")
+	}
+	if c, err := loadConfig(nil); err != nil || c.SeriesTTL != 10*time.Minute {
+		t.Fatalf("series TTL default: %v %v", c.SeriesTTL, err)
+	}
 }

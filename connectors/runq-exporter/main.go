@@ -127,6 +127,7 @@ func run(cfg Config) error {
 
 	agg := exporter.NewAggregator(cfg.Host)
 	budget := exporter.NewExportBudget(cfg.ExportRate)
+	ages := exporter.NewSeriesAges(cfg.SeriesTTL)
 	produce := func(topic, key string, enc *sink.Encoder, v any) {
 		b, err := enc.Encode(v)
 		if err != nil {
@@ -149,6 +150,7 @@ func run(cfg Config) error {
 	}
 	observe := func(s exporter.Sample) {
 		m.runq.WithLabelValues(s.Container, s.Runtime).Observe(s.Latency.Seconds())
+		ages.Seen(s.Container, time.Now())
 		ev := agg.Observe(s)
 		if s.Container == cgroups.System && !cfg.ExportSystem {
 			return
@@ -200,7 +202,7 @@ func run(cfg Config) error {
 			if bpf != nil {
 				bpf.Close()
 			}
-			flush(agg, m, produce, ctEnc, time.Now())
+			flush(agg, m, ages, produce, ctEnc, time.Now())
 			fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			client.Flush(fctx)
@@ -235,8 +237,11 @@ func run(cfg Config) error {
 					lastPreemptions = totals
 				}
 			}
-			flush(agg, m, produce, ctEnc, now)
+			flush(agg, m, ages, produce, ctEnc, now)
 			budget.Forget(now)
+			for _, c := range ages.Expired(now) {
+				m.forget(c)
+			}
 			if bpf != nil {
 				if st, err := bpf.Stats(); err == nil {
 					m.drops.WithLabelValues("rate_limited").Add(float64(st.RateLimited - lastStats.RateLimited))
@@ -248,12 +253,13 @@ func run(cfg Config) error {
 	}
 }
 
-func flush(agg *exporter.Aggregator, m *metrics, produce func(string, string, *sink.Encoder, any), enc *sink.Encoder, now time.Time) {
+func flush(agg *exporter.Aggregator, m *metrics, ages *exporter.SeriesAges, produce func(string, string, *sink.Encoder, any), enc *sink.Encoder, now time.Time) {
 	for _, c := range agg.Flush(now) {
 		// counter = host/container/cause
 		rest := strings.TrimPrefix(c.Counter, agg.Host+"/")
 		i := strings.LastIndex(rest, "/")
 		m.switchOut.WithLabelValues(rest[:i], rest[i+1:]).Add(float64(c.Delta))
+		ages.Seen(rest[:i], now)
 		produce(counterTopic, c.Namespace+"/"+c.Counter, enc, c)
 	}
 }

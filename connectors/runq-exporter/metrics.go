@@ -29,3 +29,9 @@ func newMetrics() *metrics {
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
+
+// forget deletes a gone container's series (exporter.SeriesAges says which are gone).
+func (m *metrics) forget(container string) {
+	m.runq.DeletePartialMatch(prometheus.Labels{"container": container})
+	m.switchOut.DeletePartialMatch(prometheus.Labels{"container": container})
+}

@@ -5,6 +5,7 @@ Tally's own stores (ReadEventRecords on sched.runq, GetCount on sched.switchout)
 
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -138,7 +139,9 @@ def test_a_noisy_neighbor_shows_up_in_metrics_kafka_and_tally(stack, settings, c
     )
 
 
-def test_the_procfs_fallback_sees_the_containers_without_bpf(stack, settings, containers):
+def test_the_procfs_fallback_sees_the_containers_without_bpf_and_forgets_a_gone_one(stack, settings, containers):
+    """The procfs source sees the containers too; and a container gone for --series-ttl has its
+    series deleted from the exporter's metrics (a host's containers come and go by the thousand)."""
     from tally.components.runq_exporter import build
 
     binary = build(settings.home, lambda *_: None)
@@ -160,6 +163,8 @@ def test_the_procfs_fallback_sees_the_containers_without_bpf(stack, settings, co
             "500ms",
             "--container-root",
             settings.get("TALLY_RUNQ_CONTAINER_ROOT"),
+            "--series-ttl",
+            "3s",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -182,6 +187,16 @@ def test_the_procfs_fallback_sees_the_containers_without_bpf(stack, settings, co
             lambda: metric(url, "tally_runq_latency_seconds_count", container=containers["victim"]) > 0,
         )
         assert metric(url, "tally_sched_switch_out_total") == 0, "procfs cannot tell who preempted whom"
+        # the victim goes away (its busy loop, which the fixture started, is killed)
+        victim = cgroup_mount() / settings.get("TALLY_RUNQ_CONTAINER_ROOT") / containers["victim"]
+        for pid in (victim / "cgroup.procs").read_text().split():
+            os.kill(int(pid), signal.SIGKILL)
+        until(
+            "the gone victim's series deleted",
+            lambda: f'container="{containers["victim"]}"' not in requests.get(url, timeout=10).text,
+            30,
+        )
+        assert metric(url, "tally_runq_latency_seconds_count", container=containers["noisy"]) > 0, "noisy is not gone"
     finally:
         p.terminate()
         out, _ = p.communicate(timeout=20)
