@@ -194,7 +194,13 @@ class Jobs:
         }
         if savepoint:
             body["savepointPath"] = savepoint
-        job_id = self.rest.call("POST", f"/jars/{jar_id}/run", body, timeout=120)["jobid"]
+        try:
+            job_id = self.rest.call("POST", f"/jars/{jar_id}/run", body, timeout=120)["jobid"]
+        finally:  # the job runs from the blob server; an upload kept per deployment filled the disk
+            try:
+                self.rest.call("DELETE", f"/jars/{jar_id}")
+            except OSError:
+                pass  # the JobManager's restart clears the upload directory anyway
         self._remember(spec.name, job_id)
         self.wait_running(spec.name, job_id)
         return job_id

@@ -53,7 +53,11 @@ class SqlGateway(Component):
         catalogs = conf / "catalogs"
         catalogs.mkdir(parents=True, exist_ok=True)
         flink_conf = (self.s.conf("flink") / "config.yaml").read_text()
-        kept = [line for line in flink_conf.splitlines() if not line.startswith("metrics.reporter.")]
+        kept = [
+            line
+            for line in flink_conf.splitlines()
+            if not line.startswith(("metrics.reporter.", "io.tmp.dirs:"))  # its own tmp, below
+        ]
         h, rest = self.host, self.ports()["rest"]
         settings = {
             "sql-gateway.endpoint.rest.address": h,
@@ -66,6 +70,8 @@ class SqlGateway(Component):
             "table.catalog-store.file.path": str(catalogs),
             # event times are UTC wall clocks (TIMESTAMP(6)): CURRENT_TIMESTAMP should be too
             "table.local-time-zone": "UTC",
+            # its own, emptied at each start (command): a killed gateway's temporary files stay
+            "io.tmp.dirs": str(self.data_dir / "tmp"),
         }
         text = "\n".join(kept) + "\n# The SQL gateway's own (infra/tally/components/sql_gateway.py)\n"
         text += "".join(f"{k}: {json.dumps(v) if isinstance(v, str) else v}\n" for k, v in settings.items())
@@ -78,6 +84,8 @@ class SqlGateway(Component):
         )
 
     def command(self):
+        shutil.rmtree(self.data_dir / "tmp", ignore_errors=True)
+        (self.data_dir / "tmp").mkdir(parents=True, exist_ok=True)
         argv = [
             JAVA,
             f"-Xmx{self.s.get('TALLY_SQL_GATEWAY_HEAP')}",

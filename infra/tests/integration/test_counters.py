@@ -246,13 +246,21 @@ def test_recount_finds_an_injected_discrepancy_and_repairs_it(stack, gw, cql, jo
 @pytest.mark.disruptive
 def test_counts_stay_exact_when_the_taskmanager_is_killed(stack, gw, cql, jobs, wait_healthy):
 
+    tm = stack.component("flink-taskmanager")
+    blobs = stack.s.data("flink") / "proc" / tm.name / f"tm_{tm.name}" / "blobStorage"
+
     def kill_tm():
         kill_9(stack, "flink-taskmanager")
         time.sleep(2)
+        (blobs / "job_00000000000000000000000000000000").mkdir(parents=True, exist_ok=True)  # a stale cache
         stack.up()
         wait_healthy()
 
     fault_run(gw, cql, kill_tm)
+    # the killed TaskManager's temporary files went with it (its blob cache kept every job's
+    # jar ever run): the new one caches only the jobs running now
+    running = {j["jid"] for j in jobs.rest.jobs() if j["state"] == "RUNNING"}
+    assert {d.name.removeprefix("job_") for d in blobs.glob("job_*")} <= running
 
 
 @pytest.mark.disruptive
