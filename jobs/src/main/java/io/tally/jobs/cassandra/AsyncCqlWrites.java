@@ -29,8 +29,8 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class AsyncCqlWrites implements AutoCloseable {
     /**
      * Waits before each retry of a transient failure: about 7 s in all, so a node that is down
-     * (not just slow) still restarts the job soon, and with each attempt's request timeout the
-     * retries end well within {@link #flush}'s 120 s.
+     * (not just slow) still restarts the job soon, and even with five attempts each at the
+     * request timeout (20 s) the retries end within {@link #flush}'s 120 s.
      */
     static final long[] RETRY_DELAYS_MS = {250, 1_000, 2_000, 4_000};
 
