@@ -150,7 +150,7 @@ func run(cfg Config) error {
 	}
 	observe := func(s exporter.Sample) {
 		m.runq.WithLabelValues(s.Container, s.Runtime).Observe(s.Latency.Seconds())
-		ages.Seen(s.Container, time.Now())
+		ages.Seen(s.Container, s.At)
 		ev := agg.Observe(s)
 		if s.Container == cgroups.System && !cfg.ExportSystem {
 			return

@@ -14,6 +14,14 @@ from ..settings import Settings
 JAVA = shutil.which("java") or "java"
 
 
+def emptied(directory: Path) -> Path:
+    """The directory, created or emptied: a server's temporary files, which a killed server
+    never cleaned up and nothing needs once it is gone."""
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
 class Component:
     name = ""
     version = ""

@@ -12,7 +12,7 @@ import urllib.request
 
 from ..fetch import layout_stamp
 from ..jobs import default_parallelism
-from .base import JAVA, Component
+from .base import JAVA, Component, emptied
 from .java_service import shaded_jar
 
 # Flink's own Java 17 list (flink-dist config.yaml, env.java.opts.all): without it job
@@ -202,16 +202,18 @@ logger.metricgroup.filter.pending.onMismatch = NEUTRAL
     def extra_dynamic(self) -> list[str]:
         return []
 
+    @property
+    def tmp_dir(self):
+        """This process's own temporary directory (its io.tmp.dirs)."""
+        return self.s.data("flink") / "proc" / self.name
+
     def fresh_tmp(self):
-        """This process's own temporary directory, emptied: Flink removes its temporary files
-        (blob caches of every job's jar, RocksDB working copies, network buffers' spill files)
-        only when it exits cleanly, so a killed JobManager or TaskManager left them behind, and the
-        shared directory grew by gigabytes a day (a 67 MB jar per job ever run, per TaskManager).
-        Nothing in it outlives the process: state comes back from checkpoints."""
-        tmp = self.s.data("flink") / "proc" / self.name
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True, exist_ok=True)
-        return tmp
+        """tmp_dir, emptied: Flink removes its temporary files (blob caches of every job's jar,
+        RocksDB working copies, network buffers' spill files) only when it exits cleanly, so a
+        killed JobManager or TaskManager left them behind, and the shared directory grew by
+        gigabytes a day (a 67 MB jar per job ever run, per TaskManager). Nothing in it outlives
+        the process: state comes back from checkpoints."""
+        return emptied(self.tmp_dir)
 
     def command(self):
         self._install_sql_jar()
@@ -272,9 +274,8 @@ class FlinkJobManager(_FlinkProcess):
         # the shared temporary directory, which only short-lived clients use now (each server
         # has its own): before that, what killed servers left there
         data = self.s.data("flink")
-        for shared in (data / "web-upload", data / "tmp"):
-            shutil.rmtree(shared, ignore_errors=True)
-        (data / "tmp").mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(data / "web-upload", ignore_errors=True)
+        emptied(data / "tmp")
         return super().fresh_tmp()
 
 

@@ -11,7 +11,7 @@ import shutil
 import urllib.request
 from pathlib import Path
 
-from .base import JAVA, Component
+from .base import JAVA, Component, emptied
 from .flink import JAVA17_OPTS, sql_jar
 
 CATALOG = "tally"
@@ -84,8 +84,7 @@ class SqlGateway(Component):
         )
 
     def command(self):
-        shutil.rmtree(self.data_dir / "tmp", ignore_errors=True)
-        (self.data_dir / "tmp").mkdir(parents=True, exist_ok=True)
+        emptied(self.data_dir / "tmp")
         argv = [
             JAVA,
             f"-Xmx{self.s.get('TALLY_SQL_GATEWAY_HEAP')}",

@@ -247,7 +247,7 @@ def test_recount_finds_an_injected_discrepancy_and_repairs_it(stack, gw, cql, jo
 def test_counts_stay_exact_when_the_taskmanager_is_killed(stack, gw, cql, jobs, wait_healthy):
 
     tm = stack.component("flink-taskmanager")
-    blobs = stack.s.data("flink") / "proc" / tm.name / f"tm_{tm.name}" / "blobStorage"
+    blobs = tm.tmp_dir / f"tm_{tm.name}" / "blobStorage"
 
     def kill_tm():
         kill_9(stack, "flink-taskmanager")

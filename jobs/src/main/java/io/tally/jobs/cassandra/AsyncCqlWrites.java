@@ -10,9 +10,14 @@ import com.datastax.oss.driver.api.core.metadata.TokenMap;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 
 /**
  * Asynchronous Cassandra writes, bounded in flight, that a sink waits for before a checkpoint
@@ -35,14 +40,13 @@ public final class AsyncCqlWrites implements AutoCloseable {
     static final long[] RETRY_DELAYS_MS = {250, 1_000, 2_000, 4_000};
 
     private final CqlSession session;
-    private final java.util.function.Function<Statement<?>, java.util.concurrent.CompletionStage<?>> execute;
+    private final Function<Statement<?>, CompletionStage<?>> execute;
     private final long[] retryDelaysMs;
-    private final java.util.concurrent.atomic.AtomicLong retried = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong retried = new AtomicLong();
     private final Semaphore inFlight;
     private final int maxInFlight;
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
-    private final java.util.concurrent.atomic.AtomicLong droppedForDeletedNamespace =
-            new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong droppedForDeletedNamespace = new AtomicLong();
     private final java.util.Set<String> goneKeyspaces = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     public AsyncCqlWrites(CassandraEndpoint cassandra, int maxInFlight) {
@@ -56,7 +60,7 @@ public final class AsyncCqlWrites implements AutoCloseable {
     /** With the call that runs a statement and the retry delays given (unit tests). */
     AsyncCqlWrites(
             CqlSession session,
-            java.util.function.Function<Statement<?>, java.util.concurrent.CompletionStage<?>> execute,
+            Function<Statement<?>, CompletionStage<?>> execute,
             int maxInFlight,
             long[] retryDelaysMs) {
         this.session = session;
@@ -78,20 +82,18 @@ public final class AsyncCqlWrites implements AutoCloseable {
 
     /** Runs the statement; its permit is released once it succeeded, was dropped or failed for good. */
     private void attempt(Statement<?> statement, int retries) {
-        java.util.concurrent.CompletionStage<?> result;
+        CompletionStage<?> result;
         try {
             result = execute.apply(statement);
         } catch (RuntimeException e) {
-            result = java.util.concurrent.CompletableFuture.failedFuture(e);
+            result = CompletableFuture.failedFuture(e);
         }
         result.whenComplete((rs, err) -> {
             if (err == null) {
                 inFlight.release();
                 return;
             }
-            Throwable cause = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
-                    ? err.getCause()
-                    : err;
+            Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
             String keyspace = goneKeyspace(cause);
             if (keyspace != null && !stillDefined(statement)) {
                 dropped(keyspace, cause);
@@ -100,7 +102,7 @@ public final class AsyncCqlWrites implements AutoCloseable {
                     && retries < retryDelaysMs.length
                     && failure.get() == null) {
                 retried.incrementAndGet();
-                java.util.concurrent.CompletableFuture.delayedExecutor(retryDelaysMs[retries], TimeUnit.MILLISECONDS)
+                CompletableFuture.delayedExecutor(retryDelaysMs[retries], TimeUnit.MILLISECONDS)
                         .execute(() -> attempt(statement, retries + 1));
             } else {
                 failure.compareAndSet(null, cause);
