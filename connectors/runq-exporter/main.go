@@ -150,6 +150,9 @@ func run(cfg Config) error {
 	}
 	observe := func(s exporter.Sample) {
 		m.runq.WithLabelValues(s.Container, s.Runtime).Observe(s.Latency.Seconds())
+		if s.PrevContainer != "" {
+			m.waited.WithLabelValues(s.Container, cgroups.Cause(s.Container, s.PrevContainer)).Add(s.Latency.Seconds())
+		}
 		ages.Seen(s.Container, s.At)
 		ev := agg.Observe(s)
 		if s.Container == cgroups.System && !cfg.ExportSystem {

@@ -6,6 +6,7 @@ import "github.com/prometheus/client_golang/prometheus"
 type metrics struct {
 	runq      *prometheus.HistogramVec
 	switchOut *prometheus.CounterVec
+	waited    *prometheus.CounterVec
 	drops     *prometheus.CounterVec
 	events    *prometheus.CounterVec
 	registry  *prometheus.Registry
@@ -19,13 +20,15 @@ func newMetrics() *metrics {
 			[]string{"container", "runtime"}),
 		switchOut: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tally_sched_switch_out_total",
 			Help: "Preemptions of a container's tasks (switched out while still runnable), by the cause: the container that got the CPU (same_container, other_container, system); all of them, counted in BPF"}, []string{"container", "cause"}),
+		waited: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tally_runq_wait_seconds_total",
+			Help: "Run-queue wait of a container's sampled wake-ups, by whose task it displaced when the wait ended (same_container, other_container, system: an idle CPU's too); a task that sleeps between short bursts is seldom preempted, so this, not switch-outs, shows it queueing behind a neighbor"}, []string{"container", "cause"}),
 		drops: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tally_runq_exporter_drops_total",
 			Help: "Samples not exported: rate_limited and ringbuf_full (in BPF), export_rate (over --export-rate; still in the metrics), kafka_full and kafka (produce failed)"}, []string{"reason"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tally_runq_exporter_events_total",
 			Help: "Records produced to Kafka, by topic"}, []string{"topic"}),
 		registry: prometheus.NewRegistry(),
 	}
-	m.registry.MustRegister(m.runq, m.switchOut, m.drops, m.events,
+	m.registry.MustRegister(m.runq, m.switchOut, m.waited, m.drops, m.events,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -34,4 +37,5 @@ func newMetrics() *metrics {
 func (m *metrics) forget(container string) {
 	m.runq.DeletePartialMatch(prometheus.Labels{"container": container})
 	m.switchOut.DeletePartialMatch(prometheus.Labels{"container": container})
+	m.waited.DeletePartialMatch(prometheus.Labels{"container": container})
 }

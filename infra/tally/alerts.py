@@ -22,6 +22,7 @@ class Alert:
     baseline_p99_us: int
     by_others: int  # switch-outs by other containers and by the system in the window
     by_itself: int
+    waited_behind_others_us: int  # sampled wake-ups' waits that ended behind others' tasks
     reason: str
 
     @staticmethod
@@ -37,6 +38,9 @@ class Alert:
             baseline_p99_us=v["baseline_p99_us"],
             by_others=v["switch_outs_other_container"] + v["switch_outs_system"],
             by_itself=v["switch_outs_same_container"],
+            # records from before the field have none (the writer's schema decodes them)
+            waited_behind_others_us=v.get("runq_wait_behind_other_container_us", 0)
+            + v.get("runq_wait_behind_system_us", 0),
             reason=v["reason"],
         )
 
@@ -44,7 +48,8 @@ class Alert:
         return (
             f"{self.window_end:%Y-%m-%d %H:%M:%S} {self.state:<8} {self.container:<36} "
             f"p99 {self.p99_us / 1000:.1f} ms (baseline {self.baseline_p99_us / 1000:.1f}), "
-            f"switch-outs by others {self.by_others}, by itself {self.by_itself}: {self.reason}"
+            f"switch-outs by others {self.by_others}, by itself {self.by_itself}, "
+            f"waited behind others {self.waited_behind_others_us / 1000:.0f} ms: {self.reason}"
         )
 
 

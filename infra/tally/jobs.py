@@ -58,8 +58,8 @@ JOBS = [
     JobSpec("tally-timeseries-writer", "io.tally.jobs.timeseries.TimeSeriesWriterJob", ("cassandra", "elasticsearch")),
     JobSpec("tally-counter-rollup", "io.tally.jobs.counter.CounterRollupJob", ("cassandra",)),
     # short windows on the local stack, so a test sees an incident within seconds; the
-    # switch-out floor scales with the window (100 a minute by default, so ~20 in 10 s), and so
-    # do the alerts' hold-downs (a window's size)
+    # switch-out and wait floors scale with the window (100 and 100 ms a minute by default, so
+    # ~20 and 20 ms in 10 s), and so do the alerts' hold-downs (a window's size)
     JobSpec(
         "tally-noisy-neighbor",
         "io.tally.jobs.sched.NoisyNeighborJob",
@@ -70,6 +70,8 @@ JOBS = [
             "--window.slide.ms",
             "2000",
             "--rule.min.switch.outs",
+            "20",
+            "--rule.min.wait.ms",
             "20",
             "--alert.for.ms",
             "10000",

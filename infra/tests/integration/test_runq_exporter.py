@@ -244,11 +244,16 @@ def test_the_noisy_neighbor_job_alerts_the_victim(stack, settings):
         ]
 
     def brief(windows: list[dict]) -> str:
-        """Windows as 'end: p99/p90/mean us, switch-outs by other containers/system/own', short enough
-        for a CI log's excerpt."""
+        """Windows as 'end: p99/p90/mean us, switch-outs by other containers/system/own, waits behind
+        other containers/system/own in ms', short enough for a CI log's excerpt."""
+
+        def ms(w, cause):
+            return int(w.get(f"runq_wait_behind_{cause}_us", 0)) // 1000
+
         return "; ".join(
             f"{w['end'][-6:]}: {w['runq_p99_us']}/{w['runq_p90_us']}/{w['runq_mean_us']} us"
             f" {w['switch_outs_other_container']}/{w['switch_outs_system']}/{w['switch_outs_same_container']}"
+            f" {ms(w, 'other_container')}/{ms(w, 'system')}/{ms(w, 'same_container')} ms"
             for w in windows
         )
 
@@ -285,9 +290,15 @@ def test_the_noisy_neighbor_job_alerts_the_victim(stack, settings):
             alert = until("a FIRING alert for the victim", lambda: alerts("FIRING"), 90)[0]
         except AssertionError:
             raise AssertionError(f"no FIRING alert for {key}; its latest windows: {brief(summaries()[-24:])}") from None
-        assert metric(exporter, "tally_sched_switch_out_total", container=victim.name, cause="other_container") > 0
-        assert alert["switch_outs_other_container"] + alert["switch_outs_system"] > alert["switch_outs_same_container"]
-        assert alert["switch_outs_other_container"] > 0 and "other containers" in alert["reason"]
+        # the victim wakes every millisecond for microseconds: the kernel may never preempt it
+        # (CI's kernel did not, once), so what shows the neighbor is whose tasks its waits ended
+        # behind, and its preemptions where the kernel did preempt it
+        assert metric(exporter, "tally_runq_wait_seconds_total", container=victim.name, cause="other_container") > 0
+        assert "other containers" in alert["reason"], alert["reason"]
+        assert (
+            alert["runq_wait_behind_other_container_us"] > alert["runq_wait_behind_same_container_us"]
+            or alert["switch_outs_other_container"] > alert["switch_outs_same_container"]
+        ), alert
         # ./tally alerts lists it as firing now
         from tally import alerts as tally_alerts
 

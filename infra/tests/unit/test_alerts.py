@@ -16,6 +16,9 @@ def alert(container, state, minutes):
         "switch_outs_other_container": 40,
         "switch_outs_system": 2,
         "switch_outs_same_container": 5,
+        "runq_wait_behind_same_container_us": 0,
+        "runq_wait_behind_other_container_us": 900_000,
+        "runq_wait_behind_system_us": 40_000,
         "reason": "p99 rose with switch-outs by other containers",
     }
     return Alert.of(v)
@@ -32,6 +35,12 @@ def test_the_report_lists_the_firing_then_the_recent_ones():
     assert lines[0] == "firing now: 1" and "vm/db" in lines[1]
     assert lines[2] == "alerts in the last 0:30:00: 2"
     assert "RESOLVED" in lines[4] and "p99 12.0 ms (baseline 2.0)" in lines[4] and "by others 42" in lines[4]
+    assert "waited behind others 940 ms" in lines[4]
+
+
+def test_an_alert_from_before_the_waits_reads_as_none():
+    v = vars_of(alert("web", "FIRING", 0))
+    assert Alert.of(v).waited_behind_others_us == 0
 
 
 def test_a_window_end_in_micros_reads_as_a_time():

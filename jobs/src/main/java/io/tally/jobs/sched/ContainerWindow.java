@@ -16,6 +16,15 @@ public class ContainerWindow {
     public long sameContainer;
     public long otherContainer;
     public long system;
+    /**
+     * The sampled wake-ups' waits summed by who held the CPU when each ended (the task the waiter
+     * displaced): a container that sleeps between short bursts is hardly ever preempted, so its
+     * switch-outs barely move while it queues behind a neighbor; these do.
+     */
+    public long waitSameUs;
+
+    public long waitOtherUs;
+    public long waitSystemUs;
 
     public ContainerWindow() {}
 
@@ -26,5 +35,10 @@ public class ContainerWindow {
     /** Switch-outs caused by someone else: the noisy-neighbor side of the rule. */
     public long byOthers() {
         return otherContainer + system;
+    }
+
+    /** Waits that ended behind someone else's task. */
+    public long waitByOthersUs() {
+        return waitOtherUs + waitSystemUs;
     }
 }

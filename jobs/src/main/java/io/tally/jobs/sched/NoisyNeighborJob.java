@@ -66,6 +66,12 @@ public final class NoisyNeighborJob {
             JobSetting.Kind.COUNT,
             "100",
             "floor of switch-outs by other containers or the system in a window");
+    public static final JobSetting RULE_MIN_WAIT_MS = new JobSetting(
+            "rule.min.wait.ms",
+            JobSetting.Kind.MILLIS,
+            "100",
+            "floor of the run-queue wait behind other containers' or the system's tasks in a window"
+                    + " (summed over the sampled wake-ups)");
     public static final JobSetting ALERT_FOR_MS = new JobSetting(
             "alert.for.ms",
             JobSetting.Kind.MILLIS,
@@ -93,6 +99,7 @@ public final class NoisyNeighborJob {
                     RULE_RATIO,
                     RULE_MIN_LATENCY_US,
                     RULE_MIN_SWITCH_OUTS,
+                    RULE_MIN_WAIT_MS,
                     ALERT_FOR_MS,
                     ALERT_KEEP_FIRING_FOR_MS,
                     FORGET_AFTER_MS));
@@ -110,7 +117,11 @@ public final class NoisyNeighborJob {
         SerializableSupplier<SchemaRegistryClient> registry = kafka.registry();
         StreamExecutionEnvironment env = kafka.environment();
         NoisyNeighborRule rule = new NoisyNeighborRule(
-                p.ratio(RULE_RATIO), p.number(RULE_MIN_LATENCY_US), p.number(RULE_MIN_SWITCH_OUTS), 0.2);
+                p.ratio(RULE_RATIO),
+                p.number(RULE_MIN_LATENCY_US),
+                p.number(RULE_MIN_SWITCH_OUTS),
+                p.number(RULE_MIN_WAIT_MS) * 1000,
+                0.2);
         build(
                 kafka.stream( // scheduler data is only worth its recent past: a new deployment starts at the end
                         env,
@@ -208,6 +219,9 @@ public final class NoisyNeighborJob {
                 .setSwitchOutsSameContainer(w.sameContainer)
                 .setSwitchOutsOtherContainer(w.otherContainer)
                 .setSwitchOutsSystem(w.system)
+                .setRunqWaitBehindSameContainerUs(w.waitSameUs)
+                .setRunqWaitBehindOtherContainerUs(w.waitOtherUs)
+                .setRunqWaitBehindSystemUs(w.waitSystemUs)
                 .setReason(a.reason)
                 .build();
         return new Keyed(w.key(), r);
@@ -218,25 +232,19 @@ public final class NoisyNeighborJob {
                 SUMMARY_NAMESPACE,
                 w,
                 "w" + w.windowEndMillis,
-                Map.of(
-                        "container",
-                        w.container,
-                        "samples",
-                        Long.toString(w.samples),
-                        "runq_mean_us",
-                        Long.toString(w.meanUs),
-                        "runq_p50_us",
-                        Long.toString(w.p50Us),
-                        "runq_p90_us",
-                        Long.toString(w.p90Us),
-                        "runq_p99_us",
-                        Long.toString(w.p99Us),
-                        "switch_outs_same_container",
-                        Long.toString(w.sameContainer),
-                        "switch_outs_other_container",
-                        Long.toString(w.otherContainer),
-                        "switch_outs_system",
-                        Long.toString(w.system)));
+                Map.ofEntries(
+                        Map.entry("container", w.container),
+                        Map.entry("samples", Long.toString(w.samples)),
+                        Map.entry("runq_mean_us", Long.toString(w.meanUs)),
+                        Map.entry("runq_p50_us", Long.toString(w.p50Us)),
+                        Map.entry("runq_p90_us", Long.toString(w.p90Us)),
+                        Map.entry("runq_p99_us", Long.toString(w.p99Us)),
+                        Map.entry("switch_outs_same_container", Long.toString(w.sameContainer)),
+                        Map.entry("switch_outs_other_container", Long.toString(w.otherContainer)),
+                        Map.entry("switch_outs_system", Long.toString(w.system)),
+                        Map.entry("runq_wait_behind_same_container_us", Long.toString(w.waitSameUs)),
+                        Map.entry("runq_wait_behind_other_container_us", Long.toString(w.waitOtherUs)),
+                        Map.entry("runq_wait_behind_system_us", Long.toString(w.waitSystemUs))));
     }
 
     static SchedEvent alertEvent(AlertRecord a) {

@@ -16,11 +16,20 @@ import java.io.Serializable;
  * busy loops delay the bulk of wake-ups while a host whose tail is already long barely doubles
  * its p99. System services alone need the p99 to rise (on a loaded host their jitter moves the
  * p90 all the time).
+ *
+ * <p>"Switched out by others" has two measures, and either counts: preemptions (a runnable task
+ * of the container switched out for another's) and the waits its sampled wake-ups spent until
+ * they displaced another's task (the article's prev_cgroup_id). A CPU-bound container shows the
+ * first; one that sleeps between short bursts (a latency-sensitive server) is hardly ever
+ * preempted, however long it queues behind a neighbor, and shows only the second. Who preempts
+ * it more, others or its own tasks, is judged by preemptions when it has at least the floor of
+ * them, else by whose tasks its waits ended behind.
  */
 public final class NoisyNeighborRule implements Serializable {
     public final double ratio;
     public final long minLatencyUs;
     public final long minSwitchOuts;
+    public final long minWaitUs;
     public final double alpha;
     /** Full windows learnt before anything is judged. */
     public final int minBaselineWindows = 5;
@@ -28,16 +37,19 @@ public final class NoisyNeighborRule implements Serializable {
     /**
      * @param minLatencyUs the floor under which a latency (p99, p90 or mean) never counts as risen
      * @param minSwitchOuts the floor of switch-outs by a cause in one window, so scale it with the window
+     * @param minWaitUs the floor of the sampled waits behind a cause summed over one window, so scale it
+     *     with the window too
      */
-    public NoisyNeighborRule(double ratio, long minLatencyUs, long minSwitchOuts, double alpha) {
+    public NoisyNeighborRule(double ratio, long minLatencyUs, long minSwitchOuts, long minWaitUs, double alpha) {
         this.ratio = ratio;
         this.minLatencyUs = minLatencyUs;
         this.minSwitchOuts = minSwitchOuts;
+        this.minWaitUs = minWaitUs;
         this.alpha = alpha;
     }
 
     public static NoisyNeighborRule defaults() {
-        return new NoisyNeighborRule(2.0, 1_000, 100, 0.2);
+        return new NoisyNeighborRule(2.0, 1_000, 100, 100_000, 0.2);
     }
 
     /** A container's normal: EWMAs of its latency and of switch-outs by cause per window. */
@@ -47,6 +59,8 @@ public final class NoisyNeighborRule implements Serializable {
         public double p99Us;
         public double otherContainer;
         public double system;
+        public double waitOtherUs;
+        public double waitSystemUs;
         public long windows;
         /**
          * The end of the first window the container was seen in: a window that starts before it
@@ -70,9 +84,13 @@ public final class NoisyNeighborRule implements Serializable {
         if (!p99Rose && !bulkRose) {
             return Verdict.NORMAL;
         }
-        boolean othersOutnumberOwn = w.byOthers() > w.sameContainer;
-        boolean neighborContainer = rose(w.otherContainer, b.otherContainer, minSwitchOuts);
-        boolean systemServices = rose(w.system, b.system, minSwitchOuts);
+        boolean othersOutnumberOwn = w.byOthers() + w.sameContainer >= minSwitchOuts
+                ? w.byOthers() > w.sameContainer
+                : w.waitByOthersUs() > w.waitSameUs;
+        boolean neighborContainer = rose(w.otherContainer, b.otherContainer, minSwitchOuts)
+                || rose(w.waitOtherUs, b.waitOtherUs, minWaitUs);
+        boolean systemServices =
+                rose(w.system, b.system, minSwitchOuts) || rose(w.waitSystemUs, b.waitSystemUs, minWaitUs);
         if (othersOutnumberOwn && (neighborContainer || (systemServices && p99Rose))) {
             return Verdict.NOISY_NEIGHBOR;
         }
@@ -92,7 +110,9 @@ public final class NoisyNeighborRule implements Serializable {
                 && !rose(w.p90Us, b.p90Us, minLatencyUs)
                 && !rose(w.meanUs, b.meanUs, minLatencyUs)
                 && !rose(w.otherContainer, b.otherContainer, minSwitchOuts)
-                && !rose(w.system, b.system, minSwitchOuts);
+                && !rose(w.system, b.system, minSwitchOuts)
+                && !rose(w.waitOtherUs, b.waitOtherUs, minWaitUs)
+                && !rose(w.waitSystemUs, b.waitSystemUs, minWaitUs);
     }
 
     private boolean judgeable(Baseline b) {
@@ -114,6 +134,8 @@ public final class NoisyNeighborRule implements Serializable {
         out.p99Us = ewma(first, out.p99Us, w.p99Us);
         out.otherContainer = ewma(first, out.otherContainer, w.otherContainer);
         out.system = ewma(first, out.system, w.system);
+        out.waitOtherUs = ewma(first, out.waitOtherUs, w.waitOtherUs);
+        out.waitSystemUs = ewma(first, out.waitSystemUs, w.waitSystemUs);
         out.windows++;
         return out;
     }
@@ -130,7 +152,9 @@ public final class NoisyNeighborRule implements Serializable {
         return switch (v) {
             case NOISY_NEIGHBOR -> String.format(
                     "run-queue p99 %d us, mean %d us (baseline %.0f us, %.0f us) while switched "
-                            + "out %d times by other containers and %d by system services (baseline %.0f), %d by its own tasks",
+                            + "out %d times by other containers and %d by system services (baseline %.0f), %d by its own tasks;"
+                            + " waited %d ms behind other containers and %d ms behind system services (baseline %.0f ms),"
+                            + " %d ms behind its own tasks (sampled wake-ups)",
                     w.p99Us,
                     w.meanUs,
                     b.p99Us,
@@ -138,7 +162,11 @@ public final class NoisyNeighborRule implements Serializable {
                     w.otherContainer,
                     w.system,
                     b.otherContainer + b.system,
-                    w.sameContainer);
+                    w.sameContainer,
+                    w.waitOtherUs / 1000,
+                    w.waitSystemUs / 1000,
+                    (b.waitOtherUs + b.waitSystemUs) / 1000,
+                    w.waitSameUs / 1000);
             case SELF_THROTTLED -> String.format(
                     "run-queue p99 %d us (baseline %.0f us) but preempted mostly by its own "
                             + "tasks (%d vs %d by others): its own quota or load, not a neighbor",

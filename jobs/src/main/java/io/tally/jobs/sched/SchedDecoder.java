@@ -19,8 +19,8 @@ import tally.v1.TimeSeriesEvent;
 
 /**
  * Picks the exporter's events out of the shared topics: TimeSeriesEvents of sched.runq
- * (time_series_id host/container, item runq_lat_us) and CounterEvents of sched.switchout
- * (counter host/container/cause). Everything else, and what does not decode, is not this
+ * (time_series_id host/container, items runq_lat_us and, when the source can tell, cause) and
+ * CounterEvents of sched.switchout (counter host/container/cause). Everything else, and what does not decode, is not this
  * job's to judge: the writer and the rollup job dead-letter bad records.
  */
 public class SchedDecoder extends ProcessFunction<RawRecord, SchedObservation> {
@@ -53,17 +53,22 @@ public class SchedDecoder extends ProcessFunction<RawRecord, SchedObservation> {
                 TimeSeriesEvent e = serde.deserialize(in.value, TimeSeriesEvent.class);
                 String tsid = e.getTimeSeriesId();
                 int slash = tsid.indexOf('/');
+                String latency = null;
+                String cause = null;
                 for (EventItem item : e.getItems()) {
-                    if ("runq_lat_us".equals(item.getKey()) && slash > 0) {
-                        ByteBuffer v = item.getValue().duplicate();
-                        byte[] b = new byte[v.remaining()];
-                        v.get(b);
-                        out.collect(SchedObservation.latency(
-                                tsid.substring(0, slash),
-                                tsid.substring(slash + 1),
-                                Long.parseLong(new String(b, StandardCharsets.UTF_8)),
-                                e.getEventTime().toEpochMilli()));
+                    switch (item.getKey()) {
+                        case "runq_lat_us" -> latency = text(item);
+                        case "cause" -> cause = text(item);
+                        default -> {}
                     }
+                }
+                if (latency != null && slash > 0) {
+                    out.collect(SchedObservation.latency(
+                            tsid.substring(0, slash),
+                            tsid.substring(slash + 1),
+                            Long.parseLong(latency),
+                            cause,
+                            e.getEventTime().toEpochMilli()));
                 }
             } else {
                 CounterEvent e = serde.deserialize(in.value, CounterEvent.class);
@@ -84,5 +89,12 @@ public class SchedDecoder extends ProcessFunction<RawRecord, SchedObservation> {
         } catch (SerdeException | NumberFormatException | ClassCastException e) {
             // not decodable as scheduler data: the writer or the rollup job dead-letters it
         }
+    }
+
+    private static String text(EventItem item) {
+        ByteBuffer v = item.getValue().duplicate();
+        byte[] b = new byte[v.remaining()];
+        v.get(b);
+        return new String(b, StandardCharsets.UTF_8);
     }
 }

@@ -9,7 +9,13 @@ public class SchedObservation {
     public String container;
     public boolean switchOut;
     public long latencyUs;
+    /**
+     * Of a switch-out: the cause its taker makes. Of a latency sample: the cause the task whose
+     * place the waiter took makes (who held the CPU when its wait ended; null when the source
+     * cannot tell, as procfs).
+     */
     public String cause;
+
     public long count;
     public long timeMillis;
 
@@ -19,11 +25,12 @@ public class SchedObservation {
         return host + "/" + container;
     }
 
-    static SchedObservation latency(String host, String container, long latencyUs, long timeMillis) {
+    static SchedObservation latency(String host, String container, long latencyUs, String cause, long timeMillis) {
         SchedObservation o = new SchedObservation();
         o.host = host;
         o.container = container;
         o.latencyUs = latencyUs;
+        o.cause = cause;
         o.timeMillis = timeMillis;
         return o;
     }

@@ -7,7 +7,8 @@ import org.apache.flink.api.common.functions.AggregateFunction;
 
 /**
  * The window accumulator: an HdrHistogram of run-queue latency (mergeable, 2 significant
- * digits, 1 us to 10 s) and switch-out sums by cause. Kept as the histogram's compressed
+ * digits, 1 us to 10 s), switch-out sums by cause and the sampled waits summed by the cause
+ * that ended them. Kept as the histogram's compressed
  * bytes between calls, so the state stays small and is not Kryo-serialized as an object.
  */
 public class WindowSketch implements AggregateFunction<SchedObservation, WindowSketch.Acc, WindowSketch.Acc> {
@@ -18,6 +19,9 @@ public class WindowSketch implements AggregateFunction<SchedObservation, WindowS
         public long sameContainer;
         public long otherContainer;
         public long system;
+        public long waitSameUs;
+        public long waitOtherUs;
+        public long waitSystemUs;
 
         Histogram histogram() {
             if (histogram.length == 0) {
@@ -52,8 +56,16 @@ public class WindowSketch implements AggregateFunction<SchedObservation, WindowS
             }
         } else {
             Histogram h = acc.histogram();
-            h.recordValue(Math.max(1, Math.min(MAX_US, o.latencyUs)));
+            long us = Math.max(1, Math.min(MAX_US, o.latencyUs));
+            h.recordValue(us);
             acc.store(h);
+            if (o.cause != null) {
+                switch (o.cause) {
+                    case "same_container" -> acc.waitSameUs += us;
+                    case "other_container" -> acc.waitOtherUs += us;
+                    default -> acc.waitSystemUs += us;
+                }
+            }
         }
         return acc;
     }
@@ -72,6 +84,9 @@ public class WindowSketch implements AggregateFunction<SchedObservation, WindowS
         out.sameContainer = a.sameContainer + b.sameContainer;
         out.otherContainer = a.otherContainer + b.otherContainer;
         out.system = a.system + b.system;
+        out.waitSameUs = a.waitSameUs + b.waitSameUs;
+        out.waitOtherUs = a.waitOtherUs + b.waitOtherUs;
+        out.waitSystemUs = a.waitSystemUs + b.waitSystemUs;
         return out;
     }
 
@@ -92,6 +107,9 @@ public class WindowSketch implements AggregateFunction<SchedObservation, WindowS
         w.sameContainer = acc.sameContainer;
         w.otherContainer = acc.otherContainer;
         w.system = acc.system;
+        w.waitSameUs = acc.waitSameUs;
+        w.waitOtherUs = acc.waitOtherUs;
+        w.waitSystemUs = acc.waitSystemUs;
         return w;
     }
 }

@@ -23,24 +23,34 @@ import org.junit.jupiter.api.Test;
 /**
  * The job on a MiniCluster with the exporter's record shapes: 40 quiet seconds for both
  * containers, then "victim" waits long while "noisy" preempts it, and "greedy" waits long
- * while preempted by its own tasks (its own quota). Only the victim is alerted, then resolved.
+ * while preempted by its own tasks (its own quota), and "sleeper", which sleeps between short
+ * bursts, is never preempted but its wake-ups wait behind noisy's tasks. The victim and the sleeper
+ * are alerted, then resolved; greedy is not.
  */
 class NoisyNeighborJobITCase {
     static final long T0 = 1_795_000_000_000L;
     final AvroSerde serde = new AvroSerde(new StaticRegistry());
     final List<RawRecord> input = new ArrayList<>();
 
-    void runq(String container, long atMs, long latencyUs) {
-        GenericRecord item = new GenericRecordBuilder(TallySchemas.EVENT_ITEM)
-                .set("key", "runq_lat_us")
-                .set("value", ByteBuffer.wrap(Long.toString(latencyUs).getBytes(StandardCharsets.UTF_8)))
+    static GenericRecord item(String key, String value) {
+        return new GenericRecordBuilder(TallySchemas.EVENT_ITEM)
+                .set("key", key)
+                .set("value", ByteBuffer.wrap(value.getBytes(StandardCharsets.UTF_8)))
                 .build();
+    }
+
+    /** A sample; `cause` is who held the CPU when the wait ended (null: the source cannot tell). */
+    void runq(String container, long atMs, long latencyUs, String cause) {
+        List<GenericRecord> items = new ArrayList<>(List.of(item("runq_lat_us", Long.toString(latencyUs))));
+        if (cause != null) {
+            items.add(item("cause", cause));
+        }
         GenericRecord e = new GenericRecordBuilder(TallySchemas.TIME_SERIES_EVENT)
                 .set("namespace", "sched.runq")
                 .set("time_series_id", "h1/" + container)
                 .set("event_time", atMs * 1000)
                 .set("event_id", container + atMs)
-                .set("items", List.of(item))
+                .set("items", items)
                 .set("source", "test")
                 .build();
         add("sched.runq/h1/" + container, serde.serialize("tally.timeseries.events", e), atMs);
@@ -72,8 +82,9 @@ class NoisyNeighborJobITCase {
             long at = T0 + s * 1000;
             boolean incident = s >= 40 && s < 60;
             for (int i = 0; i < 10; i++) {
-                runq("victim", at + i * 100, incident ? 20_000 : 200);
-                runq("greedy", at + i * 100, incident ? 20_000 : 200);
+                runq("victim", at + i * 100, incident ? 20_000 : 200, null);
+                runq("greedy", at + i * 100, incident ? 20_000 : 200, incident ? "same_container" : "system");
+                runq("sleeper", at + i * 100, incident ? 20_000 : 200, incident ? "other_container" : "system");
             }
             switchOuts("victim", "other_container", at + 999, incident ? 200 : 2);
             switchOuts("victim", "same_container", at + 999, 2);
@@ -99,9 +110,25 @@ class NoisyNeighborJobITCase {
 
         List<AlertRecord> got = CollectSink.get("nn-alerts");
         assertThat(got)
+                .filteredOn(a -> a.window.container.equals("victim"))
+                .extracting(a -> a.state)
+                .containsExactly("FIRING", "RESOLVED");
+        assertThat(got)
+                .filteredOn(a -> !a.window.container.equals("victim"))
                 .extracting(a -> a.window.container + ":" + a.state)
-                .containsExactly("victim:FIRING", "victim:RESOLVED");
-        AlertRecord firing = got.get(0);
+                .containsExactly("sleeper:FIRING", "sleeper:RESOLVED");
+        AlertRecord sleeper = got.stream()
+                .filter(a -> a.window.container.equals("sleeper"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(sleeper.window.otherContainer).isZero();
+        assertThat(sleeper.window.waitOtherUs).isGreaterThan(sleeper.window.waitSameUs);
+        assertThat(NoisyNeighborJob.alert(sleeper).value().get("runq_wait_behind_other_container_us"))
+                .isEqualTo(sleeper.window.waitOtherUs);
+        AlertRecord firing = got.stream()
+                .filter(a -> a.window.container.equals("victim"))
+                .findFirst()
+                .orElseThrow();
         assertThat(firing.window.p99Us).isGreaterThanOrEqualTo(19_000);
         assertThat(firing.baselineP99Us).isBetween(150L, 250L);
         assertThat(firing.window.otherContainer).isGreaterThan(firing.window.sameContainer);
@@ -114,7 +141,7 @@ class NoisyNeighborJobITCase {
                 .map(NoisyNeighborJob::timeSeriesEvent)
                 .toList();
         assertThat(stored).anySatisfy(k -> assertThat(k.key()).isEqualTo("sched.summary/h1/greedy"));
-        assertThat(stored).filteredOn(k -> k.key().startsWith("sched.alerts/")).hasSize(2);
+        assertThat(stored).filteredOn(k -> k.key().startsWith("sched.alerts/")).hasSize(4);
         serde.serialize("tally.timeseries.events", stored.get(0).value()); // encodes against the real schema
     }
 }

@@ -128,7 +128,7 @@ class NoisyNeighborRuleTest {
 
     @Test
     void aWindowIsCalmOnlyWhenNoSignalRose() {
-        NoisyNeighborRule local = new NoisyNeighborRule(2.0, 1_000, 20, 0.2);
+        NoisyNeighborRule local = new NoisyNeighborRule(2.0, 1_000, 20, 20_000, 0.2);
         Baseline b = learnt(local, window(33_000, 0, 0, 150));
         assertThat(local.calm(window(33_000, 0, 0, 150), b)).isTrue();
         assertThat(local.calm(window(2_000, 0, 0, 0), b)).as("falling is calm").isTrue();
@@ -161,12 +161,52 @@ class NoisyNeighborRuleTest {
         assertThat(rule.judge(system, b)).as("system services need the p99").isEqualTo(Verdict.NORMAL);
     }
 
+    static ContainerWindow waited(ContainerWindow w, long sameUs, long otherUs, long systemUs) {
+        w.waitSameUs = sameUs;
+        w.waitOtherUs = otherUs;
+        w.waitSystemUs = systemUs;
+        return w;
+    }
+
+    @Test
+    void aContainerThatSleepsBetweenBurstsIsSeenByWhoseTasksItsWaitsEndedBehind() {
+        // the CI case: a task waking every millisecond for 20 us is never preempted, so its
+        // switch-outs stay 0/0/0 while its p99 goes from 1 ms to 14 ms behind a neighbor's loops
+        Baseline b = learnt(rule, waited(window(1_000, 0, 0, 0), 0, 10_000, 5_000));
+        assertThat(rule.judge(waited(window(14_000, 0, 0, 0), 0, 2_000_000, 3_000), b))
+                .isEqualTo(Verdict.NOISY_NEIGHBOR);
+        assertThat(rule.judge(waited(window(14_000, 0, 0, 0), 2_000_000, 10_000, 3_000), b))
+                .as("behind its own tasks")
+                .isEqualTo(Verdict.SELF_THROTTLED);
+        assertThat(rule.judge(waited(window(14_000, 0, 0, 0), 0, 15_000, 3_000), b))
+                .as("waits behind others did not rise")
+                .isEqualTo(Verdict.SELF_THROTTLED);
+        assertThat(rule.judge(waited(window(14_000, 0, 0, 0), 0, 90_000, 0), learnt(rule, window(1_000, 0, 0, 0))))
+                .as("a rise under the floor")
+                .isEqualTo(Verdict.SELF_THROTTLED);
+        assertThat(rule.calm(waited(window(1_000, 0, 0, 0), 0, 500_000, 5_000), b))
+                .as("waits behind others rising is not calm")
+                .isFalse();
+    }
+
+    @Test
+    void preemptionsDecideWhoPreemptsMoreWhenThereAreEnoughOfThem() {
+        // a CPU-bound container throttled by its own load: preempted by its own tasks, although
+        // its wake-ups end behind a neighbor's (which runs while it is throttled)
+        Baseline b = learnt(rule, waited(window(1_000, 10, 0, 0), 0, 10_000, 0));
+        assertThat(rule.judge(waited(window(14_000, 400, 20, 0), 0, 2_000_000, 0), b))
+                .isEqualTo(Verdict.SELF_THROTTLED);
+    }
+
     @Test
     void theBaselineIsAnEwma() {
         Baseline b = rule.learn(null, window(1000, 0, 10, 0));
         b = rule.learn(b, window(2000, 0, 20, 0));
         assertThat(b.p99Us).isEqualTo(1200.0);
         assertThat(b.otherContainer).isEqualTo(12.0);
+        b = rule.learn(
+                rule.learn(null, waited(window(1000, 0, 0, 0), 0, 1000, 0)), waited(window(1000, 0, 0, 0), 0, 2000, 0));
+        assertThat(b.waitOtherUs).isEqualTo(1200.0);
         assertThat(b.windows).isEqualTo(2);
     }
 }
