@@ -1,1 +1,13 @@
 """Tally's local-stack launcher (in the spirit of Cassandra's ccm)."""
+
+import warnings
+
+# confluent-kafka's schema-registry client imports authlib's httpx integration, which authlib
+# 1.9 deprecates in favour of httpx2 on every import; authlib's own module puts an "always"
+# filter in front of everyone's, so ours goes in after importing it. Nothing of Tally's uses it.
+try:
+    from authlib.deprecate import AuthlibDeprecationWarning
+except ImportError:  # the launcher's first run, before the venv has it
+    pass
+else:
+    warnings.filterwarnings("ignore", message="The httpx module is deprecated", category=AuthlibDeprecationWarning)

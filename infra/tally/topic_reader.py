@@ -19,7 +19,7 @@ class Record:
 
 
 def read_topic(settings: Settings, topic: str, client_id: str) -> list[Record]:
-    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroDeserializer
     from confluent_kafka.serialization import MessageField, SerializationContext
@@ -27,9 +27,18 @@ def read_topic(settings: Settings, topic: str, client_id: str) -> list[Record]:
     registry = f"http://{settings.host}:{settings.port('TALLY_REGISTRY_PORT')}"
     decode = AvroDeserializer(SchemaRegistryClient({"url": registry}))
     ctx = SerializationContext(topic, MessageField.VALUE)
-    c = Consumer({"bootstrap.servers": settings.kafka_bootstrap(), "group.id": client_id, "enable.auto.commit": False})
+    bootstrap = settings.kafka_bootstrap()
+    # log_level 0: a broker that is down is said once below, not in a line per retry
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": client_id, "enable.auto.commit": False, "log_level": 0})
     try:
-        meta = c.list_topics(topic, timeout=10).topics[topic]
+        try:
+            meta = c.list_topics(topic, timeout=10).topics[topic]
+        except KafkaException as e:
+            raise RuntimeError(
+                f"Kafka at {bootstrap} did not answer ({e.args[0].str()}): is the stack up? (./tally status)"
+            ) from None
+        if meta.error is not None:
+            raise RuntimeError(f"{topic}: {meta.error.str()}")
         ends = {}
         for p in meta.partitions:
             lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
