@@ -149,10 +149,7 @@ func run(cfg Config) error {
 		})
 	}
 	observe := func(s exporter.Sample) {
-		m.runq.WithLabelValues(s.Container, s.Runtime).Observe(s.Latency.Seconds())
-		if s.PrevContainer != "" {
-			m.waited.WithLabelValues(s.Container, cgroups.Cause(s.Container, s.PrevContainer)).Add(s.Latency.Seconds())
-		}
+		m.sample(s)
 		ages.Seen(s.Container, s.At)
 		ev := agg.Observe(s)
 		if s.Container == cgroups.System && !cfg.ExportSystem {

@@ -1,6 +1,11 @@
 package main
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tally/runq-exporter/cgroups"
+	"github.com/tally/runq-exporter/exporter"
+)
 
 // The exporter's Prometheus metrics (names from shared DESIGN.md).
 type metrics struct {
@@ -31,6 +36,15 @@ func newMetrics() *metrics {
 	m.registry.MustRegister(m.runq, m.switchOut, m.waited, m.drops, m.events,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
+}
+
+// sample records a run-queue sample: its latency, and its wait by the cause that ended it
+// when the source can tell (BPF; procfs cannot).
+func (m *metrics) sample(s exporter.Sample) {
+	m.runq.WithLabelValues(s.Container, s.Runtime).Observe(s.Latency.Seconds())
+	if s.PrevContainer != "" {
+		m.waited.WithLabelValues(s.Container, cgroups.Cause(s.Container, s.PrevContainer)).Add(s.Latency.Seconds())
+	}
 }
 
 // forget deletes a gone container's series (exporter.SeriesAges says which are gone).
