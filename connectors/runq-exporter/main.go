@@ -175,7 +175,10 @@ func run(cfg Config) error {
 					return // closed
 				}
 				container, runtime := resolver.Resolve(s.CgroupID)
-				prev, _ := resolver.Resolve(s.PrevCgroupID)
+				prev := "" // 0: the CPU was idle, the wait displaced no one
+				if s.PrevCgroupID != 0 {
+					prev, _ = resolver.Resolve(s.PrevCgroupID)
+				}
 				observe(exporter.Sample{Container: container, Runtime: runtime, PrevContainer: prev,
 					Latency: s.Latency, At: time.Unix(0, int64(s.BootTimeNs)+offset), ID: fmt.Sprintf("%d-%d", s.CgroupID, s.BootTimeNs)})
 			}

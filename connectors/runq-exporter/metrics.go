@@ -26,7 +26,7 @@ func newMetrics() *metrics {
 		switchOut: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tally_sched_switch_out_total",
 			Help: "Preemptions of a container's tasks (switched out while still runnable), by the cause: the container that got the CPU (same_container, other_container, system); all of them, counted in BPF"}, []string{"container", "cause"}),
 		waited: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tally_runq_wait_seconds_total",
-			Help: "Run-queue wait of a container's sampled wake-ups, by whose task it displaced when the wait ended (same_container, other_container, system: an idle CPU's too); a task that sleeps between short bursts is seldom preempted, so this, not switch-outs, shows it queueing behind a neighbor"}, []string{"container", "cause"}),
+			Help: "Run-queue wait of a container's sampled wake-ups, by whose task it displaced when the wait ended (same_container, other_container, system; none when the CPU was idle); a task that sleeps between short bursts is seldom preempted, so this, not switch-outs, shows it queueing behind a neighbor"}, []string{"container", "cause"}),
 		drops: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tally_runq_exporter_drops_total",
 			Help: "Samples not exported: rate_limited and ringbuf_full (in BPF), export_rate (over --export-rate; still in the metrics), kafka_full and kafka (produce failed)"}, []string{"reason"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tally_runq_exporter_events_total",

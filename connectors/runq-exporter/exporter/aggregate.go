@@ -26,7 +26,7 @@ const (
 type Sample struct {
 	Container     string // the task that waited, then got the CPU
 	Runtime       string // what made its container (cgroups.Rule.Runtime; "" for system)
-	PrevContainer string // the task it displaced ("" when the source cannot tell)
+	PrevContainer string // the task it displaced ("" when the CPU was idle or the source cannot tell)
 	Latency       time.Duration
 	At            time.Time
 	ID            string // unique per sample (source-specific)

@@ -151,7 +151,8 @@ int BPF_PROG(tp_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	bpf_map_delete_elem(&runq_enqueued, &next_pid);
 
 	if (!preempted) {
-		prev_cgroup_id = task_cgroup_id(prev);
+		// a wait that ends on an idle CPU displaced no one: no cause (0), and no lookup
+		prev_cgroup_id = prev->pid != 0 ? task_cgroup_id(prev) : 0;
 		cgroup_id = task_cgroup_id(next);
 	}
 

@@ -33,7 +33,7 @@ func (e *NotSupportedError) Error() string {
 func (e *NotSupportedError) Unwrap() []error { return []error{ErrNotSupported, e.Err} }
 
 // Sample is one run-queue latency: how long the task of CgroupID waited before it got the
-// CPU from a task of PrevCgroupID.
+// CPU from a task of PrevCgroupID (0: from an idle CPU).
 type Sample struct {
 	PrevCgroupID uint64
 	CgroupID     uint64
