@@ -3,7 +3,7 @@ package io.tally.gateway.service;
 import com.datastax.oss.driver.api.core.cql.AsyncResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
 import io.tally.gateway.service.ServiceException.Kind;
-import java.nio.ByteBuffer;
+import io.tally.model.Bytes;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.concurrent.CompletionException;
@@ -88,12 +88,7 @@ final class ItemRows implements Iterator<ItemRows.ItemRow> {
             throw new NoSuchElementException();
         }
         Row r = rows.next();
-        ByteBuffer v = r.getByteBuffer(3);
-        byte[] bytes = new byte[v == null ? 0 : v.remaining()];
-        if (v != null) {
-            v.duplicate().get(bytes);
-        }
-        return new ItemRow(r.getLong(0), r.getString(1), r.getString(2), bytes);
+        return new ItemRow(r.getLong(0), r.getString(1), r.getString(2), Bytes.of(r.getByteBuffer(3)));
     }
 
     private static AsyncResultSet await(CompletionStage<AsyncResultSet> stage) {

@@ -5,12 +5,12 @@ import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
+import io.tally.model.Bytes;
 import io.tally.model.Micros;
 import io.tally.model.cassandra.CounterLogBaseTable;
 import io.tally.model.cassandra.SliceTable;
 import io.tally.namespace.CounterFold;
 import io.tally.namespace.CounterLogFold;
-import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -75,11 +75,7 @@ final class CounterLogBases {
                 SimpleStatement.newInstance(SliceTable.scanAll(keyspace, table)).setPageSize(PAGE_SIZE);
         try {
             for (Row r : session.execute(all)) {
-                ByteBuffer v = r.getByteBuffer("event_item_value");
-                byte[] value = new byte[v == null ? 0 : v.remaining()];
-                if (v != null) {
-                    v.duplicate().get(value);
-                }
+                byte[] value = Bytes.of(r.getByteBuffer("event_item_value"));
                 CounterFold.Mutation m =
                         CounterFold.fromItem(r.getLong("event_time"), r.getString("event_item_key"), value);
                 if (m != null) {

@@ -1,12 +1,12 @@
 package io.tally.jobs.sched;
 
 import io.tally.jobs.kafka.RawRecord;
+import io.tally.model.Bytes;
 import io.tally.model.Topics;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.RegistryUnavailableException;
 import io.tally.serde.SchemaRegistryClient;
 import io.tally.serde.SerdeException;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
@@ -57,8 +57,8 @@ public class SchedDecoder extends ProcessFunction<RawRecord, SchedObservation> {
                 String cause = null;
                 for (EventItem item : e.getItems()) {
                     switch (item.getKey()) {
-                        case "runq_lat_us" -> latency = text(item);
-                        case "cause" -> cause = text(item);
+                        case "runq_lat_us" -> latency = Bytes.utf8(item.getValue());
+                        case "cause" -> cause = Bytes.utf8(item.getValue());
                         default -> {}
                     }
                 }
@@ -89,12 +89,5 @@ public class SchedDecoder extends ProcessFunction<RawRecord, SchedObservation> {
         } catch (SerdeException | NumberFormatException | ClassCastException e) {
             // not decodable as scheduler data: the writer or the rollup job dead-letters it
         }
-    }
-
-    private static String text(EventItem item) {
-        ByteBuffer v = item.getValue().duplicate();
-        byte[] b = new byte[v.remaining()];
-        v.get(b);
-        return new String(b, StandardCharsets.UTF_8);
     }
 }

@@ -5,6 +5,7 @@ import io.tally.jobs.control.NamespacedDecoder;
 import io.tally.jobs.elasticsearch.IndexDoc;
 import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.jobs.kafka.RawRecord;
+import io.tally.model.Bytes;
 import io.tally.model.DeadLetterReason;
 import io.tally.model.Micros;
 import io.tally.model.cassandra.KeyLimits;
@@ -12,7 +13,6 @@ import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceName;
 import io.tally.namespace.TimeSlicePlanner;
 import io.tally.serde.SchemaRegistryClient;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -132,10 +132,8 @@ public class EventDecoder extends NamespacedDecoder<TimeSeriesEvent, EventRow> {
             out.collect(row(keyspace, namespace, place, e, eventTime, eventId, "", new byte[0]));
         }
         for (EventItem item : items) {
-            ByteBuffer v = item.getValue();
-            byte[] bytes = new byte[v.remaining()];
-            v.duplicate().get(bytes);
-            out.collect(row(keyspace, namespace, place, e, eventTime, eventId, item.getKey(), bytes));
+            out.collect(
+                    row(keyspace, namespace, place, e, eventTime, eventId, item.getKey(), Bytes.of(item.getValue())));
         }
     }
 

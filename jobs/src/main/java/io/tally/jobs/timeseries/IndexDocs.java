@@ -1,12 +1,12 @@
 package io.tally.jobs.timeseries;
 
 import io.tally.jobs.elasticsearch.IndexDoc;
+import io.tally.model.Bytes;
 import io.tally.model.elasticsearch.DocumentFields;
 import io.tally.model.elasticsearch.DocumentIds;
 import io.tally.namespace.FieldValues;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceConfig.FieldType;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import tally.v1.EventItem;
@@ -45,10 +45,7 @@ final class IndexDocs {
             if (type == null) {
                 continue;
             }
-            java.nio.ByteBuffer b = item.getValue().duplicate();
-            byte[] bytes = new byte[b.remaining()];
-            b.get(bytes);
-            String text = new String(bytes, StandardCharsets.UTF_8);
+            String text = Bytes.utf8(item.getValue());
             String why = FieldValues.whyNot(type, text);
             if (why == null) {
                 d.source.put(key, FieldValues.convert(type, text));
