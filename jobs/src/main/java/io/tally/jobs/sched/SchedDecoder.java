@@ -20,8 +20,9 @@ import tally.v1.TimeSeriesEvent;
 /**
  * Picks the exporter's events out of the shared topics: TimeSeriesEvents of sched.runq
  * (time_series_id host/container, items runq_lat_us and, when the source can tell, cause) and
- * CounterEvents of sched.switchout (counter host/container/cause). Everything else, and what does not decode, is not this
- * job's to judge: the writer and the rollup job dead-letter bad records.
+ * CounterEvents of sched.switchout (counter host/container/cause). Everything else, and what
+ * does not decode, is not this job's to judge: the writer and the rollup job dead-letter bad
+ * records.
  */
 public class SchedDecoder extends ProcessFunction<RawRecord, SchedObservation> {
     public static final String RUNQ = Topics.SCHED_RUNQ;

@@ -8,8 +8,8 @@ import org.apache.flink.api.common.functions.AggregateFunction;
 /**
  * The window accumulator: an HdrHistogram of run-queue latency (mergeable, 2 significant
  * digits, 1 us to 10 s), switch-out sums by cause and the sampled waits summed by the cause
- * that ended them. Kept as the histogram's compressed
- * bytes between calls, so the state stays small and is not Kryo-serialized as an object.
+ * that ended them. Kept as the histogram's compressed bytes between calls, so the state stays
+ * small and is not Kryo-serialized as an object.
  */
 public class WindowSketch implements AggregateFunction<SchedObservation, WindowSketch.Acc, WindowSketch.Acc> {
     static final long MAX_US = 10_000_000L;
