@@ -14,12 +14,13 @@ from pathlib import Path
 import requests
 
 from .bench_addcount import bench_addcount
+from .bench_cost import bench_cost
 from .bench_gateway import bench_gateway
 from .bench_getcount import bench_getcount
 from .bench_http import plot_runs, summary
 from .bench_reads import bench_reads
 from .bench_runq import bench_runq
-from .bench_tools import OUT, bench_jar, cpu_seconds, iso, percentiles, timeseries_tool
+from .bench_tools import OUT, bench_jar, commit, cpu_seconds, iso, percentiles, timeseries_tool
 from .components.base import JAVA
 from .model import topic
 from .stack import Stack
@@ -602,6 +603,7 @@ def bench_control(stack: Stack, say, changes: int = 100) -> dict:
 
 
 BENCHMARKS = {
+    "cost": bench_cost,
     "addcount": bench_addcount,
     "gateway": bench_gateway,
     "getcount": bench_getcount,
@@ -614,9 +616,10 @@ BENCHMARKS = {
 }
 
 
-def run(name: str, stack: Stack, say) -> Path:
-    result = BENCHMARKS[name](stack, say)
+def run(name: str, stack: Stack, say, **options) -> Path:
+    result = BENCHMARKS[name](stack, say, **options)
     result["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    result["commit"] = commit()
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / f"{name}.json"
     path.write_text(json.dumps(result, indent=2))

@@ -43,9 +43,11 @@ def producer_performance(
     records: int,
     throughput: int = -1,
     props: tuple[str, ...] = ("compression.type=lz4", "linger.ms=5", "batch.size=131072"),
+    wrap=None,
 ) -> dict:
     """Kafka's ProducerPerformance on the stack's broker (acks=all, idempotent, plus props), at
-    `throughput` records/s (-1: as fast as it goes): records/s, MB/s and latency (ms)."""
+    `throughput` records/s (-1: as fast as it goes): records/s, MB/s and latency (ms). `wrap`
+    turns the command into the one to run (e.g. one that joins a cgroup first)."""
     kafka = stack.component("kafka")
     cmd = [
         JAVA,
@@ -67,7 +69,7 @@ def producer_performance(
         "enable.idempotence=true",
         *props,
     ]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(wrap(cmd) if wrap else cmd, capture_output=True, text=True)
     last = [l for l in r.stdout.splitlines() if "records sent" in l][-1]
     m = re.search(
         r"([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency.*?(\d+) ms 50th.*?(\d+) ms 99th", last
@@ -80,6 +82,15 @@ def producer_performance(
         "p99_ms": float(m.group(5)),
         "line": last,
     }
+
+
+def commit() -> str:
+    """The commit a report measured (with "+changes" when the work tree differed from it)."""
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()
+    return (head or "unknown") + ("+changes" if dirty else "")
 
 
 def percentiles(samples_ms: list[float]) -> dict:

@@ -310,6 +310,7 @@ def format_checks(py: str, runq_exporter) -> list[tuple[str, int]]:
 
 
 README_TABLES = (
+    "cost",
     "getcount",
     "reads",
     "addcount",
@@ -328,9 +329,17 @@ def cmd_bench(args, settings: Settings) -> int:
     # all: the benchmarks whose reports make the README's tables, then the tables
     for name in README_TABLES if args.name == "all" else (args.name,):
         say(f"== bench {name}")
-        path = bench.run(name, stack, say)
+        path = bench.run(name, stack, say, **bench_options(args, name))
         say(f"report: {path}")
     return readme_tables(bench.OUT) if args.name == "all" else 0
+
+
+def bench_options(args, name: str) -> dict:
+    """The flags a benchmark takes (cost: --runs, --seconds, --only), those given."""
+    if name != "cost":
+        return {}
+    given = {"runs": args.runs, "seconds": args.seconds, "only": args.only}
+    return {k: v for k, v in given.items() if v is not None}
 
 
 def readme_tables(out) -> int:
@@ -391,6 +400,7 @@ def main(argv: list[str] | None = None) -> int:
         "name",
         choices=[
             "all",
+            "cost",
             "addcount",
             "gateway",
             "getcount",
@@ -403,6 +413,9 @@ def main(argv: list[str] | None = None) -> int:
             "table",
         ],
     )
+    bench.add_argument("--runs", type=int, help="cost: rounds of every operation (default 3)")
+    bench.add_argument("--seconds", type=float, help="cost: seconds of load an operation (default 20)")
+    bench.add_argument("--only", help="cost: the operations to measure, comma-separated (default all)")
     bench.set_defaults(fn=cmd_bench)
     jobs = sub.add_parser("jobs", help="Tally's Flink jobs on the session cluster")
     jobs.add_argument("action", choices=["list", "deploy", "stop-with-savepoint", "resume", "rescale", "cancel"])

@@ -1,0 +1,509 @@
+"""./tally bench cost: the CPU each operation costs, per component, read from the components'
+own cgroups (tally.containers/<component>/cpu.stat), the figure the performance work steers by.
+
+For each operation: wait until the jobs' input backlog is drained and the stack is back at its
+idle CPU, read each component's idle CPU over `idle_s`, drive the operation with vegeta (open
+loop, its requests made as it sends them so tokens and times are fresh) for `seconds`, then wait
+until the pipeline has drained what the load left (rollups an accept window later, the writer's
+and indexer's batches, compactions) and the stack is idle again. The operation's cost per
+component is its CPU over the whole span, load and drain, minus the idle CPU over the same span,
+over the operations answered 2xx (TimeSeries writes: over the events). Kafka's own
+ProducerPerformance (acks=all, idempotent, linger 1 ms) in a cgroup of its own is the floor:
+producer plus broker per record, measured the same way. Each figure is the median of `runs`
+with min and max; the operations are interleaved, a whole round per run. No figure is asserted.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import requests
+
+from .bench_http import _pyplot, _save, attack_lazy, settle, summary, vegeta
+from .bench_tools import OUT, iso, pipeline_backlog, producer_performance
+from .component_cgroups import JOIN, v2_mount
+from .stack import Stack
+
+PNG = OUT / "cost.png"
+BACKLOG_DRAINED = 500  # records the jobs may still have to read when a drain counts as done
+FLOOR_RATE = 2000
+
+
+def now_iso(offset_s: float = 0.0) -> str:
+    return iso(int((time.time() + offset_s) * 1e6))
+
+
+@dataclass
+class Operation:
+    name: str  # the report's key
+    label: str  # the README's row
+    path: str  # the gateway's endpoint
+    rate: int  # requests a second
+    per_request: int  # operations a request counts for (events of a TimeSeries batch)
+    body: Callable[[str, int], dict]  # (run id, i) -> the i-th request's JSON
+    drain_s: float  # the least wait after the load: a rollup comes an accept window later
+
+
+def token(run: str, i: int) -> dict:
+    return {"token": f"{run}-{i}", "generation_time": now_iso()}
+
+
+def add_count(namespace: str, durable: bool = True):
+    def body(run: str, i: int) -> dict:
+        b = {"namespace": namespace, "counter_name": f"cost-{run}-{i % COUNTERS}", "delta": 1}
+        if durable:
+            b["idempotency_token"] = token(run, i)
+        return b
+
+    return body
+
+
+COUNTERS = 1000  # the issue's measurement: 1,000 counters
+
+
+def get_count(run: str, i: int) -> dict:
+    # the counters the EVENTUAL AddCount of the same round wrote (COUNTERS of them)
+    return {"namespace": "video_views", "counter_name": f"cost-{run}-eventual-{i % COUNTERS}"}
+
+
+def events(n: int, namespace: str = "playback"):
+    def body(run: str, i: int) -> dict:
+        t = now_iso()
+        return {
+            "namespace": namespace,
+            "events": [
+                {
+                    "timeSeriesId": f"cost-{run}-{(i * n + k) % COUNTERS}",
+                    "eventTime": t,
+                    "eventId": f"{run}-{i}-{k}",
+                    "eventItems": [{"eventItemKey": "deviceType", "eventItemValue": "aW9z"}],
+                }
+                for k in range(n)
+            ],
+        }
+
+    return body
+
+
+READ_NAMESPACE = "bench_ts"  # a two-day accept window: the read's id is filled in advance
+READ_EVENTS = 10_000
+
+
+def read_first_page(run: str, i: int) -> dict:
+    return {
+        "namespace": READ_NAMESPACE,
+        "timeSeriesId": f"cost-read-{run}",
+        "timeInterval": {"start": now_iso(-7200), "end": now_iso(60)},
+        "pageSize": 100,
+    }
+
+
+def search(run: str, i: int) -> dict:
+    return {
+        "namespace": READ_NAMESPACE,
+        "timeInterval": {"start": now_iso(-7200), "end": now_iso(60)},
+        "searchQuery": {
+            "equals": {"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(run.encode()).decode()}
+        },
+        "pageSize": 100,
+    }
+
+
+def operations() -> list[Operation]:
+    counter = "/v1/counter/"
+    ts = "/v1/timeseries/"
+    rollup = 10  # accept 5 s + skew 0.5 s + coalesce 1 s, then the rollup's writes
+    ev = add_count("video_views")
+    return [
+        Operation(
+            "addcount_eventual",
+            "durable AddCount, EVENTUAL (video_views), 1,000 counters",
+            counter + "AddCount",
+            1000,
+            1,
+            lambda run, i: ev(run + "-eventual", i),
+            rollup,
+        ),
+        Operation(
+            "addcount_accurate",
+            "durable AddCount, ACCURATE (ad_clicks), 1,000 counters",
+            counter + "AddCount",
+            1000,
+            1,
+            add_count("ad_clicks"),
+            rollup,
+        ),
+        Operation(
+            "addcount_best_effort",
+            "AddCount, BEST_EFFORT (page_hits), 1,000 counters",
+            counter + "AddCount",
+            1000,
+            1,
+            add_count("page_hits", durable=False),
+            5,
+        ),
+        Operation("getcount", "GetCount (EVENTUAL, the counters above)", counter + "GetCount", 2000, 1, get_count, 2),
+        Operation(
+            "addandgetcount",
+            "AddAndGetCount, ACCURATE (ad_clicks), 1,000 counters",
+            counter + "AddAndGetCount",
+            500,
+            1,
+            lambda run, i: add_count("ad_clicks")(run + "-aag", i),
+            rollup,
+        ),
+        Operation(
+            "timeseries_1",
+            "TimeSeries event, 1 a request (WriteEventRecordsSync, playback, indexed)",
+            ts + "WriteEventRecordsSync",
+            1000,
+            1,
+            events(1),
+            5,
+        ),
+        Operation(
+            "timeseries_10",
+            "TimeSeries event, 10 a request",
+            ts + "WriteEventRecordsSync",
+            200,
+            10,
+            events(10),
+            5,
+        ),
+        Operation(
+            "timeseries_100",
+            "TimeSeries event, 100 a request",
+            ts + "WriteEventRecordsSync",
+            20,
+            100,
+            events(100),
+            5,
+        ),
+        Operation(
+            "read_first_page",
+            f"ReadEventRecords, first page of 100 of an id with {READ_EVENTS:,} events",
+            ts + "ReadEventRecords",
+            200,
+            1,
+            read_first_page,
+            2,
+        ),
+        Operation(
+            "search",
+            "SearchEventRecords, equals on a keyword, 100 hits a page",
+            ts + "SearchEventRecords",
+            100,
+            1,
+            search,
+            2,
+        ),
+    ]
+
+
+class StackCpu:
+    """CPU seconds of each component, from its cgroup's cpu.stat (every thread and child of the
+    server, user and system), and of the cgroups the benchmark makes for its own processes."""
+
+    def __init__(self, stack: Stack):
+        mount = v2_mount()
+        if mount is None:
+            raise RuntimeError("no cgroup v2 hierarchy is mounted: the components have no cgroups to read")
+        self.root = mount / stack.s.get("TALLY_RUNQ_CONTAINER_ROOT")
+        self.components = sorted(
+            d.name for d in self.root.iterdir() if d.is_dir() and not d.name.startswith("bench") and usage(d) > 0
+        )
+        if not self.components:
+            raise RuntimeError(
+                f"no component cgroups under {self.root}: is the stack up with TALLY_COMPONENT_CGROUPS on?"
+            )
+        self.own = mount / "tally.bench"
+
+    def read(self) -> dict[str, float]:
+        return {c: usage(self.root / c) for c in self.components}
+
+    def rate(self, seconds: float) -> dict[str, float]:
+        """Each component's cores over the next `seconds`."""
+        a, t0 = self.read(), time.monotonic()
+        time.sleep(seconds)
+        b, wall = self.read(), time.monotonic() - t0
+        return {c: (b[c] - a[c]) / wall for c in self.components}
+
+    def cgroup(self, name: str) -> Path:
+        d = self.own / name
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+
+def usage(d: Path) -> float:
+    """A cgroup's CPU seconds (usage_usec of cpu.stat, which cgroup v2 keeps with no controller on)."""
+    try:
+        for line in (d / "cpu.stat").read_text().splitlines():
+            if line.startswith("usage_usec "):
+                return int(line.split()[1]) / 1e6
+    except OSError:
+        pass
+    return 0.0
+
+
+def wait_quiet(stack: Stack, cpu: StackCpu, idle_total: float, say, least_s: float = 0, timeout: float = 180) -> float:
+    """Waits `least_s`, then until the jobs' backlog is drained and a 5 s window of the stack's CPU
+    is within a margin of its idle; the seconds waited (timeout: the report says it was not quiet)."""
+    t0 = time.monotonic()
+    time.sleep(least_s)
+    margin = max(0.08, 0.15 * idle_total)
+    while time.monotonic() - t0 < timeout:
+        if pipeline_backlog(stack) <= BACKLOG_DRAINED and sum(cpu.rate(5).values()) <= idle_total + margin:
+            return time.monotonic() - t0
+    say(f"  the stack was not back at its idle CPU after {timeout:.0f} s; measured anyway")
+    return -(time.monotonic() - t0)
+
+
+def measure(
+    cpu: StackCpu, idle: dict[str, float], load: Callable[[], int], drain: Callable[[], float]
+) -> tuple[dict[str, float], float, int, float]:
+    """(CPU seconds of each component over the span, less its idle CPU; the span's seconds;
+    operations; seconds of drain) of one load and its drain."""
+    a, t0 = cpu.read(), time.monotonic()
+    ops = load()
+    drained = drain()
+    b, wall = cpu.read(), time.monotonic() - t0
+    return {c: b[c] - a[c] - idle[c] * wall for c in cpu.components}, wall, ops, drained
+
+
+def fill_read_id(stack: Stack, run: str, say) -> None:
+    """READ_EVENTS events of one id over the last hour (one hour bucket) in bench_ts, stored and
+    indexed before the reads are measured; their deviceType is the run id (the search's value)."""
+    gw = stack.component("gateway").url()
+    now_us = int(time.time() * 1e6)
+    value = base64.b64encode(run.encode()).decode()
+    for start in range(0, READ_EVENTS, 1000):
+        batch = [
+            {
+                "timeSeriesId": f"cost-read-{run}",
+                "eventTime": iso(now_us - 3_000_000_000 + (start + k) * 250_000),
+                "eventId": f"read-{start + k}",
+                "eventItems": [{"eventItemKey": "deviceType", "eventItemValue": value}],
+            }
+            for k in range(1000)
+        ]
+        r = requests.post(
+            f"{gw}/v1/timeseries/WriteEventRecordsSync", json={"namespace": READ_NAMESPACE, "events": batch}, timeout=60
+        )
+        r.raise_for_status()
+    body = read_first_page(run, 0)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        got = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30).json()
+        hits = requests.post(f"{gw}/v1/timeseries/SearchEventRecords", json=search(run, 0), timeout=30).json()
+        if len(got.get("events", [])) == 100 and len(hits.get("events", [])) == 100:
+            return
+        time.sleep(1)
+    raise RuntimeError(f"the read benchmark's {READ_EVENTS:,} events were not readable and searchable in 5 minutes")
+
+
+def bench_cost(stack: Stack, say, seconds: float = 20, idle_s: float = 10, runs: int = 3, only: str = "") -> dict:
+    exe = vegeta(stack)
+    gw = stack.component("gateway").url()
+    cpu = StackCpu(stack)
+    ops = [o for o in operations() if not only or o.name in only.split(",")]
+    settle(say, stack=stack)
+    say(f"components (cgroups under {cpu.root}): {', '.join(cpu.components)}")
+    idle0 = cpu.rate(30)
+    say(f"idle stack: {sum(idle0.values()):.2f} cores ({_top(idle0)})")
+    idle_total = sum(idle0.values())
+    result: dict = {
+        "seconds": seconds,
+        "idle_seconds": idle_s,
+        "runs": runs,
+        "components": cpu.components,
+        "idle_cores": {c: [idle0[c]] for c in cpu.components},
+        "operations": {
+            o.name: {"label": o.label, "rate": o.rate, "per_request": o.per_request, "runs": []} for o in ops
+        },
+        "floor": {"runs": []},
+    }
+    producer = cpu.cgroup("producer-performance")
+    for k in range(runs):
+        run = uuid.uuid4().hex[:8]
+        if any(o.name in ("read_first_page", "search") for o in ops):
+            say(f"round {k + 1}: {READ_EVENTS:,} events of one id for the reads ...")
+            fill_read_id(stack, run, say)
+        for o in ops:
+            wait_quiet(stack, cpu, idle_total, say, timeout=120)
+            idle = cpu.rate(idle_s)
+
+            def load(o=o, run=run) -> int:
+                rep = attack_lazy(exe, gw + o.path, lambda i: o.body(run, i), o.rate, seconds)
+                load.report = rep
+                return round(rep["requests"] * rep["success"]) * o.per_request
+
+            net, wall, n, drained = measure(
+                cpu, idle, load, lambda o=o: wait_quiet(stack, cpu, sum(idle.values()), say, least_s=o.drain_s)
+            )
+            rep = load.report
+            entry = _entry(net, wall, n, idle, drained)
+            entry |= {
+                "p50_ms": rep["latencies"]["50th"] / 1e6,
+                "p99_ms": rep["latencies"]["99th"] / 1e6,
+                "success": rep["success"],
+                "status_codes": rep.get("status_codes"),
+            }
+            result["operations"][o.name]["runs"].append(entry)
+            say(
+                f"  round {k + 1} {o.name}: {entry['us_per_op_total']:.0f} us/op ({_top(entry['us_per_op'])}),"
+                f" {n:,} ops, p99 {entry['p99_ms']:.1f} ms, success {rep['success']:.4f}, drain {drained:.0f} s"
+            )
+            for c in cpu.components:
+                result["idle_cores"][c].append(idle[c])
+        # the floor: Kafka's own producer at the same kind of load, its process in a cgroup of its own
+        wait_quiet(stack, cpu, idle_total, say, timeout=120)
+        idle = cpu.rate(idle_s)
+        records = int(FLOOR_RATE * seconds)
+        p0 = usage(producer)
+
+        def floor_load() -> int:
+            floor_load.line = producer_performance(
+                stack,
+                205,
+                records,
+                throughput=FLOOR_RATE,
+                props=("linger.ms=1",),
+                wrap=lambda argv: ["sh", "-c", JOIN, str(producer / "cgroup.procs"), *argv],
+            )["line"]
+            return records
+
+        net, wall, n, drained = measure(
+            cpu, idle, floor_load, lambda: wait_quiet(stack, cpu, sum(idle.values()), say, least_s=2)
+        )
+        entry = _entry(net, wall, n, idle, drained)
+        entry["us_per_op"]["producer-performance"] = (usage(producer) - p0) / n * 1e6
+        entry["us_per_op_total"] = entry["us_per_op"]["kafka"] + entry["us_per_op"]["producer-performance"]
+        entry["line"] = floor_load.line
+        result["floor"]["runs"].append(entry)
+        say(
+            f"  round {k + 1} floor: producer {entry['us_per_op']['producer-performance']:.0f} + broker"
+            f" {entry['us_per_op']['kafka']:.0f} us a record"
+        )
+    _summarise(result)
+    result["plot"] = str(plot(result, PNG))
+    return result
+
+
+def _entry(net: dict, wall: float, n: int, idle: dict, drained: float) -> dict:
+    per = {c: net[c] / max(n, 1) * 1e6 for c in net}
+    return {
+        "ops": n,
+        "span_s": round(wall, 2),
+        "drain_s": round(drained, 2),
+        "idle_cores": round(sum(idle.values()), 3),
+        "us_per_op": per,
+        "us_per_op_total": sum(per.values()),
+    }
+
+
+def _top(per: dict[str, float], n: int = 4) -> str:
+    best = sorted(per.items(), key=lambda kv: -kv[1])[:n]
+    return ", ".join(f"{c} {v:.2f}" if v < 10 else f"{c} {v:.0f}" for c, v in best)
+
+
+def _summarise(result: dict) -> None:
+    """Median (min-max) of each operation's total and of each component's share, over the runs."""
+    for entry in [*result["operations"].values(), result["floor"]]:
+        runs = entry["runs"]
+        if not runs:
+            continue
+        entry["us_per_op_total"] = summary([r["us_per_op_total"] for r in runs])
+        entry["us_per_op"] = {c: summary([r["us_per_op"].get(c, 0.0) for r in runs]) for c in runs[0]["us_per_op"]}
+        for key in ("p50_ms", "p99_ms", "success"):
+            if key in runs[0]:
+                entry[key] = summary([r[key] for r in runs])
+    result["idle_cores"] = {c: summary(v) for c, v in result["idle_cores"].items()}
+    result["idle_cores_total"] = sum(v["median"] for v in result["idle_cores"].values())
+
+
+SHOWN = ("gateway", "flink-taskmanager", "cassandra", "kafka", "elasticsearch")
+
+
+def plot(result: dict, png: Path) -> Path:
+    """Stacked bars: each operation's µs of CPU by component (medians), the floor beside them."""
+    plt = _pyplot()
+    rows = [(o["label"], o) for o in result["operations"].values() if o["runs"]]
+    if result["floor"]["runs"]:
+        rows.append(("floor: Kafka ProducerPerformance record (producer + broker)", result["floor"]))
+    fig, ax = plt.subplots(figsize=(11, 0.55 * len(rows) + 2))
+    parts = list(SHOWN) + ["producer-performance", "other"]
+    left = [0.0] * len(rows)
+    for i, part in enumerate(parts):
+        widths = []
+        for _, o in rows:
+            per = {c: s["median"] for c, s in o["us_per_op"].items()}
+            if part == "other":
+                widths.append(max(0.0, sum(v for c, v in per.items() if c not in parts)))
+            else:
+                widths.append(max(0.0, per.get(part, 0.0)))
+        ax.barh(range(len(rows)), widths, left=left, color=f"C{i}", label=part)
+        left = [a + b for a, b in zip(left, widths)]
+    for y, (_, o) in enumerate(rows):
+        s = o["us_per_op_total"]
+        ax.annotate(f"{s['median']:,.0f} ({s['min']:,.0f}-{s['max']:,.0f})", (left[y], y), va="center", fontsize=8)
+    ax.set_yticks(range(len(rows)), [label for label, _ in rows], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("µs of CPU per operation (median of runs; the idle stack's CPU subtracted)")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(alpha=0.3, axis="x")
+    return _save(plt, fig, f"CPU per operation by component, commit {result.get('commit', '?')[:12]}", png)
+
+
+def table(result: dict) -> str:
+    """The README's cost table, from bench/out/cost.json (generated, never typed)."""
+    fmt0 = lambda s: f"{s['median']:,.0f} ({s['min']:,.0f}-{s['max']:,.0f})" if s else "-"
+    head = [
+        "| operation | rate | µs of CPU per operation, whole stack | gateway | TaskManager | Cassandra | Kafka "
+        "| Elasticsearch | others | × the floor | p99 ms |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    floor = result["floor"]
+    floor_us = floor["us_per_op_total"]["median"] if floor.get("runs") else None
+    rows = []
+    for o in result["operations"].values():
+        if not o["runs"]:
+            continue
+        per = o["us_per_op"]
+        others = sum(s["median"] for c, s in per.items() if c not in SHOWN)
+        unit = "events/s" if o["per_request"] > 1 else "req/s"
+        rate = o["rate"] * o["per_request"]
+        ratio = f"{o['us_per_op_total']['median'] / floor_us:.1f}" if floor_us else "-"
+        rows.append(
+            f"| {o['label']} | {rate:,} {unit} | **{fmt0(o['us_per_op_total'])}** | "
+            + " | ".join(fmt0(per.get(c)) for c in SHOWN)
+            + f" | {others:,.0f} | {ratio} | {o['p99_ms']['median']:.1f} |"
+        )
+    if floor.get("runs"):
+        per = floor["us_per_op"]
+        rows.append(
+            f"| floor: Kafka ProducerPerformance, 205 B records, acks=all, idempotent, linger 1 ms "
+            f"| {FLOOR_RATE:,} records/s | **{fmt0(floor['us_per_op_total'])}** "
+            f"(producer {fmt0(per.get('producer-performance'))}, broker {fmt0(per.get('kafka'))}) | | | | | | | 1.0 | |"
+        )
+    idle = result["idle_cores"]
+    busiest = sorted(idle.items(), key=lambda kv: -kv[1]["median"])[:6]
+    largest = ", ".join(f"{c} {s['median']:.3f}" for c, s in busiest)
+    tail = (
+        f"\nThe idle stack (every server up, the jobs running, nothing asked): "
+        f"**{result['idle_cores_total']:.2f} cores** (median of its {len(next(iter(idle.values()))['runs'])} idle windows per"
+        f" component; largest: {largest}). "
+        f"Median of {result['runs']} runs (min-max), {result['seconds']:g} s of load each, measured "
+        f"{result.get('measured_at', '?')} at commit `{result.get('commit', '?')}` with the whole stack running "
+        "(`./tally bench cost`, `bench/out/cost.json`, plot `bench/out/cost.png`)."
+    )
+    return "\n".join(head + rows) + "\n" + tail
+
+
+def load_report(path: Path) -> dict:
+    return json.loads(path.read_text())
