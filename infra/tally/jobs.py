@@ -32,6 +32,8 @@ class JobSpec:
             f"http://{h}:{s.port('TALLY_REGISTRY_PORT')}",
             "--checkpoint.interval.ms",
             "2000",
+            "--state.backend",
+            s.get("TALLY_FLINK_STATE_BACKEND"),
         ]
         if "cassandra" in self.stores:
             args += [
@@ -82,6 +84,7 @@ JOBS = [
 ]
 
 
+STATE_BACKENDS = ("hashmap", "rocksdb")  # JobSettings.STATE_BACKEND
 MAX_PARALLELISM = 128  # the jobs' key groups (JobKafka.MAX_PARALLELISM): no job scales beyond it
 
 
@@ -159,6 +162,8 @@ class Jobs:
         self.job_ids = settings.home / "job-ids.json"  # each job's last deployment (its checkpoints' folder)
         self.checkpoints = settings.data("flink") / "checkpoints"
         self.scale = settings.home / "job-scale.json"  # parallelism set by `rescale`, kept across ups
+        # the state backend each deployment ran on: its retained checkpoints restore only into that one
+        self.backends = settings.home / "job-backends.json"
 
     def running(self, name: str) -> dict | None:
         return next(
@@ -184,14 +189,31 @@ class Jobs:
     def deployed_builds(self) -> dict:
         return json.loads(self.builds.read_text()) if self.builds.exists() else {}
 
-    def deploy(self, spec: JobSpec, savepoint: str | None = None) -> str:
+    def backend(self) -> str:
+        """The state backend the jobs run on now (TALLY_FLINK_STATE_BACKEND)."""
+        backend = self.s.get("TALLY_FLINK_STATE_BACKEND")
+        if backend not in STATE_BACKENDS:
+            raise ValueError(f"TALLY_FLINK_STATE_BACKEND={backend!r}: one of {', '.join(STATE_BACKENDS)}")
+        return backend
+
+    def backend_of(self, job_id: str) -> str:
+        """The backend a deployment ran on; rocksdb for those made before the setting existed."""
+        return _read(self.backends).get(job_id, "rocksdb")
+
+    def deploy(self, spec: JobSpec, savepoint: str | None = None, backend: str | None = None) -> str:
+        """Runs the job (from `savepoint`: a savepoint or retained checkpoint), on `backend` or
+        the setting's; a deployment on another backend than the setting's is a migration step
+        and records no build, so the next `up` upgrades it."""
+        backend = backend or self.backend()
         builds = self.deployed_builds()
-        builds[spec.name] = self.build_of(spec)
+        builds[spec.name] = self.build_of(spec) if backend == self.backend() else "migrating"
         self.builds.write_text(json.dumps(builds, indent=2))
         jar_id = self.rest.upload(jobs_jar())
+        args = spec.args(self.s)
+        args[args.index("--state.backend") + 1] = backend
         body = {
             "entryClass": spec.entry_class,
-            "programArgsList": spec.args(self.s),
+            "programArgsList": args,
             "parallelism": self.parallelism_of(spec.name),
         }
         if savepoint:
@@ -204,8 +226,21 @@ class Jobs:
             except OSError:
                 pass  # the JobManager's restart clears the upload directory anyway
         self._remember(spec.name, job_id)
+        backends = _read(self.backends)
+        backends[job_id] = backend
+        self.backends.write_text(json.dumps(backends, indent=2))
         self.wait_running(spec.name, job_id)
         return job_id
+
+    def migrate(self, spec: JobSpec, checkpoint: str, backend: str) -> str:
+        """A job's retained checkpoint taken on `backend` (not the setting's) restored into the
+        setting's: the job runs once more on `backend` from the checkpoint and stops with a
+        savepoint, whose canonical format any backend restores (timers included); the caller
+        deploys from that savepoint. A native checkpoint restored into another backend is refused
+        by Flink, or worse: RocksDB's checkpoint restored with heap timers lost every timer."""
+        self.log(f"   {spec.name}: its checkpoint is of the {backend} state backend; moving it to {self.backend()}")
+        self.deploy(spec, checkpoint, backend)
+        return self.stop_with_savepoint(spec.name)
 
     def wait_running(self, name: str, job_id: str, timeout: float = 90) -> None:
         """Until every task of the job runs (restored, sources assigned): only then can it take a
@@ -232,6 +267,9 @@ class Jobs:
                 # from its newest retained checkpoint or savepoint, never from nothing
                 restore = self.restore_point(spec.name)
                 self.log(f"deploying Flink job {spec.name}" + (f" from {restore}" if restore else ""))
+                deployed = _read(self.job_ids).get(spec.name, [])
+                if restore and "/chk-" in restore and self.backend_of(deployed[-1]) != self.backend():
+                    restore = self.migrate(spec, restore, self.backend_of(deployed[-1]))
                 self.deploy(spec, restore)
                 self.prune_checkpoints(spec.name)
                 started.append(spec.name)

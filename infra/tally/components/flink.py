@@ -135,7 +135,9 @@ class _FlinkProcess(Component):
             "restart-strategy.exponential-delay.backoff-multiplier": 2.0,
             "restart-strategy.exponential-delay.reset-backoff-threshold": "1 min",
             "restart-strategy.exponential-delay.attempts-before-reset-backoff": 1000000,
-            "state.backend.type": "rocksdb",
+            # the jobs say theirs (--state.backend); this is the SQL gateway's statements'
+            "state.backend.type": self.s.get("TALLY_FLINK_STATE_BACKEND"),
+            "taskmanager.memory.managed.fraction": float(self.s.get("TALLY_FLINK_MANAGED_FRACTION")),
             # Flink 1.20's names (the state.* ones are deprecated: a warning at every job submission)
             "execution.checkpointing.incremental": "true",
             "execution.checkpointing.dir": f"file://{data / 'checkpoints'}",

@@ -84,3 +84,44 @@ def test_a_rescaled_job_keeps_its_parallelism_and_others_take_the_setting(tmp_pa
     j.scale.write_text(json.dumps({"tally-counter-rollup": 2}))
     assert j.parallelism_of("tally-counter-rollup") == 2
     assert j.parallelism_of("tally-timeseries-writer") == 1
+
+
+def deployments_of(j: Jobs, monkeypatch) -> list[tuple]:
+    """ensure_deployed with the cluster running no job: what it deploys (job, from, backend)."""
+    calls = []
+    monkeypatch.setattr(j, "running", lambda name: None)
+    monkeypatch.setattr(j, "prune_checkpoints", lambda name: None)
+    monkeypatch.setattr(
+        j, "deploy", lambda spec, restore=None, backend=None: calls.append((spec.name, restore, backend))
+    )
+    monkeypatch.setattr(j, "stop_with_savepoint", lambda name: calls.append((name, "stopped")) or "file:/sp/canonical")
+    j.ensure_deployed()
+    return [c for c in calls if c[0] == "tally-counter-rollup"]
+
+
+def test_a_checkpoint_of_another_state_backend_is_moved_across_through_a_savepoint(tmp_path, monkeypatch):
+    j = jobs_at(tmp_path)
+    assert j.backend() == "hashmap"
+    j.job_ids.write_text(json.dumps({"tally-counter-rollup": ["last"]}))
+    chk = checkpoint(j, "last", 4, mtime=1000)
+    # a deployment recorded before the setting existed ran on RocksDB: its native checkpoint
+    # restores only there, so the job runs once on RocksDB from it and stops with a savepoint
+    assert deployments_of(j, monkeypatch) == [
+        ("tally-counter-rollup", str(chk), "rocksdb"),
+        ("tally-counter-rollup", "stopped"),
+        ("tally-counter-rollup", "file:/sp/canonical", None),
+    ]
+
+
+def test_a_checkpoint_of_the_same_state_backend_restores_directly(tmp_path, monkeypatch):
+    j = jobs_at(tmp_path)
+    j.job_ids.write_text(json.dumps({"tally-counter-rollup": ["last"]}))
+    j.backends.write_text(json.dumps({"last": "hashmap"}))
+    chk = checkpoint(j, "last", 4, mtime=1000)
+    assert deployments_of(j, monkeypatch) == [("tally-counter-rollup", str(chk), None)]
+
+
+def test_the_state_backend_setting_is_checked(tmp_path):
+    j = Jobs(Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_FLINK_STATE_BACKEND": "memory"}), log=lambda *_: None)
+    with pytest.raises(ValueError, match="TALLY_FLINK_STATE_BACKEND='memory'"):
+        j.backend()

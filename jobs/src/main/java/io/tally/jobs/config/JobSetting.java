@@ -22,7 +22,9 @@ public record JobSetting(String name, Kind kind, String defaultValue, String des
         /** A whole number >= 0. */
         COUNT,
         /** A number > 0. */
-        RATIO
+        RATIO,
+        /** A Flink state backend Tally's jobs run on: hashmap or rocksdb. */
+        STATE_BACKEND
     }
 
     public JobSetting {
@@ -60,6 +62,11 @@ public record JobSetting(String name, Kind kind, String defaultValue, String des
                 }
             }
             case PORT -> port(name, value, value);
+            case STATE_BACKEND -> {
+                if (!value.equals("hashmap") && !value.equals("rocksdb")) {
+                    throw bad(name, value, "must be hashmap or rocksdb");
+                }
+            }
             case MILLIS -> range(name, value, 1, 7L * 24 * 3600 * 1000);
             case COUNT -> range(name, value, 0, Long.MAX_VALUE);
             case RATIO -> {

@@ -12,6 +12,19 @@ public final class JobSettings {
             new JobSetting("registry.url", Kind.URL, "http://127.0.0.1:8085", "the schema registry");
     public static final JobSetting CHECKPOINT_INTERVAL_MS =
             new JobSetting("checkpoint.interval.ms", Kind.MILLIS, "5000", "exactly-once checkpoint interval");
+    /**
+     * Where a job keeps its state. hashmap: on the TaskManager's heap, snapshotted whole at each
+     * checkpoint; Tally's states are small or short-lived (a counter's rollup, dedup ids until the
+     * rollup passes them, a container's windows), and RocksDB's memtable flushes and compactions
+     * at every checkpoint were over half of the TaskManager's CPU. rocksdb: state larger than the
+     * heap (millions of counters), incremental checkpoints. A retained checkpoint restores only
+     * into the backend that took it; a savepoint (canonical format) into either.
+     */
+    public static final JobSetting STATE_BACKEND = new JobSetting(
+            "state.backend",
+            Kind.STATE_BACKEND,
+            "hashmap",
+            "hashmap (state on the heap) or rocksdb (state larger than the heap, incremental checkpoints)");
     /** The consumer group of a job's source, by default the job's name. */
     public static JobSetting groupId(String job) {
         return new JobSetting(
@@ -56,6 +69,7 @@ public final class JobSettings {
                 REGISTRY_URL,
                 groupId(job),
                 CHECKPOINT_INTERVAL_MS,
+                STATE_BACKEND,
                 fetchMaxWaitMs(fetchMaxWaitMs),
                 FETCH_MIN_BYTES);
     }

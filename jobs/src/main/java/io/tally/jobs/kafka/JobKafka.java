@@ -7,7 +7,9 @@ import io.tally.serde.SchemaRegistryClient;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
+import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
@@ -52,6 +54,9 @@ public final class JobKafka {
         // job's state from it (counts, dedup ids, pending events) instead of starting empty
         env.getCheckpointConfig()
                 .setExternalizedCheckpointRetention(ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
+        Configuration backend = new Configuration();
+        backend.set(StateBackendOptions.STATE_BACKEND, args.text(JobSettings.STATE_BACKEND));
+        env.configure(backend);
         return env;
     }
 

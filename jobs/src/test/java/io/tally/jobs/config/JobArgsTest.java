@@ -22,6 +22,20 @@ class JobArgsTest {
     }
 
     @Test
+    void everyJobTakesItsStateBackendHeapByDefault() {
+        for (var job : List.of(TimeSeriesWriterJob.SETTINGS, CounterRollupJob.SETTINGS, NoisyNeighborJob.SETTINGS)) {
+            assertThat(JobArgs.parse("j", job, new String[0]).text(JobSettings.STATE_BACKEND))
+                    .isEqualTo("hashmap");
+            assertThat(JobArgs.parse("j", job, new String[] {"--state.backend", "rocksdb"})
+                            .text(JobSettings.STATE_BACKEND))
+                    .isEqualTo("rocksdb");
+        }
+        assertThatThrownBy(() -> JobArgs.parse(
+                        CounterRollupJob.NAME, CounterRollupJob.SETTINGS, new String[] {"--state.backend", "memory"}))
+                .hasMessageContaining("--state.backend memory: must be hashmap or rocksdb");
+    }
+
+    @Test
     void anUnknownArgumentIsAnErrorNamingIt() {
         // the launcher once passed Elasticsearch settings to every job, and they were ignored
         assertThatThrownBy(() -> JobArgs.parse(CounterRollupJob.NAME, CounterRollupJob.SETTINGS, new String[] {
