@@ -31,7 +31,7 @@ class JobSpec:
             "--registry.url",
             f"http://{h}:{s.port('TALLY_REGISTRY_PORT')}",
             "--checkpoint.interval.ms",
-            "2000",
+            s.get("TALLY_FLINK_CHECKPOINT_INTERVAL_MS"),
             "--state.backend",
             s.get("TALLY_FLINK_STATE_BACKEND"),
         ]

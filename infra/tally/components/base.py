@@ -124,11 +124,16 @@ class Component:
         )
         return path
 
-    def jmx_agent(self, port: int, rules: str = "- pattern: '.*'\n") -> str:
-        """-javaagent flag for the Prometheus JMX exporter, bound to the stack host."""
+    def jmx_agent(self, port: int, rules: str = "- pattern: '.*'\n", include: tuple[str, ...] = ()) -> str:
+        """-javaagent flag for the Prometheus JMX exporter, bound to the stack host. `include`:
+        the only MBeans it reads (ObjectName patterns); without it every MBean is read at each
+        scrape and the rules drop what they do not match afterwards."""
         cfg = self.conf_dir / "jmx-exporter.yaml"
         cfg.parent.mkdir(parents=True, exist_ok=True)
-        cfg.write_text("lowercaseOutputName: true\nrules:\n" + rules)
+        names = "".join(f"  - '{n}'\n" for n in include)
+        cfg.write_text(
+            "lowercaseOutputName: true\n" + (f"includeObjectNames:\n{names}" if include else "") + "rules:\n" + rules
+        )
         agent = jar(self.s.dist("jmx-exporter") / "lib", "jmx_prometheus_javaagent")
         return f"-javaagent:{agent}={self.host}:{port}:{cfg}"
 

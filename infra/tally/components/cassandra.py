@@ -173,6 +173,9 @@ dynamic_snitch: false
                 self.ports()["metrics"],
                 "- pattern: 'org.apache.cassandra.metrics<type=(\\\\w+), name=(\\\\w+)><>(Count|Value)'\n"
                 "  name: cassandra_$1_$2\n",
+                # the rule's MBeans only: a scrape read every table's (thousands with the slice
+                # tables) and took 0.66 s of Cassandra's time every 15 s for 104 samples
+                include=("org.apache.cassandra.metrics:type=*,name=*",),
             ),
             f"-Dcassandra.config=file://{self.conf_dir}/cassandra.yaml",
             f"-Dlogback.configurationFile={self.conf_dir}/logback.xml",
