@@ -281,6 +281,43 @@ def test_counts_stay_exact_when_the_whole_flink_cluster_is_killed(stack, gw, cql
     fault_run(gw, cql, kill_flink)
 
 
+def state_backend(jobs, name: str) -> str:
+    job = jobs.running(name)
+    return jobs.rest.call("GET", f"/jobs/{job['jid']}/checkpoints/config")["state_backend"]
+
+
+@pytest.mark.disruptive
+def test_counts_stay_exact_when_a_rocksdb_checkpoint_is_moved_to_the_heap_backend(
+    stack, settings, gw, cql, jobs, wait_healthy
+):
+    """A stack upgraded across the change of state backend while it was down: the rollup job's
+    last deployment ran on RocksDB and the whole Flink cluster dies, so `./tally up` finds only a
+    native RocksDB checkpoint, which the heap backend cannot restore. It runs the job once more on
+    RocksDB from it, stops it with a canonical savepoint and deploys it on the heap from that:
+    every pending event (it_counters' 30 s window keeps the whole run pending) and its rollup
+    timer survives, and the counts are exact."""
+    from tally.jobs import Jobs
+    from tally.settings import Settings
+
+    assert jobs.backend() == "hashmap"
+    rocks = Jobs(Settings.load({**os.environ, "TALLY_FLINK_STATE_BACKEND": "rocksdb"}), log=lambda *_: None)
+    rocks.stop_with_savepoint(ROLLUP)  # heap -> canonical savepoint -> RocksDB: the other way
+    rocks.resume(ROLLUP)
+    assert state_backend(jobs, ROLLUP) == "EmbeddedRocksDBStateBackend"
+
+    def kill_flink_and_up():
+        time.sleep(6)  # a checkpoint (every 5 s) on RocksDB with the run's events pending
+        kill_9(stack, "flink-taskmanager", "flink-jobmanager")
+        time.sleep(2)
+        stack.up()
+        wait_healthy()
+        assert "/chk-" in jobs.restore_point(ROLLUP)
+        assert ROLLUP in jobs.ensure_deployed()
+
+    fault_run(gw, cql, kill_flink_and_up)
+    assert state_backend(jobs, ROLLUP) == "HashMapStateBackend"
+
+
 @pytest.mark.disruptive
 def test_counts_stay_exact_across_a_broker_restart(stack, gw, cql, jobs, wait_healthy):
     def restart_broker():
