@@ -266,15 +266,21 @@ def wait_quiet(stack: Stack, cpu: StackCpu, idle_total: float, say, least_s: flo
 
 
 def measure(
-    cpu: StackCpu, idle: dict[str, float], load: Callable[[], int], drain: Callable[[], float]
-) -> tuple[dict[str, float], float, int, float]:
-    """(CPU seconds of each component over the span, less its idle CPU; the span's seconds;
-    operations; seconds of drain) of one load and its drain."""
+    cpu: StackCpu, idle_s: float, load: Callable[[], int], drain: Callable[[dict], float]
+) -> tuple[dict[str, float], float, int, float, dict[str, float]]:
+    """(CPU seconds of each component over the span of one load and its drain, less its idle
+    CPU; the span's seconds; operations; seconds of drain; the idle cores subtracted). Idle is
+    each component's CPU over `idle_s` just before the load and just after the drain, averaged:
+    the stack's background (compactions, checkpoints, its own scheduler samples) drifts, and one
+    window alone moved a figure by more than the operation's own cost."""
+    before = cpu.rate(idle_s)
     a, t0 = cpu.read(), time.monotonic()
     ops = load()
-    drained = drain()
+    drained = drain(before)
     b, wall = cpu.read(), time.monotonic() - t0
-    return {c: b[c] - a[c] - idle[c] * wall for c in cpu.components}, wall, ops, drained
+    after = cpu.rate(idle_s)
+    idle = {c: (before[c] + after[c]) / 2 for c in cpu.components}
+    return {c: b[c] - a[c] - idle[c] * wall for c in cpu.components}, wall, ops, drained, idle
 
 
 def fill_read_id(stack: Stack, run: str, say) -> None:
@@ -308,7 +314,7 @@ def fill_read_id(stack: Stack, run: str, say) -> None:
     raise RuntimeError(f"the read benchmark's {READ_EVENTS:,} events were not readable and searchable in 5 minutes")
 
 
-def bench_cost(stack: Stack, say, seconds: float = 20, idle_s: float = 10, runs: int = 3, only: str = "") -> dict:
+def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs: int = 3, only: str = "") -> dict:
     exe = vegeta(stack)
     gw = stack.component("gateway").url()
     cpu = StackCpu(stack)
@@ -345,15 +351,17 @@ def bench_cost(stack: Stack, say, seconds: float = 20, idle_s: float = 10, runs:
             fill_read_id(stack, run, say)
         for o in ops:
             wait_quiet(stack, cpu, idle_total, say, timeout=120)
-            idle = cpu.rate(idle_s)
 
             def load(o=o, run=run) -> int:
                 rep = attack_lazy(exe, gw + o.path, lambda i: o.body(run, i), o.rate, seconds)
                 load.report = rep
                 return round(rep["requests"] * rep["success"]) * o.per_request
 
-            net, wall, n, drained = measure(
-                cpu, idle, load, lambda o=o: wait_quiet(stack, cpu, sum(idle.values()), say, least_s=o.drain_s)
+            net, wall, n, drained, idle = measure(
+                cpu,
+                idle_s,
+                load,
+                lambda before, o=o: wait_quiet(stack, cpu, sum(before.values()), say, least_s=o.drain_s),
             )
             rep = load.report
             entry = _entry(net, wall, n, idle, drained)
@@ -372,7 +380,6 @@ def bench_cost(stack: Stack, say, seconds: float = 20, idle_s: float = 10, runs:
                 result["idle_cores"][c].append(idle[c])
         # the floor: Kafka's own producer at the same kind of load, its process in a cgroup of its own
         wait_quiet(stack, cpu, idle_total, say, timeout=120)
-        idle = cpu.rate(idle_s)
         records = int(FLOOR_RATE * seconds)
         p0 = usage(producer)
 
@@ -387,8 +394,8 @@ def bench_cost(stack: Stack, say, seconds: float = 20, idle_s: float = 10, runs:
             )["line"]
             return records
 
-        net, wall, n, drained = measure(
-            cpu, idle, floor_load, lambda: wait_quiet(stack, cpu, sum(idle.values()), say, least_s=2)
+        net, wall, n, drained, idle = measure(
+            cpu, idle_s, floor_load, lambda before: wait_quiet(stack, cpu, sum(before.values()), say, least_s=2)
         )
         entry = _entry(net, wall, n, idle, drained)
         entry["us_per_op"]["producer-performance"] = (usage(producer) - p0) / n * 1e6

@@ -23,6 +23,8 @@ def rows(out: Path) -> list[tuple[str, str, str, str, str]]:
     found: list[tuple[str, str, str, str, str]] = []
     missing = "not measured yet"
 
+    found.extend(_cost_rows(_load(out, "cost")))
+
     getcount = _load(out, "getcount")
     for kind in ("EVENTUAL", "ACCURATE"):
         figure = f"GetCount p99 at 2,000 req/s over 100,000 counters, {kind}"
@@ -151,6 +153,41 @@ def rows(out: Path) -> list[tuple[str, str, str, str, str]]:
         )
     else:
         found.append((figure, "< 1% of a core", missing, "", "runq"))
+    return found
+
+
+def _cost_rows(cost: dict | None) -> list[tuple[str, str, str, str, str]]:
+    """The CPU budget of the cost issue: whole-stack µs of CPU an operation, and the idle stack."""
+    found = []
+    ops = (cost or {}).get("operations", {})
+    for op, figure, total, parts in (
+        (
+            "addcount_eventual",
+            "durable AddCount (EVENTUAL), whole-stack CPU per increment",
+            150,
+            {"flink-taskmanager": 50, "gateway": 40},
+        ),
+        ("getcount", "GetCount, whole-stack CPU per read", 25, {}),
+        ("timeseries_10", "TimeSeries event (batches of 10), whole-stack CPU per event", 80, {}),
+    ):
+        goal = f"<= {total} µs" + "".join(f", {c} <= {v}" for c, v in parts.items())
+        o = ops.get(op)
+        if not o or not o.get("runs"):
+            found.append((figure, goal, "not measured yet", "", "cost"))
+            continue
+        met = o["us_per_op_total"]["median"] <= total and all(
+            o["us_per_op"][c]["median"] <= v for c, v in parts.items()
+        )
+        shown = f"{_range(o['us_per_op_total'], 0)} µs" + "".join(
+            f", {c} {_range(o['us_per_op'][c], 0)}" for c in parts
+        )
+        found.append((figure, goal, shown, _yes(met), "cost"))
+    figure = "the idle stack's CPU (every server up, the jobs running, nothing asked)"
+    if cost and "idle_cores_total" in cost:
+        idle = cost["idle_cores_total"]
+        found.append((figure, "<= 0.25 cores", f"{idle:.2f} cores", _yes(idle <= 0.25), "cost"))
+    else:
+        found.append((figure, "<= 0.25 cores", "not measured yet", "", "cost"))
     return found
 
 

@@ -56,7 +56,7 @@ def test_the_goals_table_says_what_is_missing_met_or_not(tmp_path):
     from tally.bench_goals import table
 
     empty = table(tmp_path)
-    assert empty.count("not measured yet") == 12
+    assert empty.count("not measured yet") == 16
     (tmp_path / "reads.json").write_text(json.dumps({"rates": rates()}))
     (tmp_path / "gateway.json").write_text(json.dumps({"ratio_events_per_s_to_ceiling": 0.61}))
     lines = table(tmp_path).splitlines()
@@ -136,3 +136,69 @@ def test_the_runq_report_summarises_each_setting_and_draws_the_side_by_side(tmp_
     assert "median of 3 runs" in table and "Measured T" in table
     png = bench_runq.plot(report, tmp_path / "runq.png")
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def cost_report() -> dict:
+    def run(total: float, gateway: float) -> dict:
+        return {
+            "us_per_op": {"gateway": gateway, "flink-taskmanager": total - gateway - 10, "postgres": 10.0},
+            "us_per_op_total": total,
+            "p50_ms": 1.0,
+            "p99_ms": 9.0,
+            "success": 1.0,
+        }
+
+    report = {
+        "seconds": 30,
+        "runs": 3,
+        "measured_at": "T",
+        "commit": "abc123",
+        "components": ["gateway", "flink-taskmanager", "postgres"],
+        "idle_cores": {"gateway": [0.02, 0.03, 0.02], "flink-taskmanager": [0.1, 0.2, 0.15], "postgres": [0.0] * 3},
+        "operations": {
+            "addcount_eventual": {
+                "label": "durable AddCount",
+                "rate": 1000,
+                "per_request": 1,
+                "runs": [run(300, 100), run(200, 50), run(250, 60)],
+            },
+            "timeseries_10": {"label": "TimeSeries", "rate": 200, "per_request": 10, "runs": [run(70, 20)] * 3},
+        },
+        "floor": {"runs": [{"us_per_op": {"kafka": 30.0, "producer-performance": 170.0}, "us_per_op_total": 200.0}]},
+    }
+    from tally.bench_cost import _summarise
+
+    _summarise(report)
+    return report
+
+
+def test_the_cost_table_shows_each_operation_by_component_against_the_floor():
+    from tally.bench_cost import table
+
+    report = cost_report()
+    assert report["operations"]["addcount_eventual"]["us_per_op_total"] == summary([300, 200, 250])
+    text = table(report)
+    line = next(row for row in text.splitlines() if row.startswith("| durable AddCount"))
+    assert "**250 (200-300)**" in line and "| 60 (50-100) |" in line and "| 1.2 |" in line  # 250 / 200
+    assert "2,000 events/s" in text  # a TimeSeries row's rate is in events
+    assert "commit `abc123`" in text and "0.17 cores" in text  # idle: medians 0.02 + 0.15 + 0
+
+
+def test_the_cost_goals_are_judged_by_the_medians(tmp_path):
+    import json
+
+    from tally.bench_goals import rows
+
+    (tmp_path / "cost.json").write_text(json.dumps(cost_report()))
+    got = {figure: (measured, met) for figure, _, measured, met, _ in rows(tmp_path)}
+    addcount = got["durable AddCount (EVENTUAL), whole-stack CPU per increment"]
+    assert addcount[0].startswith("250 (200-300) µs") and addcount[1] == "**not met**"
+    assert got["TimeSeries event (batches of 10), whole-stack CPU per event"][1] == "met"
+    assert got["the idle stack's CPU (every server up, the jobs running, nothing asked)"] == ("0.17 cores", "met")
+
+
+def test_the_cost_plot_is_a_png(tmp_path):
+    from tally.bench_cost import plot
+
+    png = plot(cost_report(), tmp_path / "cost.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
