@@ -52,6 +52,7 @@ class Gateway(JavaService):
             "TALLY_CONTROL_POSTGRES_PASSWORD": self.s.get("TALLY_CONTROL_ADMIN_PASSWORD"),
             "TALLY_CONNECT_URL": f"http://{self.host}:{self.s.port('TALLY_CONNECT_PORT')}",
             "TALLY_GATEWAY_ADMIN_TOKEN": self.s.admin_token(),
+            "TALLY_GATEWAY_PRODUCER_COMPRESSION": self.s.get("TALLY_GATEWAY_PRODUCER_COMPRESSION"),
             "TALLY_CASSANDRA_CONTACT": ",".join(
                 f"{h}:{self.s.port('TALLY_CASSANDRA_PORT')}" for h in self.s.cassandra_hosts()
             ),

@@ -39,7 +39,7 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.get(GatewayConfig.BOOTSTRAP));
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, config.get(GatewayConfig.COMPRESSION));
         p.put(ProducerConfig.LINGER_MS_CONFIG, config.intOf(GatewayConfig.LINGER_MS));
         p.put(ProducerConfig.BATCH_SIZE_CONFIG, 128 * 1024);
         // Kafka's default, stated: max.event.bytes keeps every event under it, so the broker and the

@@ -86,6 +86,11 @@ public final class GatewayConfig {
             "TALLY_GATEWAY_PRODUCER_LINGER_MS",
             "5",
             "How long the producer waits to fill a batch (latency vs. throughput).");
+    public static final Field COMPRESSION = new Field(
+            "producer.compression.type",
+            "TALLY_GATEWAY_PRODUCER_COMPRESSION",
+            "lz4",
+            "Compression of the records the gateway produces (none, gzip, snappy, lz4, zstd).");
     public static final Field SYNC_TIMEOUT_MS = new Field(
             "sync.timeout.ms",
             "TALLY_GATEWAY_SYNC_TIMEOUT_MS",
@@ -166,13 +171,17 @@ public final class GatewayConfig {
         MAX_ID,
         BUFFER_BYTES,
         LINGER_MS,
+        COMPRESSION,
         SYNC_TIMEOUT_MS,
         DELIVERY_TIMEOUT_MS,
         TOKEN_CACHE
     };
 
+    private static final List<String> COMPRESSIONS = List.of("none", "gzip", "snappy", "lz4", "zstd");
+
     private static final List<Field> TEXT = List.of(
             HOST,
+            COMPRESSION,
             BOOTSTRAP,
             REGISTRY,
             CASSANDRA,
@@ -200,6 +209,10 @@ public final class GatewayConfig {
             if (!TEXT.contains(f)) {
                 c.longOf(f);
             }
+        }
+        if (!COMPRESSIONS.contains(c.get(COMPRESSION))) {
+            throw new IllegalArgumentException(
+                    COMPRESSION.name() + "=" + c.get(COMPRESSION) + " is none of " + String.join(", ", COMPRESSIONS));
         }
         return c;
     }

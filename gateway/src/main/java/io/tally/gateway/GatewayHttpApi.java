@@ -21,6 +21,7 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BiFunction;
@@ -321,6 +322,14 @@ final class GatewayHttpApi {
                 answer = handler.apply(RequestJson.body(ctx));
             } catch (ServiceException e) {
                 HttpErrors.send(ctx, e);
+                return;
+            }
+            CompletableFuture<ObjectNode> done = answer.toCompletableFuture();
+            if (done.isDone() && !done.isCompletedExceptionally()) { // the view answered: no hop back to the loop
+                ctx.response()
+                        .setStatusCode(200)
+                        .putHeader("Content-Type", "application/json")
+                        .end(done.join().toString());
                 return;
             }
             answer.whenComplete((reply, err) -> context.runOnContext(v -> {

@@ -5,9 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tally.gateway.service.NamespaceResolver;
 import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
+import io.tally.model.Micros;
 import io.tally.namespace.NamespaceConfig;
 import io.vertx.ext.web.RoutingContext;
-import java.time.Instant;
 import java.time.format.DateTimeParseException;
 
 /** Reading a request's JSON with errors that name the field (400 INVALID_FIELD). */
@@ -97,8 +97,7 @@ final class RequestJson {
             throw ServiceException.invalid("INVALID_FIELD", path + " must be an ISO-8601 timestamp string", path);
         }
         try {
-            Instant t = Instant.parse(v.asText());
-            return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1_000);
+            return Micros.parse(v.asText());
         } catch (DateTimeParseException | ArithmeticException e) {
             throw ServiceException.invalid(
                     "INVALID_FIELD",

@@ -54,6 +54,17 @@ public final class JobSettings {
             "65536",
             "bytes the broker gathers before it answers a fetch of the source (or kafka.fetch.max.wait.ms passes)");
 
+    /**
+     * The jobs' producers (the counter view's rollups and live totals, dead letters) batch for this
+     * long: the client the connector ships (3.9) sends each record at once (linger 0), so every
+     * rollup was a produce request of its own to the broker and a fetch answer to every gateway.
+     */
+    public static final JobSetting PRODUCER_LINGER_MS = new JobSetting(
+            "kafka.producer.linger.ms",
+            Kind.MILLIS,
+            "5",
+            "how long the job's Kafka producers wait to fill a batch (Kafka 4's default; added latency of the view)");
+
     /** The fetch wait as most jobs declare it (its name is what a job's value is looked up by). */
     public static final JobSetting FETCH_MAX_WAIT_MS = fetchMaxWaitMs("50");
 
@@ -71,7 +82,8 @@ public final class JobSettings {
                 CHECKPOINT_INTERVAL_MS,
                 STATE_BACKEND,
                 fetchMaxWaitMs(fetchMaxWaitMs),
-                FETCH_MIN_BYTES);
+                FETCH_MIN_BYTES,
+                PRODUCER_LINGER_MS);
     }
 
     public static final JobSetting CASSANDRA_HOST = new JobSetting(

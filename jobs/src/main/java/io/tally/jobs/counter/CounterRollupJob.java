@@ -71,6 +71,7 @@ public final class CounterRollupJob {
                 KafkaSink.<Long>builder()
                         .setBootstrapServers(bootstrap)
                         .setRecordSerializer(new Heartbeats.Serializer(TOPIC, partitions))
+                        .setKafkaProducerConfig(kafka.producerConfig())
                         .setDeliveryGuarantee(DeliveryGuarantee.NONE)
                         .build(),
                 partitions,

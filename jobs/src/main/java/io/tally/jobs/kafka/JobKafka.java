@@ -6,6 +6,7 @@ import io.tally.serde.RestSchemaRegistryClient;
 import io.tally.serde.SchemaRegistryClient;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
@@ -119,6 +120,7 @@ public final class JobKafka {
         return KafkaSink.<DeadLetterRecord>builder()
                 .setBootstrapServers(bootstrap)
                 .setRecordSerializer(new DeadLetterSerializer(registry()))
+                .setKafkaProducerConfig(producerConfig())
                 .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                 .build();
     }
@@ -128,7 +130,15 @@ public final class JobKafka {
         return KafkaSink.<T>builder()
                 .setBootstrapServers(bootstrap)
                 .setRecordSerializer(new AvroRecordSerializer<>(topic, registry(), toAvro))
+                .setKafkaProducerConfig(producerConfig())
                 .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                 .build();
+    }
+
+    /** What every producer of the job sets (the connector's sinks take it as their producer config). */
+    public Properties producerConfig() {
+        Properties p = new Properties();
+        p.setProperty("linger.ms", String.valueOf(args.number(JobSettings.PRODUCER_LINGER_MS)));
+        return p;
     }
 }

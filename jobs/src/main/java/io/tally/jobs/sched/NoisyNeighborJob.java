@@ -135,12 +135,14 @@ public final class NoisyNeighborJob {
                         .setBootstrapServers(bootstrap)
                         .setRecordSerializer(
                                 new AvroRecordSerializer<>(ALERTS_TOPIC, registry, NoisyNeighborJob::alert))
+                        .setKafkaProducerConfig(kafka.producerConfig())
                         .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                         .build(),
                 KafkaSink.<SchedEvent>builder()
                         .setBootstrapServers(bootstrap)
                         .setRecordSerializer(
                                 new AvroRecordSerializer<>(EVENTS_TOPIC, registry, NoisyNeighborJob::timeSeriesEvent))
+                        .setKafkaProducerConfig(kafka.producerConfig())
                         .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                         .build(),
                 registry,
