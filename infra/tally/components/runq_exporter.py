@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import socket
 import subprocess
 import urllib.request
 from pathlib import Path
 
+from .. import gotoolchain
 from ..settings import REPO
 from .base import Component
 
@@ -18,10 +18,8 @@ SRC = REPO / "connectors" / "runq-exporter"
 
 
 def go_binary() -> str:
-    found = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
-    if not found:
-        raise RuntimeError("Go is not installed (https://go.dev/dl, 1.22 or newer): the runq exporter is built with it")
-    return found
+    """The Go the exporter is built with (installed from the Go module proxy when the machine's is too old)."""
+    return gotoolchain.go_binary()
 
 
 def source_digest() -> str:
