@@ -334,6 +334,14 @@ def cmd_bench(args, settings: Settings) -> int:
     return readme_tables(bench.OUT) if args.name == "all" else 0
 
 
+def cmd_profile(args, settings: Settings) -> int:
+    from .bench_profile import profile
+
+    stack = Stack(settings, say)
+    profile(stack, say, args.component, args.operation, seconds=args.seconds, event=args.event)
+    return 0
+
+
 def bench_options(args, name: str) -> dict:
     """The flags a benchmark takes (cost: --runs, --seconds, --only), those given."""
     if name != "cost":
@@ -417,6 +425,17 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--seconds", type=float, help="cost: seconds of load an operation (default 20)")
     bench.add_argument("--only", help="cost: the operations to measure, comma-separated (default all)")
     bench.set_defaults(fn=cmd_bench)
+    prof = sub.add_parser(
+        "profile",
+        help="async-profiler in a component's JVM under one operation of bench cost (CPU by thread, hot frames)",
+    )
+    prof.add_argument("component", help="a JVM component: gateway, kafka, cassandra, flink-taskmanager, ...")
+    prof.add_argument(
+        "operation", help="an operation of bench cost (addcount_eventual, getcount, timeseries_10, ...) or idle"
+    )
+    prof.add_argument("--seconds", type=float, default=20)
+    prof.add_argument("--event", default="itimer", help="async-profiler's event: itimer (default), cpu, alloc, wall")
+    prof.set_defaults(fn=cmd_profile)
     jobs = sub.add_parser("jobs", help="Tally's Flink jobs on the session cluster")
     jobs.add_argument("action", choices=["list", "deploy", "stop-with-savepoint", "resume", "rescale", "cancel"])
     jobs.add_argument("name", nargs="?", choices=[spec.name for spec in JOBS], help="default: every Tally job")

@@ -1,0 +1,175 @@
+"""`./tally profile`: where one component's CPU goes under one operation of `bench cost`.
+
+async-profiler (Maven Central's tools.profiler:async-profiler, its Linux library) is loaded into
+the running server's JVM with `jcmd <pid> JVMTI.agent_load` while vegeta drives the operation
+(open loop, its `bench cost` rate), and the threads' CPU is read from /proc before and after. The
+result: collapsed stacks under .tally/profiles/ (the input of any flame graph tool) and a summary
+of µs of CPU per operation by thread and the hottest frames. Profiles are for reading, not reports: they
+stay out of bench/out/."""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+import shutil
+import subprocess
+import time
+import uuid
+import zipfile
+from pathlib import Path
+
+from . import bench_cost
+from .bench_http import attack_lazy, vegeta
+from .component_cgroups import v2_mount
+from .fetch import mvn
+from .settings import REPO
+from .stack import Stack
+
+ASYNC_PROFILER = "tools.profiler:async-profiler:4.2:jar:linux-x64"
+WARMUP_S = 5
+
+
+def library(stack: Stack, say) -> Path:
+    """libasyncProfiler.so from Maven Central, unpacked once under the dist folder."""
+    target = stack.s.dist("async-profiler")
+    so = target / "libasyncProfiler.so"
+    if so.exists():
+        return so
+    target.mkdir(parents=True, exist_ok=True)
+    say(f"fetching {ASYNC_PROFILER} with Maven")
+    r = subprocess.run(
+        mvn("dependency:copy", f"-Dartifact={ASYNC_PROFILER}", f"-DoutputDirectory={target}"),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    jars = list(target.glob("async-profiler-*.jar"))
+    if r.returncode != 0 or not jars:
+        raise RuntimeError(f"fetching {ASYNC_PROFILER} failed: {(r.stdout + r.stderr)[-2000:]}")
+    with zipfile.ZipFile(jars[0]) as z:
+        name = next(n for n in z.namelist() if n.endswith("/libasyncProfiler.so"))
+        so.write_bytes(z.read(name))
+    so.chmod(0o644)
+    return so
+
+
+def jvm_pid(stack: Stack, component: str) -> int:
+    """The JVM of a component, from its cgroup (every server runs in tally.containers/<name>)."""
+    cgroup = v2_mount() / stack.s.get("TALLY_RUNQ_CONTAINER_ROOT") / component / "cgroup.procs"
+    for pid in cgroup.read_text().split():
+        if "java" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode():
+            return int(pid)
+    raise RuntimeError(f"{component} runs no JVM (cgroup {cgroup.parent})")
+
+
+def thread_cpu(pid: int) -> dict[str, tuple[str, int, int]]:
+    """Each thread's (name, user ticks, system ticks)."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            name = Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
+            fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+            out[tid] = (name, int(fields[11]), int(fields[12]))
+        except OSError:
+            pass
+    return out
+
+
+def by_thread_group(before: dict, after: dict, ops: int) -> list[tuple[str, float, float]]:
+    """(thread group, µs of CPU per op, of which system) for the threads' CPU between two readings;
+    numbered threads of one pool count as one group."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total: collections.Counter = collections.Counter()
+    system: collections.Counter = collections.Counter()
+    for tid, (name, user, sys_) in after.items():
+        _, user0, sys0 = before.get(tid, (name, 0, 0))
+        group = re.sub(r"\d+", "#", name)
+        total[group] += user - user0 + sys_ - sys0
+        system[group] += sys_ - sys0
+    scale = 1e6 / tick / max(ops, 1)
+    return [(g, v * scale, system[g] * scale) for g, v in total.most_common()]
+
+
+def hottest(collapsed: Path, n: int = 25, inclusive: bool = True) -> list[tuple[float, str]]:
+    """The frames with the most samples, as shares of all samples: on the stack (inclusive, a frame
+    counted once a stack) or at its top (self)."""
+    counts: collections.Counter = collections.Counter()
+    samples = 0
+    for line in collapsed.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        c = int(count)
+        samples += c
+        frames = stack.split(";")[1:]
+        for frame in set(frames) if inclusive else frames[-1:]:
+            counts[frame] += c
+    return [(v / max(samples, 1), f) for f, v in counts.most_common(n)]
+
+
+def agent(pid: int, so: Path, command: str) -> None:
+    jcmd = shutil.which("jcmd") or str(Path(os.path.realpath(shutil.which("java") or "java")).with_name("jcmd"))
+    # jcmd splits its arguments at spaces and commas: the agent's options go quoted, as one
+    r = subprocess.run([jcmd, str(pid), "JVMTI.agent_load", str(so), f'"{command}"'], capture_output=True, text=True)
+    if r.returncode != 0 or "return code: 0" not in r.stdout:
+        raise RuntimeError(f"async-profiler '{command}' failed in {pid}: {r.stdout}{r.stderr}")
+
+
+def profile(stack: Stack, say, component: str, operation: str, seconds: float = 20, event: str = "itimer") -> Path:
+    """Profiles `component` under `operation` of bench cost, or at rest ("idle": nothing asked)."""
+    ops = {o.name: o for o in bench_cost.operations()}
+    if operation != "idle" and operation not in ops:
+        raise RuntimeError(f"no operation {operation!r}; one of: idle, {', '.join(ops)}")
+    so = library(stack, say)
+    pid = jvm_pid(stack, component)
+    out = stack.s.home / "profiles"
+    out.mkdir(parents=True, exist_ok=True)
+    out.chmod(0o777)  # the server writes the profile as its own service user
+    stem = out / f"{component}-{operation}"
+    load = _idle(seconds) if operation == "idle" else _load(stack, say, ops[operation], seconds)
+    say(f"profiling {component} (pid {pid}, {event}) under {operation} for {seconds:g} s ...")
+    agent(pid, so, f"start,event={event},interval=1ms")
+    before, t0 = thread_cpu(pid), time.monotonic()
+    try:
+        n, what = load()
+    finally:
+        after = thread_cpu(pid)
+        agent(pid, so, f"stop,file={stem}.collapsed,collapsed")
+    say(f"{what} in {time.monotonic() - t0:.1f} s")
+    groups = by_thread_group(before, after, n)
+    unit = "µs of CPU a second (1,000,000 = a core)" if operation == "idle" else "µs of CPU an operation"
+    say(f"{component}: {sum(g[1] for g in groups):,.1f} {unit}; by thread (system time in brackets):")
+    for g, us, sys_us in groups[:12]:
+        if us >= 0.5:
+            say(f"  {us:9.1f} ({sys_us:7.1f})  {g}")
+    collapsed = Path(f"{stem}.collapsed")
+    say("hottest frames at the top of the stack (self, share of samples):")
+    for share, frame in hottest(collapsed, 15, inclusive=False):
+        say(f"  {share * 100:5.1f}%  {frame[:140]}")
+    say("hottest frames on the stack (inclusive; the threads' run loops, on most stacks, left out):")
+    for share, frame in [h for h in hottest(collapsed, 60) if h[0] < 0.8][:25]:
+        say(f"  {share * 100:5.1f}%  {frame[:140]}")
+    say(f"collapsed stacks: {stem}.collapsed")
+    return Path(f"{stem}.collapsed")
+
+
+def _idle(seconds: float):
+    def load() -> tuple[int, str]:
+        time.sleep(seconds)
+        return max(1, round(seconds)), "nothing asked"
+
+    return load
+
+
+def _load(stack: Stack, say, op, seconds: float):
+    exe = vegeta(stack)
+    url = stack.component("gateway").url() + op.path
+    run = uuid.uuid4().hex[:8]
+    say(f"warming {op.name} up for {WARMUP_S} s ...")
+    attack_lazy(exe, url, lambda i: op.body("warm" + run, i), op.rate, WARMUP_S)
+
+    def load() -> tuple[int, str]:
+        report = attack_lazy(exe, url, lambda i: op.body(run, i), op.rate, seconds)
+        n = round(report["requests"] * report["success"]) * op.per_request
+        return n, f"{n:,} operations at {op.rate}/s, p99 {report['latencies']['99th'] / 1e6:.1f} ms"
+
+    return load

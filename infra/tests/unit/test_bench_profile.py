@@ -1,0 +1,34 @@
+"""The profile command's arithmetic: CPU by thread group, and the hottest frames of collapsed stacks."""
+
+import os
+
+from tally.bench_profile import by_thread_group, hottest
+
+
+def test_numbered_threads_of_a_pool_count_as_one_group_per_operation():
+    tick = os.sysconf("SC_CLK_TCK")
+    before = {"1": ("vert.x-eventloop-thread-0", 100, 10), "2": ("vert.x-eventloop-thread-1", 0, 0)}
+    after = {
+        "1": ("vert.x-eventloop-thread-0", 100 + tick, 10 + tick // 2),
+        "2": ("vert.x-eventloop-thread-1", tick, 0),
+        "3": ("kafka-producer-network-thread", tick, 0),  # started between the readings
+    }
+    groups = by_thread_group(before, after, ops=1000)
+    per_tick = 1e6 / 1000  # one second of CPU over 1,000 operations
+    as_dict = {g: (us, sys_us) for g, us, sys_us in groups}
+    assert as_dict["vert.x-eventloop-thread-#"] == (2.5 * per_tick, 0.5 * per_tick)
+    assert as_dict["kafka-producer-network-thread"] == (per_tick, 0)
+    assert [g for g, _, _ in groups] == ["vert.x-eventloop-thread-#", "kafka-producer-network-thread"]
+
+
+def test_hottest_counts_a_frame_once_a_stack_and_skips_the_thread(tmp_path):
+    collapsed = tmp_path / "p.collapsed"
+    collapsed.write_text("[main tid=1];a;b;a 3\n[main tid=1];a;c 1\n[other tid=2];c 4\n")
+    shares = dict((f, s) for s, f in hottest(collapsed))
+    assert shares == {"a": 0.5, "c": 0.625, "b": 0.375}
+
+
+def test_self_counts_the_top_frame_only(tmp_path):
+    collapsed = tmp_path / "p.collapsed"
+    collapsed.write_text("[main tid=1];a;b;a 3\n[main tid=1];a;c 1\n[other tid=2];c 4\n")
+    assert dict((f, s) for s, f in hottest(collapsed, inclusive=False)) == {"a": 0.375, "c": 0.625}
