@@ -12,7 +12,6 @@ from __future__ import annotations
 import collections
 import os
 import re
-import shutil
 import subprocess
 import time
 import uuid
@@ -107,9 +106,8 @@ def hottest(collapsed: Path, n: int = 25, inclusive: bool = True) -> list[tuple[
 
 
 def agent(pid: int, so: Path, command: str) -> None:
-    jcmd = shutil.which("jcmd") or str(Path(os.path.realpath(shutil.which("java") or "java")).with_name("jcmd"))
     # jcmd splits its arguments at spaces and commas: the agent's options go quoted, as one
-    r = subprocess.run([jcmd, str(pid), "JVMTI.agent_load", str(so), f'"{command}"'], capture_output=True, text=True)
+    r = subprocess.run(["jcmd", str(pid), "JVMTI.agent_load", str(so), f'"{command}"'], capture_output=True, text=True)
     if r.returncode != 0 or "return code: 0" not in r.stdout:
         raise RuntimeError(f"async-profiler '{command}' failed in {pid}: {r.stdout}{r.stderr}")
 

@@ -326,19 +326,13 @@ final class GatewayHttpApi {
             }
             CompletableFuture<ObjectNode> done = answer.toCompletableFuture();
             if (done.isDone() && !done.isCompletedExceptionally()) { // the view answered: no hop back to the loop
-                ctx.response()
-                        .setStatusCode(200)
-                        .putHeader("Content-Type", "application/json")
-                        .end(done.join().toString());
+                ok(ctx, done.join());
                 return;
             }
             answer.whenComplete((reply, err) -> context.runOnContext(v -> {
                 Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
                 if (cause == null) {
-                    ctx.response()
-                            .setStatusCode(200)
-                            .putHeader("Content-Type", "application/json")
-                            .end(reply.toString());
+                    ok(ctx, reply);
                 } else if (cause instanceof ServiceException e) {
                     HttpErrors.send(ctx, e);
                 } else {
@@ -353,6 +347,13 @@ final class GatewayHttpApi {
                 }
             }));
         });
+    }
+
+    private static void ok(RoutingContext ctx, ObjectNode reply) {
+        ctx.response()
+                .setStatusCode(200)
+                .putHeader("Content-Type", "application/json")
+                .end(reply.toString());
     }
 
     private void handleWrite(

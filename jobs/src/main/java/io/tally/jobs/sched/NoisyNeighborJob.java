@@ -3,7 +3,6 @@ package io.tally.jobs.sched;
 import io.tally.jobs.config.JobArgs;
 import io.tally.jobs.config.JobSetting;
 import io.tally.jobs.config.JobSettings;
-import io.tally.jobs.kafka.AvroRecordSerializer;
 import io.tally.jobs.kafka.AvroRecordSerializer.Keyed;
 import io.tally.jobs.kafka.JobKafka;
 import io.tally.jobs.kafka.RawRecord;
@@ -19,8 +18,6 @@ import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.connector.base.DeliveryGuarantee;
-import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
@@ -113,7 +110,6 @@ public final class NoisyNeighborJob {
             return;
         }
         JobKafka kafka = new JobKafka(p, NAME);
-        String bootstrap = kafka.bootstrap;
         SerializableSupplier<SchemaRegistryClient> registry = kafka.registry();
         StreamExecutionEnvironment env = kafka.environment();
         NoisyNeighborRule rule = new NoisyNeighborRule(
@@ -131,20 +127,8 @@ public final class NoisyNeighborJob {
                         "sched-source",
                         EVENTS_TOPIC,
                         Topics.COUNTER_EVENTS),
-                KafkaSink.<AlertRecord>builder()
-                        .setBootstrapServers(bootstrap)
-                        .setRecordSerializer(
-                                new AvroRecordSerializer<>(ALERTS_TOPIC, registry, NoisyNeighborJob::alert))
-                        .setKafkaProducerConfig(kafka.producerConfig())
-                        .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
-                        .build(),
-                KafkaSink.<SchedEvent>builder()
-                        .setBootstrapServers(bootstrap)
-                        .setRecordSerializer(
-                                new AvroRecordSerializer<>(EVENTS_TOPIC, registry, NoisyNeighborJob::timeSeriesEvent))
-                        .setKafkaProducerConfig(kafka.producerConfig())
-                        .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
-                        .build(),
+                kafka.<AlertRecord>avro(ALERTS_TOPIC, NoisyNeighborJob::alert),
+                kafka.<SchedEvent>avro(EVENTS_TOPIC, NoisyNeighborJob::timeSeriesEvent),
                 registry,
                 Duration.ofMillis(p.number(WINDOW_SIZE_MS)),
                 Duration.ofMillis(p.number(WINDOW_SLIDE_MS)),
