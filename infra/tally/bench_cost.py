@@ -49,6 +49,7 @@ class Operation:
     per_request: int  # operations a request counts for (events of a TimeSeries batch)
     body: Callable[[str, int], dict]  # (run id, i) -> the i-th request's JSON
     drain_s: float  # the least wait after the load: a rollup comes an accept window later
+    reads: str = ""  # the operation whose writes (same run id) this one reads; bench cost runs it first
 
 
 def token(run: str, i: int) -> dict:
@@ -149,7 +150,16 @@ def operations() -> list[Operation]:
             add_count("page_hits", durable=False),
             5,
         ),
-        Operation("getcount", "GetCount (EVENTUAL, the counters above)", counter + "GetCount", 2000, 1, get_count, 2),
+        Operation(
+            "getcount",
+            "GetCount (EVENTUAL, the counters above)",
+            counter + "GetCount",
+            2000,
+            1,
+            get_count,
+            2,
+            reads="addcount_eventual",
+        ),
         Operation(
             "addandgetcount",
             "AddAndGetCount, ACCURATE (ad_clicks), 1,000 counters",

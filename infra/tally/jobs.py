@@ -46,6 +46,9 @@ class JobSpec:
             args += ["--cassandra.consistency", s.get("TALLY_CASSANDRA_CONSISTENCY")]
             args += ["--cassandra.replication.strategy", s.get("TALLY_CASSANDRA_REPLICATION_STRATEGY")]
             args += ["--cassandra.replication.factor", s.get("TALLY_CASSANDRA_REPLICATION_FACTOR")]
+            args += ["--cassandra.batch.partitions", s.get("TALLY_CASSANDRA_BATCH_PARTITIONS")]
+            args += ["--cassandra.batch.bytes", s.get("TALLY_CASSANDRA_BATCH_BYTES")]
+            args += ["--cassandra.batch.linger.ms", s.get("TALLY_CASSANDRA_BATCH_LINGER_MS")]
         if "elasticsearch" in self.stores:
             args += [
                 "--elasticsearch.url",

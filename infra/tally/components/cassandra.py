@@ -145,8 +145,9 @@ read_request_timeout: 10000ms
 range_request_timeout: 20000ms
 write_request_timeout: 5000ms
 request_timeout: 20000ms
-batch_size_warn_threshold: 64KiB
+batch_size_warn_threshold: {max(64, -(-int(self.s.get("TALLY_CASSANDRA_BATCH_BYTES")) // 1024))}KiB
 batch_size_fail_threshold: 640KiB
+unlogged_batch_across_partitions_warn_threshold: {max(10, int(self.s.get("TALLY_CASSANDRA_BATCH_PARTITIONS")))}
 dynamic_snitch: false
 """)
         (self.conf_dir / "logback.xml").write_text("""<configuration>

@@ -19,6 +19,7 @@ import io.tally.namespace.NamespaceCatalog;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.RestSchemaRegistryClient;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import io.vertx.core.http.HttpServer;
 import io.vertx.ext.web.Router;
 import java.time.Duration;
@@ -141,7 +142,8 @@ public final class GatewayMain {
                         new NamespaceAdmin(store, catalog, name -> keyspaceLeft(cassandra, name)),
                         new AdminToken(config.get(GatewayConfig.ADMIN_TOKEN))));
 
-        Vertx vertx = Vertx.vertx();
+        // epoll where Netty's native library loads (Linux x86_64), else the JDK's selector
+        Vertx vertx = Vertx.vertx(new VertxOptions().setPreferNativeTransport(true));
         Router router = api.router(vertx);
         List<HttpServer> servers = new ArrayList<>();
         int loops = Math.max(1, Runtime.getRuntime().availableProcessors());
@@ -154,10 +156,11 @@ public final class GatewayMain {
                     .get());
         }
         LOG.info(
-                "gateway listening on http://{}:{} ({} event loops)",
+                "gateway listening on http://{}:{} ({} event loops, {} transport)",
                 config.get(GatewayConfig.HOST),
                 servers.get(0).actualPort(),
-                loops);
+                loops,
+                vertx.isNativeTransportEnabled() ? "native epoll" : "JDK NIO");
 
         Runtime.getRuntime()
                 .addShutdownHook(new Thread(

@@ -16,9 +16,11 @@ import java.util.Set;
 /**
  * The jobs' Cassandra: its contact points, the consistency level of every read and write, and
  * how the keyspaces the jobs create are replicated (their local datacenter included). One node
- * by default (ONE, SimpleStrategy 1); a cluster: NetworkTopologyStrategy 3 at LOCAL_QUORUM.
+ * by default (ONE, SimpleStrategy 1); a cluster: NetworkTopologyStrategy 3 at LOCAL_QUORUM. And
+ * how the sinks batch their writes for it (its batch warning thresholds bound them).
  */
-public record CassandraEndpoint(List<String> hosts, int port, String consistency, KeyspaceReplication replication)
+public record CassandraEndpoint(
+        List<String> hosts, int port, String consistency, KeyspaceReplication replication, WriteBatching batching)
         implements Serializable {
     /** The levels a write or read of the jobs may ask for (the driver's names). */
     static final Set<String> CONSISTENCY_LEVELS =
@@ -37,7 +39,7 @@ public record CassandraEndpoint(List<String> hosts, int port, String consistency
 
     /** One node at ONE: the local stack's, and tests'. */
     public static CassandraEndpoint oneNode(String host, int port) {
-        return new CassandraEndpoint(List.of(host), port, "ONE", KeyspaceReplication.ONE_NODE);
+        return new CassandraEndpoint(List.of(host), port, "ONE", KeyspaceReplication.ONE_NODE, WriteBatching.STOCK);
     }
 
     /** From a job's cassandra.* arguments. */
@@ -51,7 +53,11 @@ public record CassandraEndpoint(List<String> hosts, int port, String consistency
                 new KeyspaceReplication(
                         args.text(JobSettings.CASSANDRA_REPLICATION_STRATEGY),
                         (int) args.number(JobSettings.CASSANDRA_REPLICATION_FACTOR),
-                        args.text(JobSettings.CASSANDRA_DATACENTER)));
+                        args.text(JobSettings.CASSANDRA_DATACENTER)),
+                new WriteBatching(
+                        (int) args.number(JobSettings.CASSANDRA_BATCH_PARTITIONS),
+                        args.number(JobSettings.CASSANDRA_BATCH_BYTES),
+                        args.number(JobSettings.CASSANDRA_BATCH_LINGER_MS)));
     }
 
     /**

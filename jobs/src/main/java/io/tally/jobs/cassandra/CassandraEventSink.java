@@ -20,7 +20,7 @@ import org.apache.flink.api.connector.sink2.SinkWriter;
  * and every write an idempotent upsert, a restart replays at most the records after the last
  * checkpoint and rewrites identical rows: the stored effect is exactly once.
  *
- * <p>Rows of one partition that arrive within {@link #LINGER_MS} of each other go as one
+ * <p>Rows of one partition that arrive within the batching's linger ({@link WriteBatching}) of each other go as one
  * unlogged single-partition batch ({@link PartitionBatches}; whole events, bounded in rows and
  * bytes): one mutation instead of one per row (for TimeSeries one insert per item before). Small
  * partition groups of the same window then share a batch with others on the same replicas
@@ -35,8 +35,6 @@ public class CassandraEventSink implements Sink<EventRow> {
         this.maxInFlight = maxInFlight;
     }
 
-    /** How long a row waits for others of its partition before its batch is sent. */
-    static final long LINGER_MS = 5;
     /** A batch's bounds (single-partition batches are exempt from Cassandra's batch size limits, CASSANDRA-10876). */
     static final int BATCH_ROWS = 100;
 
@@ -50,6 +48,7 @@ public class CassandraEventSink implements Sink<EventRow> {
         return new Writer(
                 new AsyncCqlWrites(cassandra, maxInFlight).measuredBy(context.metricGroup()),
                 cassandra.replication(),
+                cassandra.batching(),
                 context.getProcessingTimeService());
     }
 
@@ -60,23 +59,26 @@ public class CassandraEventSink implements Sink<EventRow> {
         private final PartitionBatches<BoundStatement> batches;
         private final ReplicaBatches<BoundStatement> replicaBatches;
         private final ProcessingTimeService time;
+        private final long lingerMs;
         private boolean lingering;
 
-        Writer(AsyncCqlWrites writes, KeyspaceReplication replication, ProcessingTimeService time) {
+        Writer(
+                AsyncCqlWrites writes,
+                KeyspaceReplication replication,
+                WriteBatching batching,
+                ProcessingTimeService time) {
             this.writes = writes;
             this.tables = new SliceTables(writes.session(), replication);
             this.time = time;
-            this.replicaBatches = new ReplicaBatches<>(
-                    ReplicaBatches.MAX_PARTITIONS,
-                    ReplicaBatches.MAX_BYTES,
-                    (rows, partitions) -> writes.submitAll(rows));
+            this.lingerMs = batching.lingerMs();
+            this.replicaBatches = batching.replicaBatches((rows, partitions) -> writes.submitAll(rows));
             this.batches = new PartitionBatches<>(
                     BATCH_ROWS,
                     BATCH_BYTES,
                     batch -> replicaBatches.add(writes.replicasOf(batch.rows().get(0)), batch.rows(), batch.bytes()));
         }
 
-        /** Sends what waited LINGER_MS (runs in the task's mailbox thread, as write does). */
+        /** Sends what waited the linger (runs in the task's mailbox thread, as write does). */
         private void lingered(long now) throws IOException, InterruptedException {
             lingering = false;
             batches.flush();
@@ -121,7 +123,7 @@ public class CassandraEventSink implements Sink<EventRow> {
                 batches.flush();
             } else if (!lingering) {
                 lingering = true;
-                time.registerTimer(time.getCurrentProcessingTime() + LINGER_MS, this::lingered);
+                time.registerTimer(time.getCurrentProcessingTime() + lingerMs, this::lingered);
             }
         }
 

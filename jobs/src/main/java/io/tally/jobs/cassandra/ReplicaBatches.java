@@ -13,19 +13,13 @@ import java.util.Map;
  * holds about one row per partition: single-partition batches were single inserts, a request and
  * a mutation path each. A batch whose partitions all live on its (token-aware) coordinator costs
  * one request; each partition is still its own atomic mutation, so an event (one partition) is
- * never seen half written. Bounds default to Cassandra's warning thresholds for such batches
- * (unlogged_batch_across_partitions_warn_threshold 10, batch_size_warn_threshold 5 KiB), so a
- * stock cluster logs nothing; a group alone over the byte bound goes alone (single-partition
- * batches are exempt, CASSANDRA-10876).
+ * never seen half written. The bounds are the cluster's ({@link WriteBatching}: by default its
+ * warning thresholds for such batches, so a stock cluster logs nothing); a group alone over the
+ * byte bound goes alone (single-partition batches are exempt, CASSANDRA-10876).
  *
  * @param <R> a row ready to be written (a bound statement in production)
  */
 public final class ReplicaBatches<R> {
-    /** Cassandra's default unlogged_batch_across_partitions_warn_threshold. */
-    public static final int MAX_PARTITIONS = 10;
-    /** Cassandra's default batch_size_warn_threshold (5 KiB) for batches over several partitions. */
-    public static final long MAX_BYTES = 5 * 1024;
-
     /** Takes each batch handed out: its rows, of one or more partitions, and how many partitions. */
     @FunctionalInterface
     public interface Sender<R> {

@@ -104,13 +104,32 @@ public final class JobSettings {
             "how new keyspaces are replicated: SimpleStrategy or NetworkTopologyStrategy (in the local datacenter)");
     public static final JobSetting CASSANDRA_REPLICATION_FACTOR =
             new JobSetting("cassandra.replication.factor", Kind.COUNT, "1", "replicas of each row of new keyspaces");
+    public static final JobSetting CASSANDRA_BATCH_PARTITIONS = new JobSetting(
+            "cassandra.batch.partitions",
+            Kind.COUNT,
+            "10",
+            "partitions an unlogged batch of one replica set spans at most (at most the cluster's"
+                    + " unlogged_batch_across_partitions_warn_threshold, or it logs a warning a batch)");
+    public static final JobSetting CASSANDRA_BATCH_BYTES = new JobSetting(
+            "cassandra.batch.bytes",
+            Kind.COUNT,
+            "5120",
+            "bytes of such a batch at most (at most the cluster's batch_size_warn_threshold)");
+    public static final JobSetting CASSANDRA_BATCH_LINGER_MS = new JobSetting(
+            "cassandra.batch.linger.ms",
+            Kind.MILLIS,
+            "5",
+            "how long a row waits for others to share its batch (added latency of a stored event and a rollup)");
     public static final List<JobSetting> CASSANDRA = List.of(
             CASSANDRA_HOST,
             CASSANDRA_PORT,
             CASSANDRA_DATACENTER,
             CASSANDRA_CONSISTENCY,
             CASSANDRA_REPLICATION_STRATEGY,
-            CASSANDRA_REPLICATION_FACTOR);
+            CASSANDRA_REPLICATION_FACTOR,
+            CASSANDRA_BATCH_PARTITIONS,
+            CASSANDRA_BATCH_BYTES,
+            CASSANDRA_BATCH_LINGER_MS);
 
     public static final JobSetting UNKNOWN_NAMESPACE_GRACE_MS = new JobSetting(
             "unknown.namespace.grace.ms",

@@ -6,6 +6,7 @@ import io.tally.jobs.cassandra.AsyncCqlWrites;
 import io.tally.jobs.cassandra.CassandraEndpoint;
 import io.tally.jobs.cassandra.CounterTables;
 import io.tally.jobs.cassandra.ReplicaBatches;
+import io.tally.jobs.cassandra.WriteBatching;
 import io.tally.model.Micros;
 import io.tally.model.cassandra.CounterRollupsTable;
 import io.tally.model.cassandra.KeyspaceReplication;
@@ -23,7 +24,7 @@ import org.apache.flink.api.connector.sink2.SinkWriter;
  * counter's newest accepted event time in the same write. Rollups carry USING TIMESTAMP of their
  * rollup time, so however writes race or replay after a restart, the newest rollup wins and no
  * write can move a counter backwards in time. Flushed before every checkpoint, like the event sink.
- * Rollups of one {@link #LINGER_MS} window go in unlogged batches of counters on the same replicas
+ * Rollups of one linger window ({@link WriteBatching}) go in unlogged batches of counters on the same replicas
  * ({@link ReplicaBatches}): each counter is its own partition, so a rollup was a request each.
  */
 public class CassandraRollupSink implements Sink<RollupWrite> {
@@ -33,15 +34,13 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
         this.cassandra = cassandra;
     }
 
-    /** How long a rollup waits for others to share its batch. */
-    static final long LINGER_MS = 5;
-
     @Override
     @SuppressWarnings("deprecation")
     public SinkWriter<RollupWrite> createWriter(InitContext context) {
         return new Writer(
                 new AsyncCqlWrites(cassandra, 128).measuredBy(context.metricGroup()),
                 cassandra.replication(),
+                cassandra.batching(),
                 context.getProcessingTimeService());
     }
 
@@ -55,17 +54,21 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
 
         private record Statements(PreparedStatement rollup, PreparedStatement rollupWithTtl) {}
 
-        Writer(AsyncCqlWrites writes, KeyspaceReplication replication, ProcessingTimeService time) {
+        private final long lingerMs;
+
+        Writer(
+                AsyncCqlWrites writes,
+                KeyspaceReplication replication,
+                WriteBatching batching,
+                ProcessingTimeService time) {
             this.writes = writes;
             this.replication = replication;
             this.time = time;
-            this.batches = new ReplicaBatches<>(
-                    ReplicaBatches.MAX_PARTITIONS,
-                    ReplicaBatches.MAX_BYTES,
-                    (rows, partitions) -> writes.submitAll(rows));
+            this.lingerMs = batching.lingerMs();
+            this.batches = batching.replicaBatches((rows, partitions) -> writes.submitAll(rows));
         }
 
-        /** Sends what waited LINGER_MS (in the task's mailbox thread, as write runs). */
+        /** Sends what waited the linger (in the task's mailbox thread, as write runs). */
         private void lingered(long now) throws IOException, InterruptedException {
             lingering = false;
             batches.flush();
@@ -116,7 +119,7 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
             batches.add(writes.replicasOf(row), List.of(row), w.counter.length() + 40L);
             if (!lingering) {
                 lingering = true;
-                time.registerTimer(time.getCurrentProcessingTime() + LINGER_MS, this::lingered);
+                time.registerTimer(time.getCurrentProcessingTime() + lingerMs, this::lingered);
             }
         }
 

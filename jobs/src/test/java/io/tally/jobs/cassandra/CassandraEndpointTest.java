@@ -15,6 +15,27 @@ class CassandraEndpointTest {
         CassandraEndpoint e = CassandraEndpoint.of(JobArgs.parse("t", JobSettings.CASSANDRA, new String[0]));
         assertThat(e).isEqualTo(CassandraEndpoint.oneNode("127.0.0.1", 9042));
         assertThat(e.replication()).isEqualTo(KeyspaceReplication.ONE_NODE);
+        assertThat(e.batching()).isEqualTo(WriteBatching.STOCK); // a stock cluster's warning thresholds
+    }
+
+    @Test
+    void batchBoundsFromTheArguments() {
+        CassandraEndpoint e = CassandraEndpoint.of(JobArgs.parse("t", JobSettings.CASSANDRA, new String[] {
+            "--cassandra.batch.partitions",
+            "100",
+            "--cassandra.batch.bytes",
+            "61440",
+            "--cassandra.batch.linger.ms",
+            "50"
+        }));
+        assertThat(e.batching()).isEqualTo(new WriteBatching(100, 61440, 50));
+    }
+
+    @Test
+    void batchBoundsMustBePositive() {
+        assertThatThrownBy(() -> new WriteBatching(0, 5120, 5))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("partitions 0");
     }
 
     @Test
@@ -32,7 +53,8 @@ class CassandraEndpointTest {
 
     @Test
     void anUnknownConsistencyLevelIsRefused() {
-        assertThatThrownBy(() -> new CassandraEndpoint(List.of("h"), 9042, "MOSTLY", KeyspaceReplication.ONE_NODE))
+        assertThatThrownBy(() -> new CassandraEndpoint(
+                        List.of("h"), 9042, "MOSTLY", KeyspaceReplication.ONE_NODE, WriteBatching.STOCK))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("consistency level 'MOSTLY'");
     }
