@@ -166,7 +166,13 @@ def _load(stack: Stack, say, op, seconds: float):
         writer = next(o for o in bench_cost.operations() if o.name == op.reads)
         say(f"writing what {op.name} reads: {op.reads} for {WARMUP_S} s, then {writer.drain_s:g} s for the rollup ...")
         for r in (run, "warm" + run):
-            attack_lazy(exe, stack.component("gateway").url() + writer.path, lambda i, r=r: writer.body(r, i), writer.rate, WARMUP_S)
+            attack_lazy(
+                exe,
+                stack.component("gateway").url() + writer.path,
+                lambda i, r=r: writer.body(r, i),
+                writer.rate,
+                WARMUP_S,
+            )
         time.sleep(writer.drain_s + 5)
     say(f"warming {op.name} up for {WARMUP_S} s ...")
     attack_lazy(exe, url, lambda i: op.body("warm" + run, i), op.rate, WARMUP_S)
