@@ -110,9 +110,21 @@ class JobRestarts:
         out = {}
         for j in self.rest.jobs():
             if j["state"] == "RUNNING" and j["name"].startswith("tally-"):
-                got = self.rest.call("GET", f"/jobs/{j['jid']}/metrics?get=numRestarts")
-                out[j["jid"]] = int(got[0]["value"]) if got else 0
+                out[j["jid"]] = self._restarts(j["jid"])
         return out
+
+    def _restarts(self, jid: str, timeout: float = 30) -> int:
+        # the JobManager's REST answers [] until its metric fetcher has the job's metrics (its
+        # first ask starts a fetch): reading that as 0 made a job that had restarted before the
+        # test look restarted during it
+        import time
+
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.rest.call("GET", f"/jobs/{jid}/metrics?get=numRestarts")
+            if got or time.monotonic() > deadline:
+                return int(got[0]["value"]) if got else 0
+            time.sleep(1)
 
     def since(self, before: dict[str, int]) -> str:
         """'' when no job counted a restart since `before`, else each restarted job's name and root exception."""
