@@ -160,7 +160,8 @@ def _idle(seconds: float):
 
 def _load(stack: Stack, say, op, seconds: float):
     exe = vegeta(stack)
-    url = stack.component("gateway").url() + op.path
+    gw = stack.component("gateway").url()
+    url = gw + op.path
     run = uuid.uuid4().hex[:8]
     if op.reads:  # what it reads must exist, or the profile is of the miss path (a Cassandra read)
         writer = next(o for o in bench_cost.operations() if o.name == op.reads)
