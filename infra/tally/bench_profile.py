@@ -169,7 +169,7 @@ def _load(stack: Stack, say, op, seconds: float):
         for r in (run, "warm" + run):
             attack_lazy(
                 exe,
-                stack.component("gateway").url() + writer.path,
+                gw + writer.path,
                 lambda i, r=r: writer.body(r, i),
                 writer.rate,
                 WARMUP_S,
