@@ -97,5 +97,15 @@ class KafkaTail:
         self._drain(self.ends(), time.monotonic() + 10)
         return list(self.seen)
 
+    def records_until(self, done, timeout: float = 60) -> list[tuple[str, str, dict]]:
+        """Like records(), but waits until done(records) holds: a count alone can be met by
+        records of other writers (another test's dead letters) before the awaited ones arrive."""
+        deadline = time.monotonic() + timeout
+        while not done(self.seen) and time.monotonic() < deadline:
+            self._drain(self.ends(), min(deadline, time.monotonic() + 2))
+            if not done(self.seen):
+                time.sleep(0.2)
+        return list(self.seen)
+
     def close(self):
         self.consumer.close()

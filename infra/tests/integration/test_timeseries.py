@@ -167,7 +167,9 @@ def test_a_direct_avro_producer_is_stored_and_bad_records_are_dead_lettered(stac
     assert producer.flush(30) == 0
     rows = wait_rows(cql, tsid, now_us, 1)
     assert [(r.event_id, r.event_item_key, r.event_item_value) for r in rows] == [("py-1", "k", b"\x00\x01")]
-    dead = {v["reason"]: v for _, _, v in tail.records(2, timeout=60)}
+    want = {"UNKNOWN_NAMESPACE", "UNDECODABLE"}
+    recs = tail.records_until(lambda rs: {v["reason"] for _, _, v in rs} >= want, timeout=120)
+    dead = {v["reason"]: v for _, _, v in recs if v["reason"] in want}
     tail.close()
     assert set(dead) == {"UNKNOWN_NAMESPACE", "UNDECODABLE"}
     assert dead["UNDECODABLE"]["original_value"] == b"\x07not avro at all"
@@ -497,7 +499,8 @@ def test_retention_closes_slices_and_drops_their_tables_and_indexes(stack, setti
         )
     ), "the dropped slice's table is gone"
     assert requests.head(f"{es}/{index}", timeout=5).status_code == 404, "the dropped slice's index is gone"
-    dead = [v for _, _, v in tail.records(1, timeout=30) if v["reason"] == "SLICE_CLOSED"]
+    recs = tail.records_until(lambda rs: any(v["reason"] == "SLICE_CLOSED" for _, _, v in rs), timeout=60)
+    dead = [v for _, _, v in recs if v["reason"] == "SLICE_CLOSED"]
     tail.close()
     assert dead and "is closed" in dead[0]["message"]
 
