@@ -76,6 +76,8 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
     static final long LIVE_INTERVAL_MS = 250;
     /** How many of a counter's latest rollups (time, count) it remembers for a RECOUNT naming one. */
     static final int ROLLUP_HISTORY = 32;
+    /** How long a counter's rollup history outlives its last rollup (processing time). */
+    static final Duration HISTORY_TTL = Duration.ofMinutes(10);
     /**
      * A repaired rollup is written at its rollup time plus this (and one more per repair of the same
      * rollup): above the first write of that rollup and the gateway-side repairs of earlier
@@ -94,8 +96,16 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
 
     private transient MapState<Long, PendingMutations> pending;
     private transient ValueState<CounterRollupState> rollup;
-    /** The counter's last rollups, oldest first: time, count, time, count, ... (read by a RECOUNT only). */
+    /**
+     * The counter's last rollups, oldest first: time, count, time, count, ... (read by a RECOUNT
+     * naming a rollup before the current one, which can only be one the gateway read shortly
+     * before). Kept {@link #HISTORY_TTL} after the counter's last rollup: every counter ever
+     * touched stays in the state, and its history was four fifths of it, snapshotted whole at
+     * every checkpoint. A RECOUNT of a counter quiet for longer names its current rollup.
+     */
     private transient ValueState<long[]> history;
+    /** The history without an expiry, up to 2026-11-25: read (and moved) when the counter is next touched. */
+    private transient ValueState<long[]> untimedHistory;
     /**
      * The layout up to 2026-11 (slot arrays), still declared so a savepoint of that time restores:
      * a counter's state moves to the POJOs the first time the counter is touched (a mutation or its
@@ -131,7 +141,15 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
                         "pending-mutations", Types.LONG, TypeInformation.of(PendingMutations.class)));
         rollup = getRuntimeContext()
                 .getState(new ValueStateDescriptor<>("rollup-state", TypeInformation.of(CounterRollupState.class)));
-        history = getRuntimeContext()
+        ValueStateDescriptor<long[]> historyDesc = new ValueStateDescriptor<>(
+                "recent-rollup-history", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO);
+        historyDesc.enableTimeToLive(StateTtlConfig.newBuilder(HISTORY_TTL)
+                .setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite)
+                .setStateVisibility(StateTtlConfig.StateVisibility.NeverReturnExpired)
+                .cleanupFullSnapshot() // an expired history is not written into a checkpoint
+                .build());
+        history = getRuntimeContext().getState(historyDesc);
+        untimedHistory = getRuntimeContext()
                 .getState(new ValueStateDescriptor<>(
                         "rollup-history", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
         legacyPending = getRuntimeContext()
@@ -259,6 +277,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             seen.clear();
             pending.clear();
             history.clear();
+            untimedHistory.clear();
             rollup.clear();
             countersRestarted.inc();
             return null;
@@ -383,9 +402,23 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         return w;
     }
 
+    /** The counter's history, moved from the untimed state the first time it is read. */
+    private long[] recentHistory() throws Exception {
+        long[] h = history.value();
+        if (h != null) {
+            return h;
+        }
+        h = untimedHistory.value();
+        if (h != null) {
+            untimedHistory.clear();
+            history.update(h);
+        }
+        return h;
+    }
+
     /** Appends a rollup to the counter's history, keeping the last {@link #ROLLUP_HISTORY}. */
     private void remember(long rollupMicros, long count) throws Exception {
-        long[] h = history.value();
+        long[] h = recentHistory();
         int n = h == null ? 0 : h.length;
         int keep = Math.min(n, 2 * (ROLLUP_HISTORY - 1));
         long[] next = new long[keep + 2];
@@ -417,7 +450,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             countersTracked.inc();
             remember(at, r.count);
         } else {
-            long[] h = history.value();
+            long[] h = recentHistory();
             Long counted = at == r.rollupMicros ? Long.valueOf(r.count) : null;
             for (int i = 0; counted == null && h != null && i + 1 < h.length; i += 2) {
                 if (h[i] == at) {

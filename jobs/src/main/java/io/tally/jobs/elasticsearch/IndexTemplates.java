@@ -21,7 +21,25 @@ public final class IndexTemplates {
      */
     public static void put(ElasticsearchAdmin elasticsearch, NamespaceConfig ns) throws Exception {
         put(elasticsearch, ns.name(), template(ns), mapping(ns));
+        // the refresh interval is dynamic: a change reaches the slices' indices at once
+        elasticsearch.putOnExisting(
+                "/" + IndexNames.pattern(ns.name()) + "/_settings",
+                "{\"index\":{\"refresh_interval\":" + refreshSetting(ns) + "}}");
     }
+
+    /**
+     * Elasticsearch's own default (1 s) is left unset (null), since only then does a shard that
+     * nobody searched for 30 s skip its scheduled refreshes (index.search.idle.after): an
+     * unsearched index then writes no segment a second and merges none, and the first search
+     * waits for one refresh, so it still sees every document indexed before it. Any other
+     * interval is set as asked.
+     */
+    static String refreshSetting(NamespaceConfig ns) {
+        long ms = ns.index().refreshInterval().toMillis();
+        return ms == ELASTICSEARCH_DEFAULT_REFRESH_MS ? "null" : "\"" + ms + "ms\"";
+    }
+
+    static final long ELASTICSEARCH_DEFAULT_REFRESH_MS = 1000;
 
     /** The same, from a template and a mapping made by {@link #template} and {@link #mapping}. */
     public static void put(ElasticsearchAdmin elasticsearch, String namespace, String template, String mapping)
@@ -58,8 +76,9 @@ public final class IndexTemplates {
         return "{\"index_patterns\":[\"" + IndexNames.pattern(ns.name()) + "\"],\"priority\":100,\"template\":{"
                 // ignore_malformed: a value the indexer's checks let through by mistake costs that
                 // field of one document, not the job (Elasticsearch would refuse the document whole).
-                + "\"settings\":{\"number_of_shards\":1,\"number_of_replicas\":0,\"refresh_interval\":\""
-                + ns.index().refreshInterval().toMillis() + "ms\",\"index.mapping.ignore_malformed\":true},"
+                + "\"settings\":{\"number_of_shards\":1,\"number_of_replicas\":0,"
+                + (refreshSetting(ns).equals("null") ? "" : "\"refresh_interval\":" + refreshSetting(ns) + ",")
+                + "\"index.mapping.ignore_malformed\":true},"
                 + "\"mappings\":{\"dynamic\":false,\"properties\":{" + properties(ns) + "}},"
                 + "\"aliases\":{\"" + IndexNames.alias(ns.name()) + "\":{}}}}";
     }

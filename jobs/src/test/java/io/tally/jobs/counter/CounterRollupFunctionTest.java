@@ -11,6 +11,7 @@ import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
@@ -278,6 +279,59 @@ class CounterRollupFunctionTest {
         send(add("b", T0 + 2_000, 1));
         h.processWatermark(T0 + 20_000);
         assertThat(rollups()).extracting(w -> w.count).last().isEqualTo(6L);
+    }
+
+    @Test
+    void aQuietCountersHistoryExpiresAndARecountOfItsCurrentRollupStillApplies() throws Exception {
+        send(add("a", T0, 5));
+        h.processWatermark(T0 + 6_000);
+        long first = rollups().get(0).timeMicros;
+        send(add("b", T0 + 2_000, 2));
+        h.processWatermark(T0 + 9_000);
+        long current = rollups().get(1).timeMicros;
+        h.setStateTtlProcessingTime(CounterRollupFunction.HISTORY_TTL.toMillis() + 1);
+        send(recount("r1", first, 4)); // an earlier rollup of a counter quiet for longer than the TTL
+        assertThat(deadLetters()).containsExactly(DeadLetterReason.RECOUNT_STALE);
+        send(recount("r2", current, 6)); // its current rollup needs no history
+        assertThat(rollups()).extracting(w -> w.count).containsExactly(5L, 7L, 6L);
+    }
+
+    /** A counter as the release before the expiring history left it: rolled up to 7, its history untimed. */
+    static final class UntimedHistoryLayout extends KeyedProcessFunction<String, CounterMutation, RollupWrite> {
+        @Override
+        public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
+            CounterRollupState r = new CounterRollupState();
+            r.count = 7;
+            r.rollupMicros = (T0 + 3_000) * 1000;
+            r.acceptLimitMs = 5_000;
+            r.coalesceMs = 1_000;
+            r.clockSkewMs = 500;
+            getRuntimeContext()
+                    .getState(new ValueStateDescriptor<>("rollup-state", TypeInformation.of(CounterRollupState.class)))
+                    .update(r);
+            getRuntimeContext()
+                    .getState(new ValueStateDescriptor<>(
+                            "rollup-history", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO))
+                    .update(new long[] {T0 * 1000, 5, (T0 + 3_000) * 1000, 7});
+        }
+    }
+
+    @Test
+    void theUntimedHistoryOfAnEarlierReleaseIsStillRead() throws Exception {
+        h.close();
+        var before = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new UntimedHistoryLayout()), CounterMutation::key, Types.STRING);
+        before.open();
+        before.processElement(new StreamRecord<>(add("old", T0, 0), T0));
+        var snapshot = before.snapshot(1, T0);
+        before.close();
+        h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new CounterRollupFunction()), CounterMutation::key, Types.STRING);
+        h.initializeState(snapshot);
+        h.open();
+        send(recount("r1", T0 * 1000, 4)); // names the earlier rollup (5 there): one too many since
+        assertThat(deadLetters()).isEmpty();
+        assertThat(rollups()).extracting(w -> w.count).containsExactly(6L);
     }
 
     @Test

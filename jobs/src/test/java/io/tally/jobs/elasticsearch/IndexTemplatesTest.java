@@ -18,6 +18,15 @@ class IndexTemplatesTest {
                 .contains("\"deviceType\":{\"type\":\"keyword\"}")
                 .contains("\"duration\":{\"type\":\"integer\"}")
                 .contains("\"aliases\":{\"tally-playback\":{}}")
-                .contains("\"refresh_interval\":\"1000ms\"");
+                .doesNotContain("refresh_interval");
+        assertThat(IndexTemplates.refreshSetting(ns)).isEqualTo("null");
+    }
+
+    @Test
+    void anIntervalOtherThanElasticsearchsDefaultIsSetAsAsked() {
+        var ns = NamespaceConfigParser.parse(
+                "playback", "{\"kind\":\"timeseries\",\"index\":{\"refresh_interval\":\"5s\"}}");
+        assertThat(IndexTemplates.template(ns)).contains("\"refresh_interval\":\"5000ms\"");
+        assertThat(IndexTemplates.refreshSetting(ns)).isEqualTo("\"5000ms\"");
     }
 }
