@@ -249,6 +249,34 @@ def test_ids_survive_a_registry_restart(stack, client):
     assert fresh.get_latest_version(s).version == 1
 
 
+def test_a_registry_started_without_a_token_refuses_every_write(settings, tmp_path, url):
+    """A jar started by hand (or a container whose secret was forgotten) must not be open."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("TALLY_REGISTRY_ADMIN_TOKEN", "TALLY_REGISTRY_ADMIN_OPEN")}
+    env |= {
+        "TALLY_REGISTRY_PORT": str(port),
+        "TALLY_REGISTRY_HOST": settings.host,
+        "TALLY_KAFKA_BOOTSTRAP": f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}",
+    }
+    ref = process.spawn([JAVA, "-Xmx256m", "-jar", str(registry_jar())], tmp_path / "registry-open.log", env=env)
+    bare = f"http://{settings.host}:{port}"
+    try:
+        process.wait_until(
+            "tokenless registry", lambda: requests.get(f"{bare}/healthz", timeout=2).ok, 60, lambda: process.alive(ref)
+        )
+        subject = f"tokenless-{uuid.uuid4().hex[:8]}"
+        schema = {"schema": json.dumps({"type": "record", "name": "T", "fields": [{"name": "f", "type": "int"}]})}
+        for headers in ({"Content-Type": "application/vnd.schemaregistry.v1+json"}, CT):  # without and with a token
+            r = requests.post(f"{bare}/subjects/{subject}/versions", json=schema, headers=headers, timeout=30)
+            assert r.status_code == 401 and r.json()["error_code"] == 40101, r.text
+            assert "TALLY_REGISTRY_ADMIN_TOKEN" in r.json()["message"], r.text
+        assert requests.delete(f"{bare}/subjects/{subject}", headers=CT, timeout=30).status_code == 401
+        assert requests.get(f"{bare}/subjects", timeout=30).status_code == 200  # reads stay open
+        assert requests.get(f"{url}/subjects/{subject}/versions", timeout=30).status_code == 404  # nothing written
+    finally:
+        process.stop(ref)
+
+
 def test_two_instances_register_concurrently_without_conflicts(stack, settings, tmp_path, url):
     port = free_port()
     env = {

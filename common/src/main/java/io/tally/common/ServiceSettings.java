@@ -68,4 +68,18 @@ public final class ServiceSettings {
     public int intIn(Field f, int min, int max) {
         return (int) longIn(f, min, max);
     }
+
+    /** true or false (any case); anything else is refused, so a typo cannot leave a setting off. */
+    public boolean flag(Field f) {
+        String v = get(f).trim();
+        if (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")) {
+            return Boolean.parseBoolean(v);
+        }
+        throw new IllegalArgumentException(f.name() + "=" + get(f) + " is neither true nor false");
+    }
+
+    /** The admin token of a service: its token setting, and its explicit opening without one. */
+    public AdminToken adminToken(Field token, Field open) {
+        return new AdminToken(get(token), flag(open));
+    }
 }

@@ -14,7 +14,7 @@ class AdminTokenTest {
     @Test
     void bearerOrBasicPasswordCarryTheToken() {
         AdminToken t = new AdminToken("s3cret");
-        assertThat(t.required()).isTrue();
+        assertThat(t.configured()).isTrue();
         assertThat(t.permits("Bearer s3cret")).isTrue();
         assertThat(t.permits("bearer  s3cret ")).isTrue();
         assertThat(t.permits(basic("admin:s3cret"))).isTrue();
@@ -40,9 +40,19 @@ class AdminTokenTest {
     }
 
     @Test
-    void withoutATokenEverythingIsPermitted() {
-        AdminToken open = new AdminToken("");
-        assertThat(open.required()).isFalse();
+    void withoutATokenEverythingIsRefusedUnlessOpenedExplicitly() {
+        for (String none : new String[] {"", null}) {
+            AdminToken closed = new AdminToken(none);
+            assertThat(closed.configured()).isFalse();
+            assertThat(closed.permits(null)).isFalse();
+            assertThat(closed.permits("Bearer ")).isFalse();
+            assertThat(closed.permits(basic("admin:"))).isFalse();
+            assertThat(closed.refusal("TALLY_X_ADMIN_TOKEN", "TALLY_X_ADMIN_OPEN"))
+                    .contains("TALLY_X_ADMIN_TOKEN", "TALLY_X_ADMIN_OPEN=true");
+        }
+        AdminToken open = new AdminToken("", true);
         assertThat(open.permits(null)).isTrue();
+        assertThat(new AdminToken("s3cret", true).permits(null)).isFalse(); // a token always counts
+        assertThat(new AdminToken("s3cret").refusal("A", "B")).isNull();
     }
 }

@@ -54,8 +54,14 @@ public final class GatewayConfig {
             "admin.token",
             "TALLY_GATEWAY_ADMIN_TOKEN",
             "",
-            "Token the admin API (/v1/namespaces) and Recount require (Bearer, or a Basic password); empty = open"
-                    + " (./tally up always sets one: $TALLY_HOME/admin-token).");
+            "Token the admin API (/v1/namespaces) and Recount require (Bearer, or a Basic password); empty = every"
+                    + " admin call refused with 401 unless admin.open (./tally up always sets one:"
+                    + " $TALLY_HOME/admin-token).");
+    public static final Field ADMIN_OPEN = new Field(
+            "admin.open",
+            "TALLY_GATEWAY_ADMIN_OPEN",
+            "false",
+            "true: with no admin token, leave the admin API and Recount open to anyone who reaches the port.");
     public static final Field MAX_BODY =
             new Field("max.body.bytes", "TALLY_GATEWAY_MAX_BODY_BYTES", "4194304", "Largest request body (413 above).");
     public static final Field MAX_EVENTS = new Field(
@@ -163,6 +169,7 @@ public final class GatewayConfig {
         CONNECT_URL,
         CONNECTOR,
         ADMIN_TOKEN,
+        ADMIN_OPEN,
         MAX_BODY,
         MAX_EVENTS,
         MAX_ITEMS,
@@ -194,6 +201,7 @@ public final class GatewayConfig {
             CONNECT_URL,
             CONNECTOR,
             ADMIN_TOKEN,
+            ADMIN_OPEN,
             CASSANDRA_DATACENTER,
             CASSANDRA_CONSISTENCY);
 
@@ -210,6 +218,7 @@ public final class GatewayConfig {
                 c.longOf(f);
             }
         }
+        c.adminToken();
         if (!COMPRESSIONS.contains(c.get(COMPRESSION))) {
             throw new IllegalArgumentException(
                     COMPRESSION.name() + "=" + c.get(COMPRESSION) + " is none of " + String.join(", ", COMPRESSIONS));
@@ -223,6 +232,10 @@ public final class GatewayConfig {
 
     public String get(Field f) {
         return settings.get(f);
+    }
+
+    public io.tally.common.AdminToken adminToken() {
+        return settings.adminToken(ADMIN_TOKEN, ADMIN_OPEN);
     }
 
     public long longOf(Field f) {

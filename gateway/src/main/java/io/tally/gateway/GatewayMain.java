@@ -1,6 +1,5 @@
 package io.tally.gateway;
 
-import io.tally.common.AdminToken;
 import io.tally.gateway.service.CassandraSession;
 import io.tally.gateway.service.CounterQueries;
 import io.tally.gateway.service.CounterRecount;
@@ -140,7 +139,7 @@ public final class GatewayMain {
                 config.intOf(GatewayConfig.MAX_BODY),
                 new NamespaceAdminApi(
                         new NamespaceAdmin(store, catalog, name -> keyspaceLeft(cassandra, name)),
-                        new AdminToken(config.get(GatewayConfig.ADMIN_TOKEN))));
+                        config.adminToken()));
 
         // epoll where Netty's native library loads (Linux x86_64), else the JDK's selector
         Vertx vertx = Vertx.vertx(new VertxOptions().setPreferNativeTransport(true));

@@ -10,6 +10,7 @@ import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -81,14 +82,16 @@ final class NamespaceAdminApi {
         }
     }
 
-    /** Refuses (401) a call without the admin token, when one is set. */
+    /** Refuses (401) a call without the admin token (every call, when the gateway has none and is not opened). */
     static void authorize(AdminToken token, RoutingContext ctx) {
         if (!token.permits(ctx.request().getHeader("Authorization"))) {
             ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"tally-admin\"");
             throw new ServiceException(
                     Kind.UNAUTHORIZED,
                     "UNAUTHORIZED",
-                    "this call needs 'Authorization: Bearer <admin token>' (./tally status shows it)",
+                    Objects.requireNonNullElse(
+                            token.refusal(GatewayConfig.ADMIN_TOKEN.env(), GatewayConfig.ADMIN_OPEN.env()),
+                            "this call needs 'Authorization: Bearer <admin token>' (./tally status shows it)"),
                     null);
         }
     }

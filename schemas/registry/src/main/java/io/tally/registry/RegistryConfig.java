@@ -35,9 +35,15 @@ public final class RegistryConfig {
             "TALLY_REGISTRY_ADMIN_TOKEN",
             "",
             "Token every write and delete requires (Bearer, or the password of HTTP Basic as Confluent clients send"
-                    + " it); reads and lookups stay open. Empty = open (./tally up always sets one).");
+                    + " it); reads and lookups stay open. Empty = every write refused with 401 unless admin.open"
+                    + " (./tally up always sets one).");
+    public static final Field ADMIN_OPEN = new Field(
+            "admin.open",
+            "TALLY_REGISTRY_ADMIN_OPEN",
+            "false",
+            "true: with no admin token, leave writes and deletes open to anyone who reaches the port.");
     public static final Field[] ALL = {
-        HOST, PORT, BOOTSTRAP, TOPIC, DEFAULT_COMPATIBILITY, MAX_BODY_BYTES, TIMEOUT_MS, ADMIN_TOKEN
+        HOST, PORT, BOOTSTRAP, TOPIC, DEFAULT_COMPATIBILITY, MAX_BODY_BYTES, TIMEOUT_MS, ADMIN_TOKEN, ADMIN_OPEN
     };
 
     private final ServiceSettings settings;
@@ -52,6 +58,7 @@ public final class RegistryConfig {
         c.maxBodyBytes();
         c.timeoutMs();
         c.defaultCompatibility();
+        c.adminToken();
         return c;
     }
 
@@ -61,6 +68,10 @@ public final class RegistryConfig {
 
     public String get(Field f) {
         return settings.get(f);
+    }
+
+    public io.tally.common.AdminToken adminToken() {
+        return settings.adminToken(ADMIN_TOKEN, ADMIN_OPEN);
     }
 
     public String host() {

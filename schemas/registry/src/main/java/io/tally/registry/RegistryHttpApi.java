@@ -250,8 +250,13 @@ public final class RegistryHttpApi {
                                         ctx,
                                         401,
                                         40101,
-                                        "Unauthorized: registry writes and deletes need the admin token (Authorization:"
-                                                + " Bearer <token>, or basic.auth.user.info=<any user>:<token>)");
+                                        java.util.Objects.requireNonNullElse(
+                                                adminToken.refusal(
+                                                        RegistryConfig.ADMIN_TOKEN.env(),
+                                                        RegistryConfig.ADMIN_OPEN.env()),
+                                                "Unauthorized: registry writes and deletes need the admin token"
+                                                        + " (Authorization: Bearer <token>, or"
+                                                        + " basic.auth.user.info=<any user>:<token>)"));
                                 return;
                             }
                             if ((method == HttpMethod.POST || method == HttpMethod.PUT) && !acceptedBody(ctx)) {

@@ -23,11 +23,8 @@ public final class RegistryMain {
                 config.get(RegistryConfig.BOOTSTRAP), config.get(RegistryConfig.TOPIC), state, config.timeoutMs());
         log.start();
         RegistryService service = new RegistryService(state, log, config.defaultCompatibility());
-        RegistryHttpApi api = new RegistryHttpApi(
-                service,
-                new RegistryMetrics(state),
-                log::healthy,
-                new io.tally.common.AdminToken(config.get(RegistryConfig.ADMIN_TOKEN)));
+        RegistryHttpApi api =
+                new RegistryHttpApi(service, new RegistryMetrics(state), log::healthy, config.adminToken());
         Vertx vertx = Vertx.vertx();
         HttpServer server =
                 RegistryHttpApi.listen(vertx, api.router(vertx, config.maxBodyBytes()), config.host(), config.port());
