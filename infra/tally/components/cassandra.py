@@ -146,6 +146,17 @@ concurrent_writes: 2
 concurrent_counter_writes: 2
 native_transport_max_threads: 4
 concurrent_materialized_view_writes: 8
+# Cassandra 5's trie memtable (its cassandra_latest.yaml default): a sharded trie of the rows
+# in off-heap buffers, instead of a skip list of on-heap objects per cell.
+memtable:
+  configurations:
+    skiplist:
+      class_name: SkipListMemtable
+    trie:
+      class_name: TrieMemtable
+    default:
+      inherits: trie
+memtable_allocation_type: offheap_objects
 read_request_timeout: 10000ms
 range_request_timeout: 20000ms
 write_request_timeout: 5000ms
