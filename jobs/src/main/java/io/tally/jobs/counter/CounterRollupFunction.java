@@ -104,8 +104,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
      * every checkpoint. A RECOUNT of a counter quiet for longer names its current rollup.
      */
     private transient ValueState<long[]> history;
-    /** The history without an expiry, up to 2026-11-25: read (and moved) when the counter is next touched. */
-    private transient ValueState<long[]> untimedHistory;
+
     /**
      * The layout up to 2026-11 (slot arrays), still declared so a savepoint of that time restores:
      * a counter's state moves to the POJOs the first time the counter is touched (a mutation or its
@@ -149,9 +148,6 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
                 .cleanupFullSnapshot() // an expired history is not written into a checkpoint
                 .build());
         history = getRuntimeContext().getState(historyDesc);
-        untimedHistory = getRuntimeContext()
-                .getState(new ValueStateDescriptor<>(
-                        "rollup-history", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
         legacyPending = getRuntimeContext()
                 .getMapState(new MapStateDescriptor<>(
                         "pending-by-event-time", Types.LONG, PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
@@ -277,7 +273,6 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             seen.clear();
             pending.clear();
             history.clear();
-            untimedHistory.clear();
             rollup.clear();
             countersRestarted.inc();
             return null;
@@ -402,23 +397,17 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         return w;
     }
 
-    /** The counter's history, moved from the untimed state the first time it is read. */
-    private long[] recentHistory() throws Exception {
-        long[] h = history.value();
-        if (h != null) {
-            return h;
-        }
-        h = untimedHistory.value();
-        if (h != null) {
-            untimedHistory.clear();
-            history.update(h);
-        }
-        return h;
+    /**
+     * The history as releases up to 2026-11-25 kept it, without an expiry: {@link
+     * CounterRollupOperator} drops it when the job starts.
+     */
+    static ValueStateDescriptor<long[]> untimedHistory() {
+        return new ValueStateDescriptor<>("rollup-history", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO);
     }
 
     /** Appends a rollup to the counter's history, keeping the last {@link #ROLLUP_HISTORY}. */
     private void remember(long rollupMicros, long count) throws Exception {
-        long[] h = recentHistory();
+        long[] h = history.value();
         int n = h == null ? 0 : h.length;
         int keep = Math.min(n, 2 * (ROLLUP_HISTORY - 1));
         long[] next = new long[keep + 2];
@@ -450,7 +439,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             countersTracked.inc();
             remember(at, r.count);
         } else {
-            long[] h = recentHistory();
+            long[] h = history.value();
             Long counted = at == r.rollupMicros ? Long.valueOf(r.count) : null;
             for (int i = 0; counted == null && h != null && i + 1 < h.length; i += 2) {
                 if (h[i] == at) {

@@ -16,6 +16,7 @@ import io.tally.namespace.NamespaceChange;
 import io.tally.serde.SchemaRegistryClient;
 import java.util.List;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
@@ -110,7 +111,7 @@ public final class CounterRollupJob {
                 .uid("durable-counters")
                 .name("durable-counters")
                 .keyBy(CounterMutation::key)
-                .process(new CounterRollupFunction())
+                .transform("counter-rollup", TypeInformation.of(RollupWrite.class), new CounterRollupOperator())
                 .uid("counter-rollup")
                 .name("counter-rollup");
         DataStream<RollupWrite> bestEffort = decoded.filter(m -> m.bestEffort)

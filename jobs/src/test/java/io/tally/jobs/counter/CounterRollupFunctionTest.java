@@ -317,7 +317,7 @@ class CounterRollupFunctionTest {
     }
 
     @Test
-    void theUntimedHistoryOfAnEarlierReleaseIsStillRead() throws Exception {
+    void theUntimedHistoryOfAnEarlierReleaseIsDroppedWhenTheJobStarts() throws Exception {
         h.close();
         var before = new KeyedOneInputStreamOperatorTestHarness<>(
                 new KeyedProcessOperator<>(new UntimedHistoryLayout()), CounterMutation::key, Types.STRING);
@@ -325,12 +325,15 @@ class CounterRollupFunctionTest {
         before.processElement(new StreamRecord<>(add("old", T0, 0), T0));
         var snapshot = before.snapshot(1, T0);
         before.close();
-        h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new CounterRollupFunction()), CounterMutation::key, Types.STRING);
+        var operator = new CounterRollupOperator();
+        h = new KeyedOneInputStreamOperatorTestHarness<>(operator, CounterMutation::key, Types.STRING);
         h.initializeState(snapshot);
         h.open();
-        send(recount("r1", T0 * 1000, 4)); // names the earlier rollup (5 there): one too many since
-        assertThat(deadLetters()).isEmpty();
+        assertThat(CounterRollupOperator.dropUntimedHistory(operator.getKeyedStateBackend()))
+                .isZero(); // open() dropped it already
+        send(recount("r1", T0 * 1000, 4)); // names the earlier rollup, no longer remembered
+        assertThat(deadLetters()).containsExactly(DeadLetterReason.RECOUNT_STALE);
+        send(recount("r2", (T0 + 3_000) * 1000, 6)); // the current rollup (7 there) needs no history
         assertThat(rollups()).extracting(w -> w.count).containsExactly(6L);
     }
 
