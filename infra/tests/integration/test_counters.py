@@ -389,6 +389,25 @@ def test_eventual_counts_come_from_the_view_of_the_compacted_rollups_topic(stack
         process.stop(ref, timeout=20)
 
 
+def test_a_counter_never_written_is_remembered_as_such_until_its_first_rollup(gw, cql, jobs):
+    """GetCount of an EVENTUAL counter nobody wrote reads Cassandra once, then the view answers 0;
+    its first rollup, through the topic, replaces that."""
+    c = f"unwritten-{uuid.uuid4().hex[:8]}"
+    assert get_count(gw, "video_views", c)["count"] == 0  # read from Cassandra, remembered
+    # a rollup row behind the view's back (the oldest write time, so the job's own rollup wins)
+    cql.execute(
+        "INSERT INTO ns_video_views.counter_rollups (counter, last_rollup_count, last_rollup_ts) "
+        "VALUES (%s, %s, %s) USING TIMESTAMP 1",
+        (c, 42, datetime.now(UTC) - timedelta(minutes=1)),
+    )
+    for _ in range(5):
+        assert get_count(gw, "video_views", c)["count"] == 0  # the view answers, not Cassandra
+    token = {"token": f"{c}-1", "generation_time": now_iso()}
+    r = call(gw, "AddCount", {"namespace": "video_views", "counter_name": c, "delta": 3, "idempotency_token": token})
+    assert r.status_code == 200, r.text
+    wait_count(gw, "video_views", c, 3)  # the job's first rollup replaced the entry
+
+
 def test_retention_folds_a_counter_log_slice_into_its_base_and_recount_still_counts_it_all(stack, gw, cql, jobs):
     """Counter event logs have retention like time series: a slice past delete_after is folded into
     each counter's base (counter_log_base), then dropped; GetCount and Recount stay whole."""

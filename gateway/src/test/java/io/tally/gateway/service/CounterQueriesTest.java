@@ -99,4 +99,26 @@ class CounterQueriesTest {
                     .hasCauseInstanceOf(ServiceException.class);
         }
     }
+
+    @Test
+    void aCounterRememberedAsNeverRolledUpGivesWayToItsFirstRollup() throws Exception {
+        try (CounterView view = new CounterView("127.0.0.1:1", null, 10, name -> 0)) {
+            CounterQueries withView = new CounterQueries(events, cassandra, (type, seconds) -> {}, view);
+            var eventual = catalog.get("video_views").orElseThrow();
+            view.applied("video_views", "other", new CounterView.Rollup(1, 1, 1, false)); // the view is rebuilt
+            view.remember("video_views", "c1", new CounterView.Rollup(0, 0, 0, false));
+            assertThat(withView.getCount(eventual, "c1")
+                            .toCompletableFuture()
+                            .join()
+                            .count())
+                    .isZero(); // answered without Cassandra (unreachable here)
+            long now = System.currentTimeMillis() * 1000;
+            view.applied("video_views", "c1", new CounterView.Rollup(3, now - 10_000_000, now - 20_000_000, false));
+            assertThat(withView.getCount(eventual, "c1")
+                            .toCompletableFuture()
+                            .join()
+                            .count())
+                    .isEqualTo(3);
+        }
+    }
 }
