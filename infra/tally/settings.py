@@ -40,9 +40,20 @@ class Settings:
     values: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, environ: dict[str, str] | None = None, defaults: Path = DEFAULTS_FILE) -> Settings:
+    def load(
+        cls, environ: dict[str, str] | None = None, defaults: Path = DEFAULTS_FILE, overlay: Path | None = None
+    ) -> Settings:
+        """defaults < overlay (an env file of a deployment, e.g. `./tally deploy --env FILE`) <
+        the environment. A key of the overlay that is no setting is refused by name (a typo must
+        not leave a default in place)."""
         env = os.environ if environ is None else environ
         values = read_env_file(defaults)
+        if overlay is not None:
+            given = read_env_file(overlay)
+            unknown = sorted(set(given) - set(values))
+            if unknown:
+                raise ValueError(f"{overlay}: {', '.join(unknown)} are no settings (see {defaults.name})")
+            values.update(given)
         for key in list(values):
             if key in env and env[key] != "":
                 values[key] = env[key]
@@ -117,7 +128,7 @@ class Settings:
     def admin_token(self) -> str:
         """The token that guards the admin API, Recount and registry writes: TALLY_ADMIN_TOKEN when
         set, else $TALLY_HOME/admin-token, made on first use (mode 600) so no stack starts open."""
-        given = self.get("TALLY_ADMIN_TOKEN")
+        given = self.secret("TALLY_ADMIN_TOKEN")
         if given:
             return given
         path = self.home / "admin-token"
@@ -127,6 +138,12 @@ class Settings:
             with os.fdopen(fd, "w") as f:
                 f.write(secrets.token_urlsafe(32))
         return path.read_text().strip()
+
+    def secret(self, key: str) -> str:
+        """A secret setting: read from the file <key>_FILE names when that is set (so it is in no
+        environment or command line), else the value itself."""
+        path = self.values.get(key + "_FILE", "")
+        return Path(path).read_text().strip() if path else self.get(key)
 
     def admin_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.admin_token()}"}

@@ -77,7 +77,7 @@ config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigP
             TALLY_PG_HOST=self.host,
             TALLY_PG_PORT=str(self.s.port("TALLY_POSTGRES_PORT")),
             TALLY_CDC_USER=self.s.get("TALLY_CDC_USER"),
-            TALLY_CDC_PASSWORD=self.s.get("TALLY_CDC_PASSWORD"),
+            TALLY_CDC_PASSWORD=self.s.secret("TALLY_CDC_PASSWORD"),
         )
 
     def status(self) -> dict:

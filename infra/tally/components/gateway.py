@@ -49,7 +49,7 @@ class Gateway(JavaService):
             "TALLY_REGISTRY_URL": f"http://{self.host}:{self.s.port('TALLY_REGISTRY_PORT')}",
             "TALLY_CONTROL_POSTGRES_URL": f"jdbc:postgresql://{self.host}:{self.s.port('TALLY_POSTGRES_PORT')}/tally_control",
             "TALLY_CONTROL_POSTGRES_USER": self.s.get("TALLY_CONTROL_ADMIN_USER"),
-            "TALLY_CONTROL_POSTGRES_PASSWORD": self.s.get("TALLY_CONTROL_ADMIN_PASSWORD"),
+            "TALLY_CONTROL_POSTGRES_PASSWORD": self.s.secret("TALLY_CONTROL_ADMIN_PASSWORD"),
             "TALLY_CONNECT_URL": f"http://{self.host}:{self.s.port('TALLY_CONNECT_PORT')}",
             "TALLY_GATEWAY_ADMIN_TOKEN": self.s.admin_token(),
             "TALLY_GATEWAY_PRODUCER_COMPRESSION": self.s.get("TALLY_GATEWAY_PRODUCER_COMPRESSION"),

@@ -53,7 +53,7 @@ class Postgres(Component):
         if not (self.pgdata / "PG_VERSION").exists():
             self.log("initialising the private PostgreSQL cluster")
             pwfile = self.data_dir / ".pw"
-            pwfile.write_text(self.s.get("TALLY_POSTGRES_PASSWORD") + "\n")
+            pwfile.write_text(self.s.secret("TALLY_POSTGRES_PASSWORD") + "\n")
             shutil.chown(pwfile, "postgres", "postgres")
             os.chmod(pwfile, 0o600)
             try:
@@ -65,7 +65,7 @@ class Postgres(Component):
                         str(self.pgdata),
                         "-U",
                         "postgres",
-                        "--auth-local=trust",
+                        "--auth-local=scram-sha-256",
                         "--auth-host=scram-sha-256",
                         f"--pwfile={pwfile}",
                         "-E",
@@ -93,21 +93,66 @@ max_slot_wal_keep_size = '1GB'
 shared_buffers = '64MB'
 """)
         shutil.chown(conf, "postgres", "postgres")
+        # Every connection proves its password (SCRAM), the local socket's too: initdb's
+        # --auth-local=trust let any process of the postgres user in as anyone.
+        hba = self.pgdata / "pg_hba.conf"
+        hba.write_text("""# Written by ./tally up; edit infra/tally/components/postgres.py instead.
+# TYPE  DATABASE     USER  ADDRESS  METHOD
+local   all          all            scram-sha-256
+host    all          all   all      scram-sha-256
+local   replication  all            scram-sha-256
+host    replication  all   all      scram-sha-256
+""")
+        shutil.chown(hba, "postgres", "postgres")
+        os.chmod(hba, 0o600)
 
     def command(self):
         return [*AS_POSTGRES, str(PG_BIN / "postgres"), "-D", str(self.pgdata)], self.env()
 
+    def client(self) -> Psql:
+        """psql against this cluster, as its superuser."""
+        return Psql(self.host, self.ports()["sql"], "postgres", self.s.secret("TALLY_POSTGRES_PASSWORD"), self.env())
+
     def _psql(self, db: str, user: str, password: str | None, variables: dict[str, str]) -> tuple[list[str], dict]:
-        """psql's command line (quiet, unaligned, stop on the first error) and environment."""
-        env = self.env(PGPASSWORD=password or self.s.get("TALLY_POSTGRES_PASSWORD"), PGCONNECT_TIMEOUT="3")
-        argv = ["psql", "-h", self.host, "-p", str(self.ports()["sql"]), "-U", user, "-d", db]
-        argv += ["-v", "ON_ERROR_STOP=1", "-X", "-q", "-t", "-A"]
-        for k, v in variables.items():
-            argv += ["-v", f"{k}={v}"]
-        return argv, env
+        return self.client()._psql(db, user, password, variables)
 
     def psql(
         self, sql: str, db: str = "postgres", user: str = "postgres", password: str | None = None, check: bool = True
+    ) -> str:
+        return self.client().psql(sql, db, user, password, check)
+
+    def psql_script(self, script: str, db: str = "tally_control", **variables: str) -> str:
+        return self.client().psql_script(script, db, **variables)
+
+    def ready(self):
+        r = subprocess.run(
+            [str(PG_BIN / "pg_isready"), "-h", self.host, "-p", str(self.ports()["sql"])], capture_output=True
+        )
+        return r.returncode == 0
+
+    def after_ready(self):
+        provision_control_plane(self.client(), self.s, self.log)
+
+
+class Psql:
+    """psql against a PostgreSQL server (the local cluster, or one `./tally deploy` is pointed at),
+    as a role that may create databases and roles. Values of scripts go by environment (psql's
+    \\getenv), never on a command line others can read, and are quoted by Postgres itself."""
+
+    def __init__(self, host: str, port: int, user: str, password: str, env: dict | None = None):
+        self.host, self.port, self.user, self.password = host, port, user, password
+        self.base_env = dict(os.environ if env is None else env)
+
+    def _psql(self, db: str, user: str | None, password: str | None, variables: dict[str, str]) -> tuple[list, dict]:
+        """psql's command line (quiet, unaligned, stop on the first error) and environment."""
+        env = self.base_env | {"PGPASSWORD": password or self.password, "PGCONNECT_TIMEOUT": "3"}
+        argv = ["psql", "-h", self.host, "-p", str(self.port), "-U", user or self.user, "-d", db]
+        argv += ["-v", "ON_ERROR_STOP=1", "-X", "-q", "-t", "-A", "-w"]
+        env.update({f"TALLY_PSQL_{k.upper()}": v for k, v in variables.items()})
+        return argv, env
+
+    def psql(
+        self, sql: str, db: str = "postgres", user: str | None = None, password: str | None = None, check: bool = True
     ) -> str:
         """One statement of our own (constant SQL: values from settings go through psql_script)."""
         argv, env = self._psql(db, user, password, {})
@@ -119,49 +164,72 @@ shared_buffers = '64MB'
     def psql_script(self, script: str, db: str = "tally_control", **variables: str) -> str:
         """Runs a script with psql variables (:'name' in the script is the quoted literal), so
         values are never spliced into SQL text by us."""
-        argv, env = self._psql(db, "postgres", None, variables)
-        r = subprocess.run(argv, input=script, capture_output=True, text=True, env=env)
+        argv, env = self._psql(db, None, None, variables)
+        fetch = "".join(f"\\getenv {k} TALLY_PSQL_{k.upper()}\n" for k in variables)
+        r = subprocess.run(argv, input=fetch + script, capture_output=True, text=True, env=env)
         if r.returncode != 0:
             raise RuntimeError(f"psql failed: {r.stderr.strip()}")
         return r.stdout.strip()
 
-    def ready(self):
-        r = subprocess.run(
-            [str(PG_BIN / "pg_isready"), "-h", self.host, "-p", str(self.ports()["sql"])], capture_output=True
-        )
-        return r.returncode == 0
 
-    def after_ready(self):
-        if self.psql("SELECT 1 FROM pg_database WHERE datname = 'tally_control'") != "1":
-            self.psql("CREATE DATABASE tally_control")
-        # roles and passwords are settings: quoted by Postgres (format %I/%L over psql variables),
-        # never spliced into the SQL text here
-        self.psql_script(
-            """SELECT format('CREATE ROLE %I WITH LOGIN REPLICATION PASSWORD %L', :'user', :'pw')
-                            WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'user') \\gexec""",
-            db="postgres",
-            user=self.s.get("TALLY_CDC_USER"),
-            pw=self.s.get("TALLY_CDC_PASSWORD"),
-        )
-        apply_migrations(self)
-        self.psql_script(
-            """SELECT format('GRANT SELECT ON ALL TABLES IN SCHEMA public TO %I', :'user') \\gexec""",
-            user=self.s.get("TALLY_CDC_USER"),
-        )
-        self.psql_script(
-            """SELECT format('CREATE ROLE %I WITH LOGIN PASSWORD %L', :'user', :'pw')
-                            WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'user') \\gexec
-                            SELECT format('GRANT SELECT, INSERT, UPDATE, DELETE ON namespaces TO %I', :'user') \\gexec""",
-            user=self.s.get("TALLY_CONTROL_ADMIN_USER"),
-            pw=self.s.get("TALLY_CONTROL_ADMIN_PASSWORD"),
-        )
-        seeded = seed_namespaces(self)
-        if seeded:
-            self.log(f"seeded namespaces: {', '.join(seeded)}")
-        ensure_slot(self)
+def provision_control_plane(pg: Psql, s, log=print) -> list[str]:
+    """The control plane's database, roles, schema, seed namespaces and Debezium's slot
+    (idempotent); what it did, one line a change."""
+    done = []
+    if pg.psql("SELECT 1 FROM pg_database WHERE datname = 'tally_control'") != "1":
+        pg.psql("CREATE DATABASE tally_control")
+        done.append("created database tally_control")
+    # roles and passwords are settings: quoted by Postgres (format %I/%L over psql variables),
+    # never spliced into the SQL text here
+    for role in (s.get("TALLY_CDC_USER"), s.get("TALLY_CONTROL_ADMIN_USER")):
+        if pg.psql_script("SELECT 1 FROM pg_roles WHERE rolname = :'user';", db="postgres", user=role) != "1":
+            done.append(f"created role {role}")
+    pg.psql_script(
+        """SELECT format('CREATE ROLE %I WITH LOGIN REPLICATION PASSWORD %L', :'user', :'pw')
+                        WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'user') \\gexec""",
+        db="postgres",
+        user=s.get("TALLY_CDC_USER"),
+        pw=s.secret("TALLY_CDC_PASSWORD"),
+    )
+    done += [f"applied migration {m}" for m in apply_migrations(pg)]
+    pg.psql_script(
+        """SELECT format('GRANT SELECT ON ALL TABLES IN SCHEMA public TO %I', :'user') \\gexec""",
+        user=s.get("TALLY_CDC_USER"),
+    )
+    pg.psql_script(
+        """SELECT format('CREATE ROLE %I WITH LOGIN PASSWORD %L', :'user', :'pw')
+                        WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'user') \\gexec
+                        SELECT format('GRANT SELECT, INSERT, UPDATE, DELETE ON namespaces TO %I', :'user') \\gexec""",
+        user=s.get("TALLY_CONTROL_ADMIN_USER"),
+        pw=s.secret("TALLY_CONTROL_ADMIN_PASSWORD"),
+    )
+    seeded = seed_namespaces(pg)
+    if seeded:
+        log(f"seeded namespaces: {', '.join(seeded)}")
+        done.append(f"seeded namespaces {', '.join(seeded)}")
+    if ensure_slot(pg):
+        done.append(f"created replication slot {SLOT}")
+    return done
 
 
-def apply_migrations(pg: Postgres) -> list[str]:
+def control_plane_differences(pg: Psql, s) -> list[str]:
+    """What provision_control_plane would change, found without changing anything."""
+    if pg.psql("SELECT 1 FROM pg_database WHERE datname = 'tally_control'") != "1":
+        return ["database tally_control is missing (and everything in it)"]
+    out = []
+    for role in (s.get("TALLY_CDC_USER"), s.get("TALLY_CONTROL_ADMIN_USER")):
+        if pg.psql_script("SELECT 1 FROM pg_roles WHERE rolname = :'user';", db="postgres", user=role) != "1":
+            out.append(f"role {role} is missing")
+    out += [f"migration {m} is not applied" for m in pending_migrations(pg)]
+    if pg.psql("SELECT to_regclass('public.seeded_namespaces') IS NOT NULL", db="tally_control") == "t":
+        done = set(pg.psql("SELECT name FROM seeded_namespaces", db="tally_control").split())
+        out += [f"seed namespace {f.stem} is not seeded" for f in sorted(SEEDS.glob("*.json")) if f.stem not in done]
+    if pg.psql_script("SELECT 1 FROM pg_replication_slots WHERE slot_name = :'slot';", slot=SLOT) != "1":
+        out.append(f"replication slot {SLOT} is missing")
+    return out
+
+
+def apply_migrations(pg) -> list[str]:
     """Applies infra/postgres/migrations/V<n>__<name>.sql in order, once each, recording
     them in schema_migrations (each file runs in one transaction)."""
     pg.psql(
@@ -169,12 +237,9 @@ def apply_migrations(pg: Postgres) -> list[str]:
         "applied_at timestamptz NOT NULL DEFAULT now())",
         db="tally_control",
     )
-    done = set(pg.psql("SELECT version FROM schema_migrations", db="tally_control").split())
     applied = []
-    for f in sorted(MIGRATIONS.glob("V*__*.sql"), key=lambda p: int(p.name[1:].split("__")[0])):
+    for f in pending_migrations(pg):
         version = f.name[1:].split("__")[0]
-        if version in done:
-            continue
         sql = f.read_text()
         name = f.stem.split("__", 1)[1]
         pg.psql(
@@ -185,7 +250,16 @@ def apply_migrations(pg: Postgres) -> list[str]:
     return applied
 
 
-def seed_namespaces(pg: Postgres) -> list[str]:
+def pending_migrations(pg) -> list[Path]:
+    """The migration files not recorded in schema_migrations (all of them before the first)."""
+    files = sorted(MIGRATIONS.glob("V*__*.sql"), key=lambda p: int(p.name[1:].split("__")[0]))
+    if pg.psql("SELECT to_regclass('public.schema_migrations') IS NOT NULL", db="tally_control") != "t":
+        return files
+    done = set(pg.psql("SELECT version FROM schema_migrations", db="tally_control").split())
+    return [f for f in files if f.name[1:].split("__")[0] not in done]
+
+
+def seed_namespaces(pg) -> list[str]:
     """Inserts each infra/namespaces/<name>.json once (recorded in seeded_namespaces): a new seed
     file appears on the next up, a seed deleted through the admin API stays deleted. Kinds and
     configs are validated by the gateway's parser in the Java unit tests of these files."""
@@ -209,15 +283,16 @@ COMMIT;""",
     return seeded
 
 
-def ensure_slot(pg: Postgres) -> None:
+def ensure_slot(pg) -> bool:
     """Creates Debezium's logical replication slot before the connector first runs, so changes
     made while Connect is down (or not yet started) are kept for it. down --wipe removes it
-    with the data directory."""
-    pg.psql_script(
-        """SELECT pg_create_logical_replication_slot(:'slot', 'pgoutput')
+    with the data directory. Whether it made one."""
+    made = pg.psql_script(
+        """SELECT slot_name FROM pg_create_logical_replication_slot(:'slot', 'pgoutput')
                       WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = :'slot');""",
         slot=SLOT,
     )
+    return bool(made)
 
 
 def stale_pid_file(pid_file: Path) -> None:

@@ -63,7 +63,7 @@ class PostgresExporter(DebianExporter):
 
     def extra_env(self):
         return {
-            "DATA_SOURCE_NAME": f"postgresql://postgres:{self.s.get('TALLY_POSTGRES_PASSWORD')}@{self.host}:"
+            "DATA_SOURCE_NAME": f"postgresql://postgres:{self.s.secret('TALLY_POSTGRES_PASSWORD')}@{self.host}:"
             f"{self.s.port('TALLY_POSTGRES_PORT')}/tally_control?sslmode=disable"
         }
 

@@ -2,6 +2,8 @@
 through the server's own protocol and reads the result back."""
 
 import json
+import os
+import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -164,6 +166,26 @@ def test_postgres_insert_arrives_in_kafka_as_a_debezium_change_event(stack, sett
     assert event["after"]["note"] == note
     assert event["source"]["connector"] == "postgresql"
     assert event["source"]["table"] == "stack_probe"
+
+
+def test_postgres_refuses_a_client_without_the_password(stack, settings):
+    """Passwords (SCRAM) on every connection, the local socket's too; none is trusted."""
+    pg = stack.component("postgres")
+    tcp = ["psql", "-h", pg.host, "-p", str(pg.ports()["sql"]), "-d", "tally_control", "-X", "-c", "SELECT 1"]
+    socket = ["psql", "-h", str(pg.data_dir / "run"), "-p", str(pg.ports()["sql"]), "-d", "tally_control", "-X"]
+    base = {k: v for k, v in os.environ.items() if not k.startswith("PG")} | {"PGCONNECT_TIMEOUT": "5"}
+    for user, password in (
+        ("postgres", None),
+        ("postgres", "wrong"),
+        (settings.get("TALLY_CONTROL_ADMIN_USER"), "wrong"),
+        (settings.get("TALLY_CDC_USER"), None),
+    ):
+        env = base | ({"PGPASSWORD": password} if password else {})
+        for argv in (tcp, [*socket, "-c", "SELECT 1"]):
+            r = subprocess.run([*argv, "-U", user, "-w"], capture_output=True, text=True, env=env, timeout=30)
+            assert r.returncode != 0, (user, argv, r.stdout)
+            assert "password" in r.stderr, r.stderr  # refused for its password, not for anything else
+    assert pg.psql("SELECT 1", db="tally_control") == "1"  # with it, in
 
 
 def test_prometheus_reports_every_target_up(stack, settings):
