@@ -51,6 +51,16 @@ def print_status(stack: Stack) -> None:
         say("  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip())
 
 
+def cmd_deploy(args, settings: Settings) -> int:
+    from .deploy import deploy
+
+    if args.env is not None:
+        if not args.env.is_file():
+            raise ValueError(f"--env {args.env}: no such file")
+        settings = Settings.load(overlay=args.env)
+    return deploy(settings, check=args.check, say=say)
+
+
 def cmd_status(args, settings: Settings) -> int:
     stack = Stack(settings, say)
     print_status(stack)
@@ -398,6 +408,14 @@ def main(argv: list[str] | None = None) -> int:
     down.add_argument("--wipe", action="store_true", help="also delete data, configs and logs")
     down.set_defaults(fn=cmd_down)
     sub.add_parser("status", help="pid, ports, health, version and URL of each component").set_defaults(fn=cmd_status)
+    dep = sub.add_parser(
+        "deploy",
+        help="make Tally work on clusters someone else runs: topics, tally_meta, the control plane's database and "
+        "roles, the Debezium connector, the schemas (idempotent; without --env: the local stack)",
+    )
+    dep.add_argument("--env", type=Path, help="the deployment's settings (KEY=value lines, as infra/tally.env)")
+    dep.add_argument("--check", action="store_true", help="change nothing; name every difference (exit 1 if any)")
+    dep.set_defaults(fn=cmd_deploy)
     logs = sub.add_parser("logs", help="a component's log")
     logs.add_argument("component")
     logs.add_argument("-n", "--lines", type=int, default=100)

@@ -23,25 +23,30 @@ class JobSpec:
     stores: tuple[str, ...] = ()  # which of the stores' arguments the job takes (it refuses others)
     extra: tuple[str, ...] = ()  # job-specific arguments
 
-    def args(self, s: Settings) -> list[str]:
+    def args(self, s: Settings, targets=None) -> list[str]:
+        """The job's arguments; `targets` (deploy's Targets): the servers of a deployment,
+        else the local stack's."""
         h = s.host
+        kafka = targets.kafka if targets else s.kafka_bootstrap()
+        registry = targets.registry if targets else f"http://{h}:{s.port('TALLY_REGISTRY_PORT')}"
+        cassandra = (
+            (",".join(host for host, _ in targets.cassandra), str(targets.cassandra[0][1]))
+            if targets
+            else (",".join(s.cassandra_hosts()), str(s.port("TALLY_CASSANDRA_PORT")))
+        )
+        elasticsearch = targets.elasticsearch if targets else f"http://{h}:{s.port('TALLY_ELASTICSEARCH_PORT')}"
         args = [
             "--kafka.bootstrap",
-            s.kafka_bootstrap(),
+            kafka,
             "--registry.url",
-            f"http://{h}:{s.port('TALLY_REGISTRY_PORT')}",
+            registry,
             "--checkpoint.interval.ms",
             s.get("TALLY_FLINK_CHECKPOINT_INTERVAL_MS"),
             "--state.backend",
             s.get("TALLY_FLINK_STATE_BACKEND"),
         ]
         if "cassandra" in self.stores:
-            args += [
-                "--cassandra.host",
-                ",".join(s.cassandra_hosts()),
-                "--cassandra.port",
-                str(s.port("TALLY_CASSANDRA_PORT")),
-            ]
+            args += ["--cassandra.host", cassandra[0], "--cassandra.port", cassandra[1]]
             args += ["--cassandra.datacenter", s.get("TALLY_CASSANDRA_DATACENTER")]
             args += ["--cassandra.consistency", s.get("TALLY_CASSANDRA_CONSISTENCY")]
             args += ["--cassandra.replication.strategy", s.get("TALLY_CASSANDRA_REPLICATION_STRATEGY")]
@@ -52,7 +57,7 @@ class JobSpec:
         if "elasticsearch" in self.stores:
             args += [
                 "--elasticsearch.url",
-                f"http://{h}:{s.port('TALLY_ELASTICSEARCH_PORT')}",
+                elasticsearch,
                 "--lifecycle.interval.ms",
                 s.get("TALLY_SLICE_LIFECYCLE_MS"),
             ]
@@ -107,8 +112,8 @@ def default_parallelism(s: Settings) -> int:
 
 
 class FlinkRest:
-    def __init__(self, settings: Settings):
-        self.base = f"http://{settings.host}:{settings.port('TALLY_FLINK_PORT')}"
+    def __init__(self, settings: Settings, base: str | None = None):
+        self.base = base or f"http://{settings.host}:{settings.port('TALLY_FLINK_PORT')}"
 
     def call(
         self,
@@ -156,17 +161,25 @@ def jobs_jar() -> Path:
 
 
 class Jobs:
-    def __init__(self, settings: Settings, log=print):
+    def __init__(self, settings: Settings, log=print, targets=None):
+        """targets (deploy's Targets): the jobs of a deployment on someone else's Flink, its
+        records kept under $TALLY_HOME/deploy/<Flink's host and port>/ (its checkpoints are the
+        cluster's; a restart restores from the savepoint deploy took last); else the local stack's."""
         self.s = settings
         self.log = log
-        self.rest = FlinkRest(settings)
-        self.savepoints = settings.home / "savepoints.json"
-        self.builds = settings.home / "job-builds.json"
-        self.job_ids = settings.home / "job-ids.json"  # each job's last deployment (its checkpoints' folder)
-        self.checkpoints = settings.data("flink") / "checkpoints"
-        self.scale = settings.home / "job-scale.json"  # parallelism set by `rescale`, kept across ups
+        self.targets = targets
+        self.rest = FlinkRest(settings, targets.flink if targets else None)
+        home = settings.home
+        if targets:
+            home = settings.home / "deploy" / targets.flink.split("//", 1)[-1].replace(":", "_").replace("/", "_")
+            home.mkdir(parents=True, exist_ok=True)
+        self.savepoints = home / "savepoints.json"
+        self.builds = home / "job-builds.json"
+        self.job_ids = home / "job-ids.json"  # each job's last deployment (its checkpoints' folder)
+        self.checkpoints = settings.data("flink") / "checkpoints" if not targets else home / "no-local-checkpoints"
+        self.scale = home / "job-scale.json"  # parallelism set by `rescale`, kept across ups
         # the state backend each deployment ran on: its retained checkpoints restore only into that one
-        self.backends = settings.home / "job-backends.json"
+        self.backends = home / "job-backends.json"
 
     def running(self, name: str) -> dict | None:
         return next(
@@ -180,13 +193,16 @@ class Jobs:
 
     def parallelism_of(self, name: str) -> int:
         """The job's parallelism: what `rescale` recorded for it, else the setting's."""
+        if self.targets and self.s.get("TALLY_FLINK_PARALLELISM").strip() == "auto":
+            slots = self.rest.call("GET", "/overview")["slots-total"]  # someone else's cluster: its slots
+            return _read(self.scale).get(name) or max(1, slots // len(JOBS))
         return _read(self.scale).get(name) or default_parallelism(self.s)
 
     def build_of(self, spec: JobSpec) -> str:
         """What a deployment runs: the jobs jar's digest, the job's arguments and parallelism."""
         import hashlib
 
-        run = json.dumps(spec.args(self.s)) + f"@{self.parallelism_of(spec.name)}"
+        run = json.dumps(spec.args(self.s, self.targets)) + f"@{self.parallelism_of(spec.name)}"
         return hashlib.sha256(jobs_jar().read_bytes() + run.encode()).hexdigest()
 
     def deployed_builds(self) -> dict:
@@ -212,7 +228,7 @@ class Jobs:
         builds[spec.name] = self.build_of(spec) if backend == self.backend() else "migrating"
         self.builds.write_text(json.dumps(builds, indent=2))
         jar_id = self.rest.upload(jobs_jar())
-        args = spec.args(self.s)
+        args = spec.args(self.s, self.targets)
         args[args.index("--state.backend") + 1] = backend
         body = {
             "entryClass": spec.entry_class,
@@ -298,6 +314,8 @@ class Jobs:
         (a chk-N folder with its _metadata) or the savepoint recorded for it, whichever is newer."""
         candidates = []
         saved = _read(self.savepoints).get(name)
+        if saved and self.targets:  # someone else's cluster keeps it: its path is only meaningful there
+            return saved
         if saved:
             meta = Path(saved.removeprefix("file:")) / "_metadata"
             if meta.exists():
