@@ -197,6 +197,25 @@ def test_the_cost_goals_are_judged_by_the_medians(tmp_path):
     assert got["the idle stack's CPU (every server up, the jobs running, nothing asked)"] == ("0.17 cores", "met")
 
 
+def test_a_whole_below_one_of_its_parts_is_not_judged_met(tmp_path):
+    import json
+
+    from tally.bench_cost import _summarise
+    from tally.bench_goals import rows
+
+    run = {"us_per_op": {"gateway": 41.0, "cassandra": -15.0}, "us_per_op_total": 22.0, "p50_ms": 1.0, "p99_ms": 2.0}
+    report = {
+        "operations": {"getcount": {"label": "GetCount", "rate": 2000, "per_request": 1, "runs": [run] * 3}},
+        "floor": {"runs": []},
+        "idle_cores": {"gateway": [0.02] * 3},
+    }
+    _summarise(report)
+    (tmp_path / "cost.json").write_text(json.dumps(report))
+    got = {figure: (measured, met) for figure, _, measured, met, _ in rows(tmp_path)}
+    measured, met = got["GetCount, whole-stack CPU per read"]
+    assert met == "**not met**" and "below gateway's own 41" in measured
+
+
 def test_the_cost_plot_is_a_png(tmp_path):
     from tally.bench_cost import plot
 
