@@ -80,17 +80,9 @@ class CounterQueriesTest {
             long now = System.currentTimeMillis() * 1000;
             // a live total just after a write: its newest event is after its rollup, and no scan is made
             view.applied("ad_clicks", "c1", new CounterView.Rollup(7, now - 10_000_000, now - 1_000, true));
-            assertThat(withView.getCount(accurate, "c1")
-                            .toCompletableFuture()
-                            .join()
-                            .count())
-                    .isEqualTo(7);
+            assertThat(count(withView, accurate, "c1")).isEqualTo(7);
             view.applied("video_views", "c1", new CounterView.Rollup(3, now - 10_000_000, now - 20_000_000, false));
-            assertThat(withView.getCount(eventual, "c1")
-                            .toCompletableFuture()
-                            .join()
-                            .count())
-                    .isEqualTo(3);
+            assertThat(count(withView, eventual, "c1")).isEqualTo(3);
             // a live total where an EVENTUAL count is asked (its type changed): Cassandra answers (here: unreachable)
             view.applied("video_views", "c2", new CounterView.Rollup(5, now - 10_000_000, now - 1_000, true));
             assertThatThrownBy(() -> withView.getCount(eventual, "c2")
@@ -107,18 +99,14 @@ class CounterQueriesTest {
             var eventual = catalog.get("video_views").orElseThrow();
             view.applied("video_views", "other", new CounterView.Rollup(1, 1, 1, false)); // the view is rebuilt
             view.remember("video_views", "c1", new CounterView.Rollup(0, 0, 0, false));
-            assertThat(withView.getCount(eventual, "c1")
-                            .toCompletableFuture()
-                            .join()
-                            .count())
-                    .isZero(); // answered without Cassandra (unreachable here)
+            assertThat(count(withView, eventual, "c1")).isZero(); // answered without Cassandra (unreachable here)
             long now = System.currentTimeMillis() * 1000;
             view.applied("video_views", "c1", new CounterView.Rollup(3, now - 10_000_000, now - 20_000_000, false));
-            assertThat(withView.getCount(eventual, "c1")
-                            .toCompletableFuture()
-                            .join()
-                            .count())
-                    .isEqualTo(3);
+            assertThat(count(withView, eventual, "c1")).isEqualTo(3);
         }
+    }
+
+    static long count(CounterQueries queries, io.tally.namespace.NamespaceConfig ns, String counter) {
+        return queries.getCount(ns, counter).toCompletableFuture().join().count();
     }
 }

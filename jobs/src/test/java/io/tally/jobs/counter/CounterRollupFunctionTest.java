@@ -319,12 +319,7 @@ class CounterRollupFunctionTest {
     @Test
     void theUntimedHistoryOfAnEarlierReleaseIsDroppedWhenTheJobStarts() throws Exception {
         h.close();
-        var before = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new UntimedHistoryLayout()), CounterMutation::key, Types.STRING);
-        before.open();
-        before.processElement(new StreamRecord<>(add("old", T0, 0), T0));
-        var snapshot = before.snapshot(1, T0);
-        before.close();
+        var snapshot = stateLeftBy(new UntimedHistoryLayout(), add("old", T0, 0));
         var operator = new CounterRollupOperator();
         h = new KeyedOneInputStreamOperatorTestHarness<>(operator, CounterMutation::key, Types.STRING);
         h.initializeState(snapshot);
@@ -426,15 +421,22 @@ class CounterRollupFunctionTest {
         }
     }
 
+    /** A snapshot of the state an earlier release's function left after one mutation. */
+    static org.apache.flink.runtime.checkpoint.OperatorSubtaskState stateLeftBy(
+            KeyedProcessFunction<String, CounterMutation, RollupWrite> earlier, CounterMutation m) throws Exception {
+        var before = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(earlier), CounterMutation::key, Types.STRING);
+        before.open();
+        before.processElement(new StreamRecord<>(m, T0));
+        var snapshot = before.snapshot(1, T0);
+        before.close();
+        return snapshot;
+    }
+
     /** Replaces the harness with one restored from a savepoint of the old layout (counter c1: 40, and 2 pending at T0). */
     void restoreFromTheSlotArrayLayout() throws Exception {
         h.close();
-        var legacy = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new LegacyLayout()), CounterMutation::key, Types.STRING);
-        legacy.open();
-        legacy.processElement(new StreamRecord<>(add("old", T0, 2), T0));
-        var snapshot = legacy.snapshot(1, T0);
-        legacy.close();
+        var snapshot = stateLeftBy(new LegacyLayout(), add("old", T0, 2));
         h = new KeyedOneInputStreamOperatorTestHarness<>(
                 new KeyedProcessOperator<>(new CounterRollupFunction()), CounterMutation::key, Types.STRING);
         h.initializeState(snapshot);
