@@ -153,42 +153,41 @@ class MetaKeyspace(Step):
     def differences(self, t: Targets, s: Settings) -> list[str]:
         cluster, session = self._session(t)
         try:
-            ks = session.execute(
-                "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = 'tally_meta'"
-            ).one()
-            if ks is None:
-                return ["keyspace tally_meta is missing"]
-            tables = {
-                r.table_name
-                for r in session.execute(
-                    "SELECT table_name FROM system_schema.tables WHERE keyspace_name = 'tally_meta'"
-                )
-            }
-            want = {st.split("tally_meta.", 1)[1].split()[0] for st in cql_statements(META_CQL) if "CREATE TABLE" in st}
-            out = [f"table tally_meta.{name} is missing" for name in sorted(want - tables)]
-            asked = keyspace_replication(s)
-            if not _same_replication(dict(ks.replication), asked):
-                out.append(f"keyspace tally_meta has replication {dict(ks.replication)}, the deployment asks {asked}")
-            return out
+            return self._differences(session, s)
         finally:
             cluster.shutdown()
 
+    @staticmethod
+    def _differences(session, s: Settings) -> list[str]:
+        ks = session.execute("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = 'tally_meta'").one()
+        if ks is None:
+            return ["keyspace tally_meta is missing"]
+        tables = {
+            r.table_name
+            for r in session.execute("SELECT table_name FROM system_schema.tables WHERE keyspace_name = 'tally_meta'")
+        }
+        want = {st.split("tally_meta.", 1)[1].split()[0] for st in cql_statements(META_CQL) if "CREATE TABLE" in st}
+        out = [f"table tally_meta.{name} is missing" for name in sorted(want - tables)]
+        asked = keyspace_replication(s)
+        if not _same_replication(dict(ks.replication), asked):
+            out.append(f"keyspace tally_meta has replication {dict(ks.replication)}, the deployment asks {asked}")
+        return out
+
     def apply(self, t: Targets, s: Settings) -> list[str]:
-        before = self.differences(t, s)
-        if any("replication" in d for d in before):
-            raise DeployError(
-                "; ".join(d for d in before if "replication" in d)
-                + " (not changed: ALTER KEYSPACE and a repair are an operator's decision)"
-            )
-        if not before:
-            return []
-        cluster, session = self._session(t)
+        cluster, session = self._session(t)  # one session to look and to repair
         try:
-            for stmt in cql_statements(META_CQL):
-                session.execute(with_replication(stmt, keyspace_replication(s)), timeout=30)
+            before = self._differences(session, s)
+            if any("replication" in d for d in before):
+                raise DeployError(
+                    "; ".join(d for d in before if "replication" in d)
+                    + " (not changed: ALTER KEYSPACE and a repair are an operator's decision)"
+                )
+            if before:
+                for stmt in cql_statements(META_CQL):
+                    session.execute(with_replication(stmt, keyspace_replication(s)), timeout=30)
+            return [d.replace("is missing", "created") for d in before]
         finally:
             cluster.shutdown()
-        return [d.replace("is missing", "created") for d in before]
 
 
 def _same_replication(have: dict, asked: str) -> bool:

@@ -113,9 +113,6 @@ host    replication  all   all      scram-sha-256
         """psql against this cluster, as its superuser."""
         return Psql(self.host, self.ports()["sql"], "postgres", self.s.secret("TALLY_POSTGRES_PASSWORD"), self.env())
 
-    def _psql(self, db: str, user: str, password: str | None, variables: dict[str, str]) -> tuple[list[str], dict]:
-        return self.client()._psql(db, user, password, variables)
-
     def psql(
         self, sql: str, db: str = "postgres", user: str = "postgres", password: str | None = None, check: bool = True
     ) -> str:

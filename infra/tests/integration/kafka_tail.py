@@ -89,11 +89,7 @@ class KafkaTail:
 
     def records(self, expect: int, timeout: float = 30) -> list[tuple[str, str, dict]]:
         """(topic, key, decoded value) of the records after the start, waiting for `expect` of them."""
-        deadline = time.monotonic() + timeout
-        while len(self.seen) < expect and time.monotonic() < deadline:
-            self._drain(self.ends(), min(deadline, time.monotonic() + 2))
-            if len(self.seen) < expect:
-                time.sleep(0.2)
+        self.records_until(lambda seen: len(seen) >= expect, timeout)
         self._drain(self.ends(), time.monotonic() + 10)
         return list(self.seen)
 

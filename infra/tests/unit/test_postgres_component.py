@@ -25,7 +25,7 @@ def test_script_values_go_by_environment_not_on_the_command_line(tmp_path):
     from tally.settings import Settings
 
     pg = Postgres(Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_POSTGRES_PASSWORD": "superpw"}), lambda *a: None)
-    argv, env = pg._psql("tally_control", "postgres", None, {"pw": "s3cret-value", "user": "u1"})
+    argv, env = pg.client()._psql("tally_control", "postgres", None, {"pw": "s3cret-value", "user": "u1"})
     assert not any("s3cret" in a or "superpw" in a for a in argv)  # `ps` shows a command line
     assert env["TALLY_PSQL_PW"] == "s3cret-value" and env["TALLY_PSQL_USER"] == "u1"
     assert env["PGPASSWORD"] == "superpw"

@@ -73,11 +73,12 @@ public final class IndexTemplates {
 
     /** The composable index template of a namespace: mapping, settings and its alias. */
     public static String template(NamespaceConfig ns) {
+        String refresh = refreshSetting(ns); // JSON null: Elasticsearch's default, left unset
         return "{\"index_patterns\":[\"" + IndexNames.pattern(ns.name()) + "\"],\"priority\":100,\"template\":{"
                 // ignore_malformed: a value the indexer's checks let through by mistake costs that
                 // field of one document, not the job (Elasticsearch would refuse the document whole).
                 + "\"settings\":{\"number_of_shards\":1,\"number_of_replicas\":0,"
-                + (refreshSetting(ns).equals("null") ? "" : "\"refresh_interval\":" + refreshSetting(ns) + ",")
+                + (refresh.equals("null") ? "" : "\"refresh_interval\":" + refresh + ",")
                 + "\"index.mapping.ignore_malformed\":true},"
                 + "\"mappings\":{\"dynamic\":false,\"properties\":{" + properties(ns) + "}},"
                 + "\"aliases\":{\"" + IndexNames.alias(ns.name()) + "\":{}}}}";
