@@ -92,6 +92,7 @@ class DeadLetters:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.bootstrap = settings.kafka_bootstrap()
+        self.client = settings.kafka_client_config()
         self.registry = f"http://{settings.host}:{settings.port('TALLY_REGISTRY_PORT')}"
 
     def read(self) -> list[DeadLetter]:
@@ -105,7 +106,7 @@ class DeadLetters:
         """Produces each original key and value to its topic again; the number produced."""
         from confluent_kafka import Producer
 
-        producer = Producer({"bootstrap.servers": self.bootstrap, "enable.idempotence": True, "acks": "all"})
+        producer = Producer({**self.client, "enable.idempotence": True, "acks": "all"})
         failed: list[str] = []
 
         def done(err, _msg):

@@ -84,16 +84,21 @@ class Topics(Step):
 
     name = "kafka topics"
 
-    def _admin(self, t: Targets):
+    def _admin(self, t: Targets, s: Settings):
         from confluent_kafka.admin import AdminClient
 
-        return AdminClient({"bootstrap.servers": t.kafka, "log_level": 0})
+        return AdminClient(self._client(t, s))
+
+    @staticmethod
+    def _client(t: Targets, s: Settings) -> dict[str, str]:
+        """The deployment's brokers with Kafka's client security settings."""
+        return {**s.kafka_client_config(), "bootstrap.servers": t.kafka, "log_level": 0}
 
     def _found(self, t: Targets, s: Settings):
         """(missing topics, refused differences, config differences by topic)."""
         from confluent_kafka.admin import ConfigResource
 
-        admin = self._admin(t)
+        admin = self._admin(t, s)
         present = admin.list_topics(timeout=15).topics
         want = tally_topics(s.int("TALLY_TOPIC_PARTITIONS"))
         missing, refused, configs = {}, [], {}
@@ -130,9 +135,9 @@ class Topics(Step):
                 "; ".join(refused) + " (not changed: partitions and copies move data; change them by hand or point"
                 " TALLY_TOPIC_PARTITIONS / TALLY_TOPIC_REPLICATION at what the cluster has)"
             )
-        made = create_topics(t.kafka, missing, replicas=t.replication) if missing else []
+        made = create_topics(t.kafka, missing, replicas=t.replication, client=self._client(t, s)) if missing else []
         if configs:
-            align_configs(self._admin(t), configs)
+            align_configs(self._admin(t, s), configs)
         return [f"created topic {name}" for name in made] + [
             f"set {k}={v} on topic {name}" for name, cfg in configs.items() for k, v in cfg.items()
         ]

@@ -45,6 +45,7 @@ class JobSpec:
             "--state.backend",
             s.get("TALLY_FLINK_STATE_BACKEND"),
         ]
+        args += kafka_security_args(s)
         if "cassandra" in self.stores:
             args += ["--cassandra.host", cassandra[0], "--cassandra.port", cassandra[1]]
             args += ["--cassandra.datacenter", s.get("TALLY_CASSANDRA_DATACENTER")]
@@ -62,6 +63,35 @@ class JobSpec:
                 s.get("TALLY_SLICE_LIFECYCLE_MS"),
             ]
         return args + list(self.extra)
+
+
+def kafka_security_args(s: Settings) -> list[str]:
+    """The jobs' Kafka client security, when it is on: the password only as a file on the
+    TaskManager's host (a job's arguments show in Flink's REST API and dashboard)."""
+    protocol = s.get("TALLY_KAFKA_SECURITY_PROTOCOL").upper()
+    if protocol == "PLAINTEXT":
+        return []
+    if protocol.startswith("SASL_") and not s.get("TALLY_KAFKA_SASL_PASSWORD_FILE"):
+        raise ValueError(
+            "the jobs read Kafka's SASL password only from a file on the TaskManager's host:"
+            " set TALLY_KAFKA_SASL_PASSWORD_FILE (TALLY_KAFKA_SASL_PASSWORD alone would be a job argument)"
+        )
+    return [
+        "--kafka.security.protocol",
+        protocol,
+        "--kafka.sasl.mechanism",
+        s.get("TALLY_KAFKA_SASL_MECHANISM"),
+        "--kafka.sasl.username",
+        s.get("TALLY_KAFKA_SASL_USERNAME"),
+        "--kafka.sasl.password.file",
+        s.get("TALLY_KAFKA_SASL_PASSWORD_FILE"),
+        "--kafka.ssl.truststore",
+        s.get("TALLY_KAFKA_SSL_TRUSTSTORE"),
+        "--kafka.ssl.truststore.password",
+        s.get("TALLY_KAFKA_SSL_TRUSTSTORE_PASSWORD"),
+        "--kafka.ssl.verify.hostname",
+        s.get("TALLY_KAFKA_SSL_VERIFY_HOSTNAME"),
+    ]
 
 
 JOBS = [

@@ -113,8 +113,12 @@ class Settings:
         port = self.port("TALLY_KAFKA_PORT")
         return ",".join(f"{self.node_host(i)}:{port}" for i in range(1, self.nodes + 1))
 
-    def cassandra_hosts(self) -> list[str]:
+    def node_hosts(self) -> list[str]:
+        """Every node's address (Kafka brokers and Cassandra nodes share them)."""
         return [self.node_host(i) for i in range(1, self.nodes + 1)]
+
+    def cassandra_hosts(self) -> list[str]:
+        return self.node_hosts()
 
     @property
     def home(self) -> Path:
@@ -128,16 +132,61 @@ class Settings:
     def admin_token(self) -> str:
         """The token that guards the admin API, Recount and registry writes: TALLY_ADMIN_TOKEN when
         set, else $TALLY_HOME/admin-token, made on first use (mode 600) so no stack starts open."""
-        given = self.secret("TALLY_ADMIN_TOKEN")
-        if given:
-            return given
-        path = self.home / "admin-token"
+        return self.secret("TALLY_ADMIN_TOKEN") or self.generated_secret(self.home / "admin-token")
+
+    @staticmethod
+    def generated_secret(path: Path) -> str:
+        """A random secret kept in `path` (mode 600), made on first use: the same on every later call."""
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w") as f:
                 f.write(secrets.token_urlsafe(32))
         return path.read_text().strip()
+
+    def kafka_scram_password(self) -> str:
+        """The password of the local broker's SCRAM user (TALLY_KAFKA_SCRAM_USER): the setting, or
+        one made on first use in $TALLY_HOME/secrets/kafka-scram-password."""
+        return self.secret("TALLY_KAFKA_SCRAM_PASSWORD") or self.generated_secret(
+            self.home / "secrets" / "kafka-scram-password"
+        )
+
+    def kafka_secure_bootstrap(self) -> str:
+        """Every broker's SASL_SSL listener (the local stack's)."""
+        port = self.port("TALLY_KAFKA_SECURE_PORT")
+        return ",".join(f"{self.node_host(i)}:{port}" for i in range(1, self.nodes + 1))
+
+    #: How Tally's clients reach Kafka: the settings the Java services and jobs read (KafkaClientSecurity).
+    KAFKA_CLIENT_SECURITY = (
+        "TALLY_KAFKA_SECURITY_PROTOCOL",
+        "TALLY_KAFKA_SASL_MECHANISM",
+        "TALLY_KAFKA_SASL_USERNAME",
+        "TALLY_KAFKA_SSL_TRUSTSTORE",
+        "TALLY_KAFKA_SSL_TRUSTSTORE_PASSWORD",
+        "TALLY_KAFKA_SSL_VERIFY_HOSTNAME",
+    )
+
+    def kafka_client_env(self) -> dict[str, str]:
+        """The Kafka client security of a Java service's environment (the password resolved from
+        its file when TALLY_KAFKA_SASL_PASSWORD_FILE is set)."""
+        env = {k: self.get(k) for k in self.KAFKA_CLIENT_SECURITY}
+        env["TALLY_KAFKA_SASL_PASSWORD"] = self.secret("TALLY_KAFKA_SASL_PASSWORD")
+        return env
+
+    def kafka_client_config(self) -> dict[str, str]:
+        """The same security for librdkafka (confluent-kafka): the launcher's and tools' clients."""
+        protocol = self.get("TALLY_KAFKA_SECURITY_PROTOCOL").upper()
+        conf = {"bootstrap.servers": self.kafka_bootstrap(), "security.protocol": protocol}
+        if protocol.startswith("SASL_"):
+            conf["sasl.mechanism"] = self.get("TALLY_KAFKA_SASL_MECHANISM")
+            conf["sasl.username"] = self.get("TALLY_KAFKA_SASL_USERNAME")
+            conf["sasl.password"] = self.secret("TALLY_KAFKA_SASL_PASSWORD")
+        if protocol.endswith("SSL"):
+            if self.get("TALLY_KAFKA_SSL_TRUSTSTORE"):
+                conf["ssl.ca.location"] = self.get("TALLY_KAFKA_SSL_TRUSTSTORE")
+            if self.get("TALLY_KAFKA_SSL_VERIFY_HOSTNAME").lower() == "false":
+                conf["ssl.endpoint.identification.algorithm"] = "none"
+        return conf
 
     def secret(self, key: str) -> str:
         """A secret setting: read from the file <key>_FILE names when that is set (so it is in no

@@ -29,7 +29,7 @@ def read_topic(settings: Settings, topic: str, client_id: str) -> list[Record]:
     ctx = SerializationContext(topic, MessageField.VALUE)
     bootstrap = settings.kafka_bootstrap()
     # log_level 0: a broker that is down is said once below, not in a line per retry
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": client_id, "enable.auto.commit": False, "log_level": 0})
+    c = Consumer({**settings.kafka_client_config(), "group.id": client_id, "enable.auto.commit": False, "log_level": 0})
     try:
         try:
             meta = c.list_topics(topic, timeout=10).topics[topic]

@@ -8,6 +8,7 @@ import uuid
 
 from ..model import tally_topics
 from ..process import tcp_open
+from ..tls import LocalCa
 from .base import JAVA, ClusterNode
 
 
@@ -31,6 +32,7 @@ class Kafka(ClusterNode):
         return {
             "broker": self.s.port("TALLY_KAFKA_PORT"),
             "controller": self.s.port("TALLY_KAFKA_CONTROLLER_PORT"),
+            "secure": self.s.port("TALLY_KAFKA_SECURE_PORT"),
             "metrics": self.s.port("TALLY_KAFKA_METRICS_PORT"),
         }
 
@@ -57,15 +59,26 @@ class Kafka(ClusterNode):
             quorum = "controller.quorum.voters=" + ",".join(
                 f"{i}@{self.s.node_host(i)}:{p['controller']}" for i in range(1, n + 1)
             )
+        store_password = self.s.generated_secret(self.s.home / "secrets" / f"{self.name}-keystore-password")
+        keystore = LocalCa(self.s).server_keystore(
+            self.conf_dir / "kafka.p12", "kafka", self.s.node_hosts(), store_password
+        )
         props.write_text(f"""# Written by ./tally up; edit infra/tally/components/kafka.py instead.
 process.roles=broker,controller
 node.id={self.node}
 {quorum}
-listeners=PLAINTEXT://{self.host}:{p["broker"]},CONTROLLER://{self.host}:{p["controller"]}
-advertised.listeners=PLAINTEXT://{self.host}:{p["broker"]}
+listeners=PLAINTEXT://{self.host}:{p["broker"]},SASL_SSL://{self.host}:{p["secure"]},CONTROLLER://{self.host}:{p["controller"]}
+advertised.listeners=PLAINTEXT://{self.host}:{p["broker"]},SASL_SSL://{self.host}:{p["secure"]}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT
+# SASL_SSL: SCRAM-SHA-512 users (made by `up` through the Admin API) over TLS
+sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+ssl.keystore.type=PKCS12
+ssl.keystore.location={keystore}
+ssl.keystore.password={store_password}
+ssl.key.password={store_password}
 log.dirs={self.data_dir}
 num.partitions={self.s.int("TALLY_TOPIC_PARTITIONS")}
 default.replication.factor={replicas}
@@ -150,6 +163,7 @@ log.retention.hours=168
             create_topics(
                 self.bootstrap, tally_topics(self.s.int("TALLY_TOPIC_PARTITIONS")), replicas=min(self.nodes, 3)
             )
+            ensure_scram_user(self.bootstrap, self.s.get("TALLY_KAFKA_SCRAM_USER"), self.s.kafka_scram_password())
 
 
 def _kafka_uuid() -> str:
@@ -161,6 +175,27 @@ def _kafka_uuid() -> str:
         text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         if not text.startswith("-"):
             return text
+
+
+SCRAM_ITERATIONS = 8192  # Kafka's kafka-configs default for SCRAM-SHA-512
+
+
+def ensure_scram_user(bootstrap: str, user: str, password: str) -> None:
+    """Sets the SCRAM-SHA-512 credential of `user` (made or replaced: idempotent) through the
+    Admin API on the PLAINTEXT listener, so the password is on no command line."""
+    from confluent_kafka.admin import (
+        AdminClient,
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialUpsertion,
+    )
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    upsert = UserScramCredentialUpsertion(
+        user, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, SCRAM_ITERATIONS), password.encode()
+    )
+    for fut in admin.alter_user_scram_credentials([upsert]).values():
+        fut.result(timeout=30)
 
 
 def align_configs(admin, configs: dict[str, dict[str, str]]) -> None:
@@ -183,11 +218,14 @@ def align_configs(admin, configs: dict[str, dict[str, str]]) -> None:
         fut.result()
 
 
-def create_topics(bootstrap: str, topics: dict[str, tuple[int, dict[str, str]]], replicas: int = 1) -> list[str]:
-    """Creates the topics that do not exist yet (with `replicas` copies of each partition); returns their names."""
+def create_topics(
+    bootstrap: str, topics: dict[str, tuple[int, dict[str, str]]], replicas: int = 1, client: dict | None = None
+) -> list[str]:
+    """Creates the topics that do not exist yet (with `replicas` copies of each partition); returns
+    their names. `client`: the admin client's configuration (security) when not the local broker's."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    admin = AdminClient(client or {"bootstrap.servers": bootstrap, "log_level": 0})
     existing = set(admin.list_topics(timeout=10).topics)
     new = [
         NewTopic(t, num_partitions=n, replication_factor=replicas, config=cfg)

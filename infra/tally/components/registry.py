@@ -27,6 +27,7 @@ class Registry(JavaService):
             "TALLY_REGISTRY_PORT": str(self.ports()["http"]),
             "TALLY_KAFKA_BOOTSTRAP": self.s.kafka_bootstrap(),
             "TALLY_REGISTRY_ADMIN_TOKEN": self.s.admin_token(),
+            **self.s.kafka_client_env(),
         }
 
     def after_ready(self):

@@ -125,3 +125,23 @@ def test_the_state_backend_setting_is_checked(tmp_path):
     j = Jobs(Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_FLINK_STATE_BACKEND": "memory"}), log=lambda *_: None)
     with pytest.raises(ValueError, match="TALLY_FLINK_STATE_BACKEND='memory'"):
         j.backend()
+
+
+def test_the_jobs_kafka_security_arguments_carry_a_password_file_never_a_password(tmp_path):
+    from tally.jobs import JOBS, kafka_security_args
+
+    plain = Settings.load({"TALLY_HOME": str(tmp_path)})
+    assert kafka_security_args(plain) == []
+    assert "--kafka.security.protocol" not in JOBS[0].args(plain)
+    sasl = {
+        "TALLY_HOME": str(tmp_path),
+        "TALLY_KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
+        "TALLY_KAFKA_SASL_USERNAME": "tally",
+        "TALLY_KAFKA_SASL_PASSWORD": "s3cret",
+    }
+    with pytest.raises(ValueError, match="TALLY_KAFKA_SASL_PASSWORD_FILE"):
+        kafka_security_args(Settings.load(sasl))
+    args = JOBS[1].args(Settings.load({**sasl, "TALLY_KAFKA_SASL_PASSWORD_FILE": "/run/secrets/kafka"}))
+    at = args.index("--kafka.sasl.password.file")
+    assert args[at + 1] == "/run/secrets/kafka" and "s3cret" not in args
+    assert args[args.index("--kafka.security.protocol") + 1] == "SASL_SSL"

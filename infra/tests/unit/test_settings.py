@@ -60,3 +60,44 @@ def test_a_kafka_cluster_id_never_reads_as_an_option():
     ids = [_kafka_uuid() for _ in range(2000)]  # one in 64 random ids starts with '-'
     assert not any(i.startswith("-") for i in ids)
     assert all(len(i) == 22 for i in ids)
+
+
+def test_kafka_clients_are_plaintext_unless_security_is_set(tmp_path):
+    s = Settings.load({"TALLY_HOME": str(tmp_path)})
+    assert s.kafka_client_config() == {"bootstrap.servers": "127.0.0.1:9092", "security.protocol": "PLAINTEXT"}
+    assert s.kafka_client_env()["TALLY_KAFKA_SECURITY_PROTOCOL"] == "PLAINTEXT"
+
+
+def test_kafka_scram_over_tls_for_librdkafka_and_java_with_the_password_from_its_file(tmp_path):
+    pw = tmp_path / "kafka.pw"
+    pw.write_text("s3cret\n")
+    s = Settings.load(
+        {
+            "TALLY_HOME": str(tmp_path),
+            "TALLY_KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
+            "TALLY_KAFKA_SASL_USERNAME": "tally",
+            "TALLY_KAFKA_SASL_PASSWORD_FILE": str(pw),
+            "TALLY_KAFKA_SSL_TRUSTSTORE": "/etc/tally/ca.pem",
+            "TALLY_KAFKA_SSL_VERIFY_HOSTNAME": "false",
+        }
+    )
+    assert s.kafka_client_config() == {
+        "bootstrap.servers": "127.0.0.1:9092",
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "tally",
+        "sasl.password": "s3cret",
+        "ssl.ca.location": "/etc/tally/ca.pem",
+        "ssl.endpoint.identification.algorithm": "none",
+    }
+    env = s.kafka_client_env()
+    assert env["TALLY_KAFKA_SASL_PASSWORD"] == "s3cret" and env["TALLY_KAFKA_SSL_TRUSTSTORE"] == "/etc/tally/ca.pem"
+
+
+def test_the_local_brokers_scram_password_is_made_once_and_private(tmp_path):
+    s = Settings.load({"TALLY_HOME": str(tmp_path)})
+    pw = s.kafka_scram_password()
+    path = tmp_path / "secrets" / "kafka-scram-password"
+    assert len(pw) >= 32 and path.read_text() == pw and path.stat().st_mode & 0o777 == 0o600
+    assert Settings.load({"TALLY_HOME": str(tmp_path)}).kafka_scram_password() == pw
+    assert Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_KAFKA_SCRAM_PASSWORD": "g"}).kafka_scram_password() == "g"

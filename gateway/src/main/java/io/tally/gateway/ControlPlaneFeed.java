@@ -38,10 +38,10 @@ final class ControlPlaneFeed implements AutoCloseable {
 
     private final GatewayMetrics metrics;
 
-    ControlPlaneFeed(String bootstrap, String topic, NamespaceCatalog catalog, GatewayMetrics metrics) {
+    /** @param kafka the bootstrap servers and security of the gateway's Kafka clients (a copy of its own) */
+    ControlPlaneFeed(Properties kafka, String topic, NamespaceCatalog catalog, GatewayMetrics metrics) {
         this.metrics = metrics;
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        Properties p = kafka;
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());

@@ -35,8 +35,7 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
     private final Metric bufferAvailable;
 
     EventProducer(GatewayConfig config, AvroSerde serde, GatewayMetrics metrics) {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.get(GatewayConfig.BOOTSTRAP));
+        Properties p = config.kafkaClient();
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, config.get(GatewayConfig.COMPRESSION));

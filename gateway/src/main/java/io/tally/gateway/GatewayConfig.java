@@ -1,5 +1,6 @@
 package io.tally.gateway;
 
+import io.tally.common.KafkaClientSecurity;
 import io.tally.common.ServiceSettings;
 import io.tally.common.ServiceSettings.Field;
 import io.tally.model.Topics;
@@ -148,7 +149,8 @@ public final class GatewayConfig {
             "TALLY_ELASTICSEARCH_URL",
             "http://127.0.0.1:9200",
             "Elasticsearch URL (search and aggregate).");
-    public static final Field[] ALL = {
+    /** The gateway's own settings; {@link #ALL} adds Kafka's client security. */
+    private static final Field[] OWN = {
         ELASTICSEARCH,
         CASSANDRA,
         CASSANDRA_DATACENTER,
@@ -184,6 +186,10 @@ public final class GatewayConfig {
         TOKEN_CACHE
     };
 
+    public static final Field[] ALL = java.util.stream.Stream.concat(
+                    java.util.Arrays.stream(OWN), KafkaClientSecurity.FIELDS.stream())
+            .toArray(Field[]::new);
+
     private static final List<String> COMPRESSIONS = List.of("none", "gzip", "snappy", "lz4", "zstd");
 
     private static final List<Field> TEXT = List.of(
@@ -205,16 +211,19 @@ public final class GatewayConfig {
             CASSANDRA_DATACENTER,
             CASSANDRA_CONSISTENCY);
 
+    private final KafkaClientSecurity kafkaSecurity;
+
     private final ServiceSettings settings;
 
     private GatewayConfig(ServiceSettings settings) {
         this.settings = settings;
+        this.kafkaSecurity = KafkaClientSecurity.from(settings);
     }
 
     public static GatewayConfig from(Map<String, String> env, String[] args) {
         GatewayConfig c = new GatewayConfig(ServiceSettings.from(List.of(ALL), env, args));
         for (Field f : ALL) {
-            if (!TEXT.contains(f)) {
+            if (!TEXT.contains(f) && !KafkaClientSecurity.FIELDS.contains(f)) {
                 c.longOf(f);
             }
         }
@@ -232,6 +241,15 @@ public final class GatewayConfig {
 
     public String get(Field f) {
         return settings.get(f);
+    }
+
+    /** New properties for one Kafka client of the gateway: the bootstrap servers and the security settings. */
+    public java.util.Properties kafkaClient() {
+        return kafkaSecurity.client(get(BOOTSTRAP));
+    }
+
+    public KafkaClientSecurity kafkaSecurity() {
+        return kafkaSecurity;
     }
 
     public io.tally.common.AdminToken adminToken() {

@@ -46,8 +46,9 @@ public final class GatewayMain {
         GatewayConfig config = GatewayConfig.from(System.getenv(), args);
         GatewayMetrics metrics = new GatewayMetrics();
         NamespaceCatalog catalog = new NamespaceCatalog();
-        ControlPlaneFeed feed = new ControlPlaneFeed(
-                config.get(GatewayConfig.BOOTSTRAP), config.get(GatewayConfig.CONTROL_TOPIC), catalog, metrics);
+        LOG.info("Kafka at {}: {}", config.get(GatewayConfig.BOOTSTRAP), config.kafkaSecurity());
+        ControlPlaneFeed feed =
+                new ControlPlaneFeed(config.kafkaClient(), config.get(GatewayConfig.CONTROL_TOPIC), catalog, metrics);
         if (!feed.start(Duration.ofMillis(config.longOf(GatewayConfig.CONTROL_REPLAY_MS)))) {
             LOG.warn(
                     "the control topic was not replayed in time; serving the namespaces known so far, more apply as they arrive");
@@ -72,7 +73,7 @@ public final class GatewayMain {
                 List.of(WriteRequestParser.COUNTER_TOPIC, WriteRequestParser.TIMESERIES_TOPIC), Duration.ofSeconds(60));
 
         List<String> topics = List.of(WriteRequestParser.COUNTER_TOPIC, WriteRequestParser.TIMESERIES_TOPIC);
-        KafkaHealth kafka = new KafkaHealth(config.get(GatewayConfig.BOOTSTRAP), () -> producer.ready(topics));
+        KafkaHealth kafka = new KafkaHealth(config.kafkaClient(), () -> producer.ready(topics));
         kafka.start();
         NamespaceResolver namespaces = new NamespaceResolver(catalog);
         WriteRequestParser parser = new WriteRequestParser(namespaces, config);
@@ -87,11 +88,7 @@ public final class GatewayMain {
                 new EventSearchQueries(new ElasticsearchSearch(config.get(GatewayConfig.ELASTICSEARCH)), pageTokens);
         int viewMax = config.intOf(GatewayConfig.VIEW_MAX_COUNTERS);
         CounterView view = viewMax > 0
-                ? new CounterView(
-                        config.get(GatewayConfig.BOOTSTRAP),
-                        new AvroSerde(registry, false),
-                        viewMax,
-                        catalog::createdMicros)
+                ? new CounterView(config.kafkaClient(), new AvroSerde(registry, false), viewMax, catalog::createdMicros)
                 : null;
         if (view != null) {
             view.start();

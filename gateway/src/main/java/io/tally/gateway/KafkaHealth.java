@@ -21,10 +21,9 @@ final class KafkaHealth implements AutoCloseable {
     private volatile String detail = "not checked yet";
 
     /** @param producerReady whether the producer can send now (has metadata); checked after the cluster answers */
-    KafkaHealth(String bootstrap, java.util.function.BooleanSupplier producerReady) {
+    KafkaHealth(Properties kafka, java.util.function.BooleanSupplier producerReady) {
         this.producerReady = producerReady;
-        Properties p = new Properties();
-        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        Properties p = kafka;
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 1500);
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 1500);
         this.admin = Admin.create(p);

@@ -60,12 +60,11 @@ public final class CounterView implements AutoCloseable {
      * @param namespaceCreated when the live namespace of a name was created (0: unknown): a record
      *     of one created before (deleted and created again since) is not the counter's
      */
-    public CounterView(String bootstrap, AvroSerde serde, int maxCounters, ToLongFunction<String> namespaceCreated) {
+    public CounterView(Properties kafka, AvroSerde serde, int maxCounters, ToLongFunction<String> namespaceCreated) {
         this.serde = serde;
         this.namespaceCreated = namespaceCreated;
         this.maxCounters = maxCounters;
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        Properties p = kafka; // bootstrap servers and security: the gateway's copy for this consumer
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false); // assigned, no group: every gateway reads it all
         p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
         this.consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());

@@ -73,7 +73,8 @@ class CounterQueriesTest {
 
     @Test
     void aCountTheViewHoldsIsAnsweredWithoutCassandraAndOnlyFromARecordOfItsKind() throws Exception {
-        try (CounterView view = new CounterView("127.0.0.1:1", null, 10, name -> 0)) {
+        try (CounterView view = new CounterView(
+                io.tally.common.KafkaClientSecurity.PLAINTEXT.client("127.0.0.1:1"), null, 10, name -> 0)) {
             CounterQueries withView = new CounterQueries(events, cassandra, (type, seconds) -> {}, view);
             var accurate = catalog.get("ad_clicks").orElseThrow();
             var eventual = catalog.get("video_views").orElseThrow();
@@ -94,7 +95,8 @@ class CounterQueriesTest {
 
     @Test
     void aCounterRememberedAsNeverRolledUpGivesWayToItsFirstRollup() throws Exception {
-        try (CounterView view = new CounterView("127.0.0.1:1", null, 10, name -> 0)) {
+        try (CounterView view = new CounterView(
+                io.tally.common.KafkaClientSecurity.PLAINTEXT.client("127.0.0.1:1"), null, 10, name -> 0)) {
             CounterQueries withView = new CounterQueries(events, cassandra, (type, seconds) -> {}, view);
             var eventual = catalog.get("video_views").orElseThrow();
             view.applied("video_views", "other", new CounterView.Rollup(1, 1, 1, false)); // the view is rebuilt

@@ -79,6 +79,11 @@ public final class JobArgs {
         return v;
     }
 
+    /** A declared setting's value by its name; null when the job does not declare it. */
+    public String byName(String name) {
+        return values.get(name);
+    }
+
     public long number(JobSetting s) {
         return Long.parseLong(text(s));
     }

@@ -11,6 +11,8 @@ public record JobSetting(String name, Kind kind, String defaultValue, String des
     public enum Kind {
         /** Any non-empty text. */
         TEXT,
+        /** Any text, or nothing (the setting is not used). */
+        OPTIONAL,
         /** host:port. */
         HOST_PORTS,
         /** An http(s) URL. */
@@ -37,11 +39,17 @@ public record JobSetting(String name, Kind kind, String defaultValue, String des
     }
 
     private static void check(String name, Kind kind, String value) {
+        if (kind == Kind.OPTIONAL) {
+            if (value == null) {
+                throw bad(name, value, "must be given (empty for none)");
+            }
+            return;
+        }
         if (value == null || value.isBlank()) {
             throw bad(name, value, "must not be empty");
         }
         switch (kind) {
-            case TEXT -> {}
+            case TEXT, OPTIONAL -> {}
             case HOST_PORTS -> {
                 for (String hp : value.split(",")) {
                     int colon = hp.lastIndexOf(':');

@@ -1,5 +1,6 @@
 package io.tally.jobs.config;
 
+import io.tally.common.KafkaClientSecurity;
 import io.tally.jobs.config.JobSetting.Kind;
 import java.util.ArrayList;
 import java.util.List;
@@ -73,17 +74,38 @@ public final class JobSettings {
         return kafka(job, FETCH_MAX_WAIT_MS.defaultValue());
     }
 
+    /**
+     * How the job's Kafka clients authenticate and check the broker: the same names and defaults as
+     * the gateway's and registry's ({@link KafkaClientSecurity}), except the password, which a job
+     * reads only from a file on the TaskManager's host (a job's arguments show in Flink's REST API
+     * and dashboard).
+     */
+    public static final List<JobSetting> KAFKA_SECURITY = List.of(
+            fromService(KafkaClientSecurity.PROTOCOL, Kind.TEXT),
+            fromService(KafkaClientSecurity.MECHANISM, Kind.TEXT),
+            fromService(KafkaClientSecurity.USERNAME, Kind.OPTIONAL),
+            fromService(KafkaClientSecurity.PASSWORD_FILE, Kind.OPTIONAL),
+            fromService(KafkaClientSecurity.TRUSTSTORE, Kind.OPTIONAL),
+            fromService(KafkaClientSecurity.TRUSTSTORE_PASSWORD, Kind.OPTIONAL),
+            fromService(KafkaClientSecurity.VERIFY_HOSTNAME, Kind.TEXT));
+
+    private static JobSetting fromService(io.tally.common.ServiceSettings.Field f, Kind kind) {
+        return new JobSetting(f.name(), kind, f.defaultValue(), f.description());
+    }
+
     /** The same with another default fetch wait (a job whose answers are windows of seconds can batch more). */
     public static List<JobSetting> kafka(String job, String fetchMaxWaitMs) {
-        return List.of(
-                KAFKA_BOOTSTRAP,
-                REGISTRY_URL,
-                groupId(job),
-                CHECKPOINT_INTERVAL_MS,
-                STATE_BACKEND,
-                fetchMaxWaitMs(fetchMaxWaitMs),
-                FETCH_MIN_BYTES,
-                PRODUCER_LINGER_MS);
+        return of(
+                List.of(
+                        KAFKA_BOOTSTRAP,
+                        REGISTRY_URL,
+                        groupId(job),
+                        CHECKPOINT_INTERVAL_MS,
+                        STATE_BACKEND,
+                        fetchMaxWaitMs(fetchMaxWaitMs),
+                        FETCH_MIN_BYTES,
+                        PRODUCER_LINGER_MS),
+                KAFKA_SECURITY);
     }
 
     public static final JobSetting CASSANDRA_HOST = new JobSetting(

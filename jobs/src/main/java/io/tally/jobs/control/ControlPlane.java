@@ -37,9 +37,11 @@ public final class ControlPlane {
     private ControlPlane() {}
 
     /** Every change from the topic's beginning (the compacted topic holds each namespace's last one). */
-    public static KafkaSource<NamespaceChange> source(String bootstrap) {
+    /** @param client the job's Kafka client security ({@code JobKafka#clientConfig}) */
+    public static KafkaSource<NamespaceChange> source(String bootstrap, java.util.Properties client) {
         return KafkaSource.<NamespaceChange>builder()
                 .setBootstrapServers(bootstrap)
+                .setProperties(client)
                 .setTopics(TOPIC)
                 .setStartingOffsets(OffsetsInitializer.earliest())
                 .setDeserializer(new ChangeDeserializer())
@@ -52,8 +54,9 @@ public final class ControlPlane {
     }
 
     /** The changes of the topic, with a tick a second mixed in ({@link NamespaceChange#tick}). */
-    public static DataStream<NamespaceChange> stream(StreamExecutionEnvironment env, String bootstrap) {
-        DataStream<NamespaceChange> changes = env.fromSource(source(bootstrap), NEVER_HOLDS_BACK, TOPIC)
+    public static DataStream<NamespaceChange> stream(
+            StreamExecutionEnvironment env, String bootstrap, java.util.Properties client) {
+        DataStream<NamespaceChange> changes = env.fromSource(source(bootstrap, client), NEVER_HOLDS_BACK, TOPIC)
                 .uid("control-plane-source")
                 .name("control-plane")
                 .setParallelism(1);

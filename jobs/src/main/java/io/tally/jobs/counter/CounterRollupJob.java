@@ -80,7 +80,7 @@ public final class CounterRollupJob {
                 Long.MAX_VALUE);
         build(
                 kafka.stream(env, OffsetResetStrategy.EARLIEST, watermarks, TOPIC, "counter-source", TOPIC),
-                ControlPlane.stream(env, bootstrap),
+                ControlPlane.stream(env, bootstrap, kafka.clientConfig()),
                 new CassandraEventSink(cassandra, 128),
                 new CassandraRollupSink(cassandra),
                 kafka.<RollupWrite>avro(

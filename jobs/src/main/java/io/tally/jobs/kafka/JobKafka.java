@@ -1,5 +1,6 @@
 package io.tally.jobs.kafka;
 
+import io.tally.common.KafkaClientSecurity;
 import io.tally.jobs.config.JobArgs;
 import io.tally.jobs.config.JobSettings;
 import io.tally.serde.RestSchemaRegistryClient;
@@ -34,6 +35,8 @@ public final class JobKafka {
     private final JobArgs args;
     private final String group;
     public final String bootstrap;
+    /** The security properties of every Kafka client of the job (no password of its own: read from a file). */
+    private final Map<String, String> security;
     /** Key groups of every job (see {@link #environment}). */
     public static final int MAX_PARALLELISM = 128;
 
@@ -42,6 +45,14 @@ public final class JobKafka {
         this.args = args;
         this.bootstrap = args.text(JobSettings.KAFKA_BOOTSTRAP);
         this.group = args.text(JobSettings.groupId(job));
+        this.security = KafkaClientSecurity.from(args::byName).properties();
+    }
+
+    /** What every Kafka client of the job sets besides its own settings: how it authenticates and checks the broker. */
+    public Properties clientConfig() {
+        Properties p = new Properties();
+        p.putAll(security);
+        return p;
     }
 
     public StreamExecutionEnvironment environment() {
@@ -93,7 +104,9 @@ public final class JobKafka {
 
     /** How many partitions a topic has. */
     public int partitions(String topic) throws Exception {
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+        Properties p = clientConfig();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        try (Admin admin = Admin.create(p)) {
             return admin.describeTopics(List.of(topic))
                     .allTopicNames()
                     .get()
@@ -111,6 +124,7 @@ public final class JobKafka {
                 .setGroupId(group)
                 .setStartingOffsets(OffsetsInitializer.committedOffsets(reset))
                 .setDeserializer(new RawRecordDeserializer())
+                .setProperties(clientConfig())
                 .setProperty("fetch.min.bytes", String.valueOf(args.number(JobSettings.FETCH_MIN_BYTES)))
                 .setProperty("fetch.max.wait.ms", String.valueOf(args.number(JobSettings.FETCH_MAX_WAIT_MS)))
                 .build();
@@ -137,7 +151,7 @@ public final class JobKafka {
 
     /** What every producer of the job sets (the connector's sinks take it as their producer config). */
     public Properties producerConfig() {
-        Properties p = new Properties();
+        Properties p = clientConfig();
         p.setProperty("linger.ms", String.valueOf(args.number(JobSettings.PRODUCER_LINGER_MS)));
         return p;
     }

@@ -81,7 +81,7 @@ public final class TimeSeriesWriterJob {
         StreamExecutionEnvironment env = kafka.environment();
         KafkaSink<DeadLetterRecord> deadLetters = kafka.deadLetters();
         String elasticsearch = p.text(ELASTICSEARCH_URL);
-        DataStream<NamespaceChange> control = ControlPlane.stream(env, kafka.bootstrap);
+        DataStream<NamespaceChange> control = ControlPlane.stream(env, kafka.bootstrap, kafka.clientConfig());
         URI es = URI.create(elasticsearch);
         Sink<IndexDoc> documents = new Elasticsearch7SinkBuilder<IndexDoc>()
                 .setHosts(new HttpHost(es.getHost(), es.getPort(), es.getScheme()))

@@ -56,11 +56,17 @@ public final class AvroConsole {
         }
     }
 
+    /** The bootstrap option and Kafka's client security from the environment (TALLY_KAFKA_SECURITY_PROTOCOL, ...). */
+    private static Properties kafkaClient(Map<String, String> opt) {
+        return io.tally.common.KafkaClientSecurity.from(io.tally.common.ServiceSettings.from(
+                        io.tally.common.KafkaClientSecurity.FIELDS, System.getenv(), new String[0]))
+                .client(opt.get("bootstrap"));
+    }
+
     private static void produce(AvroSerde serde, Map<String, String> opt) throws Exception {
         Schema schema = new Schema.Parser().parse(Files.readString(Path.of(opt.get("schema-file"))));
         GenericDatumReader<GenericRecord> reader = new GenericDatumReader<>(schema);
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, opt.get("bootstrap"));
+        Properties p = kafkaClient(opt);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         int n = 0;
@@ -81,8 +87,7 @@ public final class AvroConsole {
     }
 
     private static void consume(AvroSerde serde, Map<String, String> opt) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, opt.get("bootstrap"));
+        Properties p = kafkaClient(opt);
         p.put(ConsumerConfig.GROUP_ID_CONFIG, "avro-console-" + System.nanoTime());
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);

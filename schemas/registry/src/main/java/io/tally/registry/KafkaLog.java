@@ -9,7 +9,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -44,13 +43,12 @@ public final class KafkaLog implements SchemaLog, AutoCloseable {
     private volatile boolean running = true;
     private volatile Throwable readerFailure;
 
-    public KafkaLog(String bootstrap, String topic, RegistryState state, long timeoutMs) {
+    /** @param common the bootstrap servers and security every Kafka client of the registry uses */
+    public KafkaLog(Properties common, String topic, RegistryState state, long timeoutMs) {
         this.topic = topic;
         this.partition = new TopicPartition(topic, 0);
         this.state = state;
         this.timeoutMs = timeoutMs;
-        Properties common = new Properties();
-        common.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         this.admin = Admin.create(common);
         Properties p = new Properties();
         p.putAll(common);

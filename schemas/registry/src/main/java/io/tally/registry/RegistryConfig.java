@@ -1,5 +1,6 @@
 package io.tally.registry;
 
+import io.tally.common.KafkaClientSecurity;
 import io.tally.common.ServiceSettings;
 import io.tally.common.ServiceSettings.Field;
 import io.tally.model.Topics;
@@ -42,14 +43,36 @@ public final class RegistryConfig {
             "TALLY_REGISTRY_ADMIN_OPEN",
             "false",
             "true: with no admin token, leave writes and deletes open to anyone who reaches the port.");
-    public static final Field[] ALL = {
-        HOST, PORT, BOOTSTRAP, TOPIC, DEFAULT_COMPATIBILITY, MAX_BODY_BYTES, TIMEOUT_MS, ADMIN_TOKEN, ADMIN_OPEN
-    };
+    /** The registry's own settings and Kafka's client security. */
+    public static final Field[] ALL = java.util.stream.Stream.concat(
+                    java.util.stream.Stream.of(
+                            HOST,
+                            PORT,
+                            BOOTSTRAP,
+                            TOPIC,
+                            DEFAULT_COMPATIBILITY,
+                            MAX_BODY_BYTES,
+                            TIMEOUT_MS,
+                            ADMIN_TOKEN,
+                            ADMIN_OPEN),
+                    KafkaClientSecurity.FIELDS.stream())
+            .toArray(Field[]::new);
 
     private final ServiceSettings settings;
+    private final KafkaClientSecurity kafkaSecurity;
 
     private RegistryConfig(ServiceSettings settings) {
         this.settings = settings;
+        this.kafkaSecurity = KafkaClientSecurity.from(settings);
+    }
+
+    /** New properties for one Kafka client of the registry: the bootstrap servers and the security settings. */
+    public java.util.Properties kafkaClient() {
+        return kafkaSecurity.client(get(BOOTSTRAP));
+    }
+
+    public KafkaClientSecurity kafkaSecurity() {
+        return kafkaSecurity;
     }
 
     public static RegistryConfig from(Map<String, String> env, String[] args) {

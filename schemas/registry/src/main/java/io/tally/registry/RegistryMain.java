@@ -19,8 +19,8 @@ public final class RegistryMain {
         }
         RegistryConfig config = RegistryConfig.from(System.getenv(), args);
         RegistryState state = new RegistryState(config.defaultCompatibility());
-        KafkaLog log = new KafkaLog(
-                config.get(RegistryConfig.BOOTSTRAP), config.get(RegistryConfig.TOPIC), state, config.timeoutMs());
+        LOG.info("Kafka at {}: {}", config.get(RegistryConfig.BOOTSTRAP), config.kafkaSecurity());
+        KafkaLog log = new KafkaLog(config.kafkaClient(), config.get(RegistryConfig.TOPIC), state, config.timeoutMs());
         log.start();
         RegistryService service = new RegistryService(state, log, config.defaultCompatibility());
         RegistryHttpApi api =

@@ -1,0 +1,214 @@
+"""Kafka with its security on: the local broker's SASL_SSL listener (SCRAM-SHA-512 over TLS,
+a certificate signed by the stack's own CA) refuses every client that cannot authenticate or
+does not trust it, and Tally's registry and gateway, started from their jars with the Kafka
+security settings, serve the whole pipeline through it."""
+
+import base64
+import os
+import uuid
+
+import pytest
+import requests
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
+from support import free_port, now_iso, until
+from tally import process
+from tally.components.base import JAVA
+from tally.components.gateway import gateway_jar
+from tally.components.registry import registry_jar
+from tally.tls import LocalCa
+
+TOPIC = "tally.timeseries.events"
+
+
+@pytest.fixture(scope="module")
+def secure(stack, settings):
+    """The secure listener's bootstrap, the SCRAM user and password, and the CA's certificate."""
+    return {
+        "bootstrap": settings.kafka_secure_bootstrap(),
+        "user": settings.get("TALLY_KAFKA_SCRAM_USER"),
+        "password": settings.kafka_scram_password(),
+        "ca": str(LocalCa(settings).cert),
+    }
+
+
+def topics_seen(conf: dict, errors: list | None = None) -> set[str]:
+    """The topics a librdkafka client sees with this configuration (raises when it cannot); the
+    errors it reports on the way (authentication, TLS) go to `errors`."""
+    hook = {"error_cb": errors.append} if errors is not None else {}
+    admin = AdminClient({**conf, **hook, "log_level": 0, "socket.timeout.ms": 5000})
+    try:
+        return set(admin.list_topics(timeout=8).topics)
+    finally:
+        admin.poll(1)  # serves the error callbacks
+
+
+def refused(conf: dict) -> str:
+    """Why a client that must not get in did not: the errors it reported, then its failure."""
+    errors = []
+    with pytest.raises(KafkaException) as e:
+        topics_seen(conf, errors)
+    return " ".join(str(x) for x in errors) + " " + str(e.value)
+
+
+def test_the_secure_listener_refuses_every_client_that_cannot_authenticate(secure):
+    base = {"bootstrap.servers": secure["bootstrap"]}
+    sasl = {
+        **base,
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": secure["user"],
+        "ssl.ca.location": secure["ca"],
+    }
+    refused({**base, "security.protocol": "PLAINTEXT"})  # no TLS: the broker speaks none to it
+    refused({**base, "security.protocol": "SSL", "ssl.ca.location": secure["ca"]})  # TLS, no SASL
+    wrong = refused({**sasl, "sasl.password": "not-" + secure["password"]})
+    assert "_AUTHENTICATION" in wrong and "Authentication failed" in wrong, wrong
+    other = refused({**sasl, "sasl.username": "nobody", "sasl.password": secure["password"]})
+    assert "_AUTHENTICATION" in other, other
+    untrusted = refused(
+        {**sasl, "sasl.password": secure["password"], "ssl.ca.location": "/etc/ssl/certs/ca-certificates.crt"}
+    )
+    assert "SSL" in untrusted or "certificate" in untrusted, untrusted
+    assert TOPIC in topics_seen({**sasl, "sasl.password": secure["password"]})
+
+
+def secure_env(secure, tmp_path, password_in_file: bool) -> dict[str, str]:
+    env = {
+        "TALLY_KAFKA_BOOTSTRAP": secure["bootstrap"],
+        "TALLY_KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
+        "TALLY_KAFKA_SASL_MECHANISM": "SCRAM-SHA-512",
+        "TALLY_KAFKA_SASL_USERNAME": secure["user"],
+        "TALLY_KAFKA_SSL_TRUSTSTORE": secure["ca"],
+        "TALLY_KAFKA_SSL_VERIFY_HOSTNAME": "true",
+        "TALLY_KAFKA_SASL_PASSWORD": "",
+        "TALLY_KAFKA_SASL_PASSWORD_FILE": "",
+    }
+    if password_in_file:
+        f = tmp_path / "kafka.password"
+        fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(secure["password"] + "\n")
+        env["TALLY_KAFKA_SASL_PASSWORD_FILE"] = str(f)
+    else:
+        env["TALLY_KAFKA_SASL_PASSWORD"] = secure["password"]
+    return env
+
+
+def started(argv, log, env, what, url):
+    ref = process.spawn(argv, log, env=env)
+    try:
+        process.wait_until(
+            what,
+            lambda: requests.get(f"{url}/healthz", timeout=2).status_code == 200,
+            90,
+            lambda: process.alive(ref),
+        )
+    except Exception:
+        process.stop(ref)
+        raise AssertionError(f"{what} did not start: {log.read_text()[-3000:]}") from None
+    return ref
+
+
+def test_a_registry_and_a_gateway_over_sasl_ssl_serve_the_whole_pipeline(stack, settings, secure, gw, tmp_path):
+    host = settings.host
+    reg_port, gw_port = free_port(), free_port()
+    registry_url, gateway_url = f"http://{host}:{reg_port}", f"http://{host}:{gw_port}"
+    reg_env = {
+        **os.environ,
+        **stack.component("registry").service_env(),
+        **secure_env(secure, tmp_path, password_in_file=False),
+        "TALLY_REGISTRY_PORT": str(reg_port),
+    }
+    registry = started(
+        [JAVA, "-Xmx256m", "-jar", str(registry_jar())],
+        tmp_path / "registry.log",
+        reg_env,
+        "SASL_SSL registry",
+        registry_url,
+    )
+    gateway = None
+    try:
+        # its schemas came back from _schemas over SASL_SSL: the ids the stack's registry gave them
+        for subject in ("tally.counter.events-value", f"{TOPIC}-value"):
+            ours = requests.get(f"{registry_url}/subjects/{subject}/versions/latest", timeout=10).json()
+            theirs = requests.get(f"{stack.component('registry').url()}/subjects/{subject}/versions/latest", timeout=10)
+            assert ours["id"] == theirs.json()["id"], ours
+        gw_env = {
+            **os.environ,
+            **stack.component("gateway").service_env(),
+            **secure_env(secure, tmp_path, password_in_file=True),
+            "TALLY_GATEWAY_PORT": str(gw_port),
+            "TALLY_REGISTRY_URL": registry_url,
+        }
+        gateway = started(
+            [JAVA, "-Xmx256m", "-jar", str(gateway_jar())],
+            tmp_path / "gateway.log",
+            gw_env,
+            "SASL_SSL gateway",
+            gateway_url,
+        )
+        run = uuid.uuid4().hex[:10]
+        counter = f"sasl-{run}"
+        for i in range(3):
+            r = requests.post(
+                f"{gateway_url}/v1/counter/AddCount",
+                json={
+                    "namespace": "ad_clicks",
+                    "counter_name": counter,
+                    "delta": 2,
+                    "idempotency_token": {"token": f"{run}-{i}", "generation_time": now_iso()},
+                },
+                timeout=30,
+            )
+            assert r.status_code == 200, r.text
+        r = requests.post(
+            f"{gateway_url}/v1/timeseries/WriteEventRecordsSync",
+            json={
+                "namespace": "playback",
+                "events": [
+                    {
+                        "timeSeriesId": f"sasl-{run}",
+                        "eventTime": now_iso(),
+                        "eventId": f"e-{run}",
+                        "eventItems": [
+                            {"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(b"tv").decode()}
+                        ],
+                    }
+                ],
+            },
+            timeout=30,
+        )
+        assert r.status_code == 200, r.text
+
+        def count(url):
+            r = requests.post(
+                f"{url}/v1/counter/GetCount", json={"namespace": "ad_clicks", "counter_name": counter}, timeout=10
+            )
+            return r.ok and r.json()["count"] == 6
+
+        # the jobs stored and rolled up what came in over SASL_SSL; the stack's gateway reads it,
+        # and so does this one, whose counter view follows tally.counter.rollups over SASL_SSL
+        until("the stack's gateway counts 6", lambda: count(gw), 90, 1)
+        until("the SASL_SSL gateway counts 6", lambda: count(gateway_url), 90, 1)
+
+        def stored():
+            r = requests.post(
+                f"{gw}/v1/timeseries/ReadEventRecords",
+                json={
+                    "namespace": "playback",
+                    "timeSeriesId": f"sasl-{run}",
+                    "timeInterval": {"start": now_iso(-600), "end": now_iso(60)},
+                },
+                timeout=10,
+            )
+            return r.ok and [e["eventId"] for e in r.json()["events"]] == [f"e-{run}"]
+
+        until("the event stored", stored, 90, 1)
+        logs = (tmp_path / "gateway.log").read_text() + (tmp_path / "registry.log").read_text()
+        assert "SASL_SSL SCRAM-SHA-512 as " + secure["user"] in logs  # what it connected with, said once
+        assert secure["password"] not in logs
+    finally:
+        if gateway is not None:
+            process.stop(gateway, timeout=20)
+        process.stop(registry, timeout=15)
