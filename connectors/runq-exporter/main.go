@@ -24,6 +24,7 @@ import (
 	"github.com/tally/runq-exporter/cgroups"
 	"github.com/tally/runq-exporter/contract"
 	"github.com/tally/runq-exporter/exporter"
+	"github.com/tally/runq-exporter/kafkasec"
 	"github.com/tally/runq-exporter/procfs"
 	"github.com/tally/runq-exporter/runq"
 	"github.com/tally/runq-exporter/sink"
@@ -103,8 +104,18 @@ func run(cfg Config) error {
 		return err
 	}
 	// samples arrive in bursts every read interval: a linger as long makes one request of a burst
-	client, err := kgo.NewClient(kgo.SeedBrokers(cfg.Kafka), kgo.ProducerLinger(100*time.Millisecond),
-		kgo.RecordDeliveryTimeout(30*time.Second), kgo.MaxBufferedRecords(maxBufferedRecords))
+	security, err := kafkasec.FromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	secured, err := security.Opts()
+	if err != nil {
+		return err
+	}
+	log.Printf("Kafka at %s: %s", cfg.Kafka, security)
+	client, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(cfg.Kafka, ",")...),
+		kgo.ProducerLinger(100 * time.Millisecond), kgo.RecordDeliveryTimeout(30 * time.Second),
+		kgo.MaxBufferedRecords(maxBufferedRecords)}, secured...)...)
 	if err != nil {
 		return err
 	}

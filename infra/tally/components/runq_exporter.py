@@ -104,7 +104,7 @@ class RunqExporter(Component):
             self.s.get("TALLY_RUNQ_CONTAINERS"),
             "--export-rate",
             self.s.get("TALLY_RUNQ_EXPORT_RATE"),
-        ], self.env()
+        ], self.env(**self.s.kafka_client_env())
 
     def ready(self):
         try:

@@ -212,3 +212,43 @@ def test_a_registry_and_a_gateway_over_sasl_ssl_serve_the_whole_pipeline(stack, 
         if gateway is not None:
             process.stop(gateway, timeout=20)
         process.stop(registry, timeout=15)
+
+
+def test_the_runq_exporter_produces_over_sasl_ssl(stack, settings, secure, tmp_path):
+    """The exporter (Go, franz-go) with the same settings: its procfs source sees the stack's own
+    containers, and their samples reach tally.timeseries.events through the SASL_SSL listener."""
+    from kafka_tail import KafkaTail
+    from tally.components.runq_exporter import build
+
+    binary = build(settings.home, lambda *_: None)
+    host = f"sasl-{uuid.uuid4().hex[:8]}"
+    tail = KafkaTail(settings.kafka_bootstrap(), stack.component("registry").url(), [TOPIC], ignore_keys=())
+    port = free_port()
+    env = {**os.environ, **secure_env(secure, tmp_path, password_in_file=True)}
+    argv = [
+        str(binary),
+        "--source",
+        "procfs",
+        "--host",
+        host,
+        "--metrics-addr",
+        f"127.0.0.1:{port}",
+        "--kafka",
+        secure["bootstrap"],
+        "--registry",
+        stack.component("registry").url(),
+        "--interval",
+        "500ms",
+        "--container-root",
+        settings.get("TALLY_RUNQ_CONTAINER_ROOT"),
+    ]
+    ref = process.spawn(argv, tmp_path / "exporter.log", env=env)
+    try:
+        seen = tail.records_until(lambda recs: any(k.startswith(f"sched.runq/{host}/") for _, k, _ in recs), 60)
+        mine = [v for _, k, v in seen if k.startswith(f"sched.runq/{host}/")]
+        assert mine and mine[0]["source"] == "runq-exporter", (tmp_path / "exporter.log").read_text()[-2000:]
+        out = (tmp_path / "exporter.log").read_text()
+        assert f"SASL_SSL SCRAM-SHA-512 as {secure['user']}" in out and secure["password"] not in out
+    finally:
+        tail.close()
+        process.stop(ref, timeout=20)
