@@ -166,6 +166,7 @@ def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
             ],
             capture_output=True,
             text=True,
+            env={**os.environ, **stack.s.cassandra_client_env()},
         )
         if r.returncode != 0:
             raise RuntimeError(r.stderr[-2000:])

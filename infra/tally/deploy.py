@@ -149,14 +149,16 @@ class MetaKeyspace(Step):
 
     name = "cassandra tally_meta"
 
-    def _session(self, t: Targets):
+    def _session(self, t: Targets, s: Settings):
         from cassandra.cluster import Cluster
 
-        cluster = Cluster([h for h, _ in t.cassandra], port=t.cassandra[0][1], connect_timeout=10)
+        cluster = Cluster(
+            [h for h, _ in t.cassandra], port=t.cassandra[0][1], connect_timeout=10, **s.cassandra_connect_args()
+        )
         return cluster, cluster.connect()
 
     def differences(self, t: Targets, s: Settings) -> list[str]:
-        cluster, session = self._session(t)
+        cluster, session = self._session(t, s)
         try:
             return self._differences(session, s)
         finally:
@@ -179,7 +181,7 @@ class MetaKeyspace(Step):
         return out
 
     def apply(self, t: Targets, s: Settings) -> list[str]:
-        cluster, session = self._session(t)  # one session to look and to repair
+        cluster, session = self._session(t, s)  # one session to look and to repair
         try:
             before = self._differences(session, s)
             if any("replication" in d for d in before):

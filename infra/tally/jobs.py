@@ -55,6 +55,7 @@ class JobSpec:
             args += ["--cassandra.batch.partitions", s.get("TALLY_CASSANDRA_BATCH_PARTITIONS")]
             args += ["--cassandra.batch.bytes", s.get("TALLY_CASSANDRA_BATCH_BYTES")]
             args += ["--cassandra.batch.linger.ms", s.get("TALLY_CASSANDRA_BATCH_LINGER_MS")]
+            args += cassandra_security_args(s)
         if "elasticsearch" in self.stores:
             args += [
                 "--elasticsearch.url",
@@ -92,6 +93,32 @@ def kafka_security_args(s: Settings) -> list[str]:
         "--kafka.ssl.verify.hostname",
         s.get("TALLY_KAFKA_SSL_VERIFY_HOSTNAME"),
     ]
+
+
+def cassandra_security_args(s: Settings) -> list[str]:
+    """The jobs' Cassandra login and TLS, when either is on: the password only as a file on the
+    TaskManager's host."""
+    user, ssl = s.get("TALLY_CASSANDRA_USERNAME"), s.get("TALLY_CASSANDRA_SSL").lower()
+    args = []
+    if user:
+        if not s.get("TALLY_CASSANDRA_PASSWORD_FILE"):
+            raise ValueError(
+                "the jobs read Cassandra's password only from a file on the TaskManager's host:"
+                " set TALLY_CASSANDRA_PASSWORD_FILE (TALLY_CASSANDRA_PASSWORD alone would be a job argument)"
+            )
+        args += ["--cassandra.username", user, "--cassandra.password.file", s.get("TALLY_CASSANDRA_PASSWORD_FILE")]
+    if ssl == "true":
+        args += [
+            "--cassandra.ssl",
+            "true",
+            "--cassandra.ssl.truststore",
+            s.get("TALLY_CASSANDRA_SSL_TRUSTSTORE"),
+            "--cassandra.ssl.truststore.password",
+            s.get("TALLY_CASSANDRA_SSL_TRUSTSTORE_PASSWORD"),
+            "--cassandra.ssl.verify.hostname",
+            s.get("TALLY_CASSANDRA_SSL_VERIFY_HOSTNAME"),
+        ]
+    return args
 
 
 JOBS = [

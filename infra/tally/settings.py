@@ -109,7 +109,14 @@ class Settings:
         return ".".join(parts[:3] + [str(int(parts[3]) + node - 1)])
 
     def kafka_bootstrap(self) -> str:
-        """Every broker's address, the bootstrap list of every client."""
+        """What Tally's clients dial: every broker's SASL_SSL listener when the clients' security
+        (TALLY_KAFKA_SECURITY_PROTOCOL) is on, else the plaintext one."""
+        if self.get("TALLY_KAFKA_SECURITY_PROTOCOL").upper() != "PLAINTEXT":
+            return self.kafka_secure_bootstrap()
+        return self.kafka_plaintext_bootstrap()
+
+    def kafka_plaintext_bootstrap(self) -> str:
+        """Every broker's plaintext listener: the launcher's own administration of its brokers."""
         port = self.port("TALLY_KAFKA_PORT")
         return ",".join(f"{self.node_host(i)}:{port}" for i in range(1, self.nodes + 1))
 
@@ -172,6 +179,75 @@ class Settings:
         env = {k: self.get(k) for k in self.KAFKA_CLIENT_SECURITY}
         env["TALLY_KAFKA_SASL_PASSWORD"] = self.secret("TALLY_KAFKA_SASL_PASSWORD")
         return env
+
+    #: How Tally's clients log in to Cassandra and check its nodes (CassandraClientSecurity).
+    CASSANDRA_CLIENT_SECURITY = (
+        "TALLY_CASSANDRA_USERNAME",
+        "TALLY_CASSANDRA_SSL",
+        "TALLY_CASSANDRA_SSL_TRUSTSTORE",
+        "TALLY_CASSANDRA_SSL_TRUSTSTORE_PASSWORD",
+        "TALLY_CASSANDRA_SSL_VERIFY_HOSTNAME",
+    )
+
+    def cassandra_client_env(self) -> dict[str, str]:
+        """The Cassandra login and TLS of a Java service's environment (the password resolved)."""
+        env = {k: self.get(k) for k in self.CASSANDRA_CLIENT_SECURITY}
+        env["TALLY_CASSANDRA_PASSWORD"] = self.secret("TALLY_CASSANDRA_PASSWORD")
+        return env
+
+    def cassandra_connect_args(self) -> dict:
+        """The same for the Python driver: Cluster(**args) logs in and speaks TLS as configured."""
+        import ssl
+
+        args: dict = {}
+        user = self.get("TALLY_CASSANDRA_USERNAME")
+        if user:
+            from cassandra.auth import PlainTextAuthProvider
+
+            args["auth_provider"] = PlainTextAuthProvider(user, self.secret("TALLY_CASSANDRA_PASSWORD"))
+        flag = self.get("TALLY_CASSANDRA_SSL").lower()
+        if flag not in ("true", "false"):
+            raise ValueError(f"TALLY_CASSANDRA_SSL={flag!r}: true or false")
+        if flag == "true":
+            store = self.get("TALLY_CASSANDRA_SSL_TRUSTSTORE")
+            if store and not store.lower().endswith((".pem", ".crt")):
+                raise ValueError(f"TALLY_CASSANDRA_SSL_TRUSTSTORE={store}: the Python driver reads PEM only")
+            ctx = ssl.create_default_context(cafile=store or None)
+            ctx.check_hostname = self.get("TALLY_CASSANDRA_SSL_VERIFY_HOSTNAME").lower() != "false"
+            args["ssl_context"] = ctx
+        return args
+
+    def kafka_java_properties(self, password_ref: str) -> dict[str, str]:
+        """The same security as a Java client's properties, the password given as `password_ref`
+        (a config-provider reference such as ${env:TALLY_KAFKA_SASL_PASSWORD}, resolved by the
+        client, so the secret is in no file this writes). Empty for PLAINTEXT."""
+        protocol = self.get("TALLY_KAFKA_SECURITY_PROTOCOL").upper()
+        if protocol == "PLAINTEXT":
+            return {}
+        props = {"security.protocol": protocol}
+        if protocol.startswith("SASL_"):
+            mechanism = self.get("TALLY_KAFKA_SASL_MECHANISM").upper()
+            module = (
+                "org.apache.kafka.common.security.plain.PlainLoginModule"
+                if mechanism == "PLAIN"
+                else "org.apache.kafka.common.security.scram.ScramLoginModule"
+            )
+            user = self.get("TALLY_KAFKA_SASL_USERNAME").replace("\\", "\\\\").replace('"', '\\"')
+            props["sasl.mechanism"] = mechanism
+            props["sasl.jaas.config"] = f'{module} required username="{user}" password="{password_ref}";'
+        if protocol.endswith("SSL"):
+            store = self.get("TALLY_KAFKA_SSL_TRUSTSTORE")
+            if store:
+                props["ssl.truststore.location"] = store
+                lower = store.lower()
+                props["ssl.truststore.type"] = (
+                    "PEM" if lower.endswith((".pem", ".crt")) else "JKS" if lower.endswith(".jks") else "PKCS12"
+                )
+                if self.get("TALLY_KAFKA_SSL_TRUSTSTORE_PASSWORD"):
+                    props["ssl.truststore.password"] = self.get("TALLY_KAFKA_SSL_TRUSTSTORE_PASSWORD")
+            verify = self.get("TALLY_KAFKA_SSL_VERIFY_HOSTNAME").lower() != "false"
+            props["ssl.endpoint.identification.algorithm"] = "https" if verify else ""
+        return props
 
     def kafka_client_config(self) -> dict[str, str]:
         """The same security for librdkafka (confluent-kafka): the launcher's and tools' clients."""

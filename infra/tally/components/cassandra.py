@@ -6,6 +6,7 @@ import re
 
 from ..fetch import jar
 from ..settings import REPO
+from ..tls import LocalCa
 from .base import JAVA, ClusterNode
 
 # Upstream conf/jvm17-server.options: module access Cassandra needs on Java 17.
@@ -107,6 +108,10 @@ class Cassandra(ClusterNode):
         for sub in ("data", "commitlog", "saved_caches", "hints", "cdc_raw"):
             (d / sub).mkdir(parents=True, exist_ok=True)
         self.conf_dir.mkdir(parents=True, exist_ok=True)
+        store_password = self.s.generated_secret(self.s.home / "secrets" / f"{self.name}-keystore-password")
+        keystore = LocalCa(self.s).server_keystore(
+            self.conf_dir / "cassandra.p12", "cassandra", self.s.node_hosts(), store_password
+        )
         (
             self.conf_dir / "cassandra.yaml"
         ).write_text(f"""# Written by ./tally up; edit infra/tally/components/cassandra.py instead.
@@ -134,6 +139,13 @@ native_transport_port: {p["cql"]}
 start_native_transport: true
 endpoint_snitch: SimpleSnitch
 authenticator: AllowAllAuthenticator
+# TLS on the native port beside plaintext (optional): clients with TALLY_CASSANDRA_SSL=true
+client_encryption_options:
+  enabled: true
+  optional: true
+  keystore: {keystore}
+  keystore_password: {store_password}
+  store_type: PKCS12
 authorizer: AllowAllAuthorizer
 disk_failure_policy: stop
 commit_failure_policy: stop
@@ -213,7 +225,7 @@ dynamic_snitch: false
     def session(self):
         from cassandra.cluster import Cluster
 
-        cluster = Cluster([self.host], port=self.ports()["cql"], connect_timeout=3)
+        cluster = Cluster([self.host], port=self.ports()["cql"], connect_timeout=3, **self.s.cassandra_connect_args())
         return cluster, cluster.connect()
 
     def ready(self):

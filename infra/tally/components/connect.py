@@ -55,8 +55,19 @@ plugin.discovery=only_scan
 # takes addresses and credentials from the environment.
 config.providers=env
 config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider
-""")
+{self.kafka_security()}""")
         self.write_console_log4j2(None)
+
+    def kafka_security(self) -> str:
+        """Kafka's client security for the worker and the clients it makes for connectors
+        (producer., consumer., admin.): the password a reference to the worker's environment."""
+        props = self.s.kafka_java_properties("${env:TALLY_KAFKA_SASL_PASSWORD}")
+        if not props:
+            return ""
+        lines = ["# Kafka's client security (TALLY_KAFKA_SECURITY_PROTOCOL, ...)"]
+        for prefix in ("", "producer.", "consumer.", "admin."):
+            lines += [f"{prefix}{k}={v}" for k, v in props.items()]
+        return "\n".join(lines) + "\n"
 
     def command(self):
         heap = self.s.get("TALLY_CONNECT_HEAP")
@@ -78,6 +89,7 @@ config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigP
             TALLY_PG_PORT=str(self.s.port("TALLY_POSTGRES_PORT")),
             TALLY_CDC_USER=self.s.get("TALLY_CDC_USER"),
             TALLY_CDC_PASSWORD=self.s.secret("TALLY_CDC_PASSWORD"),
+            **self.s.kafka_client_env(),
         )
 
     def status(self) -> dict:
@@ -97,7 +109,7 @@ config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigP
             return
         c = Consumer(
             {
-                "bootstrap.servers": self.s.kafka_bootstrap(),
+                **self.s.kafka_client_config(),
                 "group.id": "tally-up",
                 "enable.auto.commit": False,
                 "log_level": 0,

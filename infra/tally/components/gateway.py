@@ -60,4 +60,5 @@ class Gateway(JavaService):
             "TALLY_CASSANDRA_CONSISTENCY": self.s.get("TALLY_CASSANDRA_CONSISTENCY"),
             "TALLY_ELASTICSEARCH_URL": f"http://{self.host}:{self.s.port('TALLY_ELASTICSEARCH_PORT')}",
             **self.s.kafka_client_env(),
+            **self.s.cassandra_client_env(),
         }

@@ -38,7 +38,7 @@ class Kafka(ClusterNode):
 
     @property
     def bootstrap(self) -> str:
-        return self.s.kafka_bootstrap()
+        return self.s.kafka_plaintext_bootstrap()  # its own administration: topics, SCRAM users
 
     def url(self):
         return f"kafka://{self.host}:{self.ports()['broker']}"

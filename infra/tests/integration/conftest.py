@@ -54,6 +54,7 @@ def cql(settings):
         [settings.host],
         port=settings.port("TALLY_CASSANDRA_PORT"),
         execution_profiles={EXEC_PROFILE_DEFAULT: ExecutionProfile(consistency_level=level)},
+        **settings.cassandra_connect_args(),
     )
     yield cluster.connect()
     cluster.shutdown()

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 import requests
-from confluent_kafka import KafkaException
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 from support import free_port, now_iso, until
 from tally import process
@@ -252,3 +252,93 @@ def test_the_runq_exporter_produces_over_sasl_ssl(stack, settings, secure, tmp_p
     finally:
         tail.close()
         process.stop(ref, timeout=20)
+
+
+def test_a_connect_worker_over_sasl_ssl_streams_the_control_plane(stack, settings, secure, tmp_path):
+    """A Kafka Connect worker configured by the launcher's own code for SASL_SSL (its password a
+    reference to its environment, never in the file) runs a Debezium connector of its own (its own
+    slot) and the snapshot of the namespaces table reaches Kafka through the secure listener."""
+    import json
+
+    from tally.components.connect import CONNECTOR_CONFIG, Connect
+    from tally.components.postgres import Postgres
+    from tally.settings import Settings
+
+    run = uuid.uuid4().hex[:8]
+    secured = Settings.load(
+        {
+            **os.environ,
+            "TALLY_HOME": str(settings.home),
+            **{
+                k: v
+                for k, v in secure_env(secure, tmp_path, password_in_file=False).items()
+                if k != "TALLY_KAFKA_BOOTSTRAP"
+            },
+        }
+    )
+    connect = Connect(secured)
+    assert secured.kafka_bootstrap() == secure["bootstrap"]
+    port = free_port()
+    worker = tmp_path / "worker.properties"
+    worker.write_text(
+        f"bootstrap.servers={secured.kafka_bootstrap()}\nlisteners=http://{settings.host}:{port}\n"
+        "key.converter=org.apache.kafka.connect.json.JsonConverter\nkey.converter.schemas.enable=false\n"
+        "value.converter=org.apache.kafka.connect.json.JsonConverter\nvalue.converter.schemas.enable=false\n"
+        f"offset.storage.file.filename={tmp_path / 'offsets'}\nplugin.discovery=only_scan\n"
+        "config.providers=env\n"
+        "config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider\n"
+        + connect.kafka_security()
+    )
+    assert secure["password"] not in worker.read_text()
+    assert 'password="${env:TALLY_KAFKA_SASL_PASSWORD}"' in worker.read_text()
+    cfg = json.loads(CONNECTOR_CONFIG.read_text())
+    slot, prefix = f"tally_it_{run}", f"it.sasl{run}"
+    cfg["name"] = f"it-sasl-{run}"
+    cfg["config"] = {
+        k: v
+        for k, v in cfg["config"].items()
+        if not k.startswith(("transforms", "predicates")) and k != "table.include.list"
+    } | {"slot.name": slot, "topic.prefix": prefix, "table.include.list": "public.namespaces"}
+    connector = tmp_path / "connector.json"
+    connector.write_text(json.dumps(cfg))
+    env = {
+        **os.environ,
+        "TALLY_PG_HOST": settings.host,
+        "TALLY_PG_PORT": str(settings.port("TALLY_POSTGRES_PORT")),
+        "TALLY_CDC_USER": settings.get("TALLY_CDC_USER"),
+        "TALLY_CDC_PASSWORD": settings.secret("TALLY_CDC_PASSWORD"),
+        **secured.kafka_client_env(),
+    }
+    argv = [
+        JAVA,
+        "-Xmx256m",
+        "-cp",
+        f"{connect.lib}/*",
+        "org.apache.kafka.connect.cli.ConnectStandalone",
+        str(worker),
+        str(connector),
+    ]
+    ref = process.spawn(argv, tmp_path / "connect.log", env=env)
+    topic = f"{prefix}.public.namespaces"
+    consumer = Consumer(
+        {"bootstrap.servers": settings.kafka_plaintext_bootstrap(), "group.id": f"it-{run}", "log_level": 0}
+    )
+    try:
+
+        def snapshot():
+            assert process.alive(ref), (tmp_path / "connect.log").read_text()[-3000:]
+            md = consumer.list_topics(topic, timeout=5).topics.get(topic)
+            if md is None or md.error is not None:
+                return 0
+            return sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)[1] for p in md.partitions)
+
+        assert until("the namespaces' snapshot in Kafka over SASL_SSL", snapshot, 120, 1) >= 1
+        assert secure["password"] not in (tmp_path / "connect.log").read_text()
+    finally:
+        consumer.close()
+        process.stop(ref, timeout=30)
+        Postgres(settings).psql(
+            f"SELECT pg_drop_replication_slot('{slot}') FROM pg_replication_slots WHERE slot_name = '{slot}'",
+            check=False,
+        )
+        AdminClient({"bootstrap.servers": settings.kafka_plaintext_bootstrap()}).delete_topics([topic])

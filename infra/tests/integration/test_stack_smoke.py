@@ -69,7 +69,7 @@ def test_tally_topics_exist_with_their_configs(stack, settings):
 
 
 def test_cql_row_is_written_and_read(stack, settings):
-    cluster = Cluster([settings.host], port=settings.port("TALLY_CASSANDRA_PORT"))
+    cluster = Cluster([settings.host], port=settings.port("TALLY_CASSANDRA_PORT"), **settings.cassandra_connect_args())
     session = cluster.connect()
     try:
         session.execute(

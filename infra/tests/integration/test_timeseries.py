@@ -544,7 +544,8 @@ def test_a_store_down_for_20s_is_caught_up_with_nothing_lost_or_doubled(
     finally:
         stack.up()
     wait_healthy()
-    cluster = Cluster([settings.host], port=settings.port("TALLY_CASSANDRA_PORT"))  # a session that saw no outage
+    # a session that saw no outage
+    cluster = Cluster([settings.host], port=settings.port("TALLY_CASSANDRA_PORT"), **settings.cassandra_connect_args())
     cql = cluster.connect()
     expected = 40 * len(times)
     try:

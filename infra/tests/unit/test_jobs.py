@@ -145,3 +145,19 @@ def test_the_jobs_kafka_security_arguments_carry_a_password_file_never_a_passwor
     at = args.index("--kafka.sasl.password.file")
     assert args[at + 1] == "/run/secrets/kafka" and "s3cret" not in args
     assert args[args.index("--kafka.security.protocol") + 1] == "SASL_SSL"
+
+
+def test_the_jobs_cassandra_login_is_a_password_file_never_a_password(tmp_path):
+    from tally.jobs import JOBS, cassandra_security_args
+
+    assert cassandra_security_args(Settings.load({"TALLY_HOME": str(tmp_path)})) == []
+    login = {"TALLY_HOME": str(tmp_path), "TALLY_CASSANDRA_USERNAME": "tally", "TALLY_CASSANDRA_PASSWORD": "s3cret"}
+    with pytest.raises(ValueError, match="TALLY_CASSANDRA_PASSWORD_FILE"):
+        cassandra_security_args(Settings.load(login))
+    s = Settings.load(
+        {**login, "TALLY_CASSANDRA_PASSWORD_FILE": "/run/secrets/cassandra", "TALLY_CASSANDRA_SSL": "true"}
+    )
+    args = JOBS[0].args(s)
+    assert args[args.index("--cassandra.password.file") + 1] == "/run/secrets/cassandra" and "s3cret" not in args
+    assert args[args.index("--cassandra.ssl") + 1] == "true"
+    assert "--cassandra.username" not in JOBS[2].args(s), "the noisy-neighbor job has no Cassandra"

@@ -82,7 +82,7 @@ def test_kafka_scram_over_tls_for_librdkafka_and_java_with_the_password_from_its
         }
     )
     assert s.kafka_client_config() == {
-        "bootstrap.servers": "127.0.0.1:9092",
+        "bootstrap.servers": "127.0.0.1:9094",  # the SASL_SSL listener
         "security.protocol": "SASL_SSL",
         "sasl.mechanism": "SCRAM-SHA-512",
         "sasl.username": "tally",
@@ -101,3 +101,55 @@ def test_the_local_brokers_scram_password_is_made_once_and_private(tmp_path):
     assert len(pw) >= 32 and path.read_text() == pw and path.stat().st_mode & 0o777 == 0o600
     assert Settings.load({"TALLY_HOME": str(tmp_path)}).kafka_scram_password() == pw
     assert Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_KAFKA_SCRAM_PASSWORD": "g"}).kafka_scram_password() == "g"
+
+
+def test_java_clients_get_the_password_as_a_reference_never_the_secret(tmp_path):
+    s = Settings.load(
+        {
+            "TALLY_HOME": str(tmp_path),
+            "TALLY_KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
+            "TALLY_KAFKA_SASL_USERNAME": 'ta"lly',
+            "TALLY_KAFKA_SASL_PASSWORD": "s3cret",
+            "TALLY_KAFKA_SSL_TRUSTSTORE": "/etc/tally/ca.pem",
+        }
+    )
+    props = s.kafka_java_properties("${env:TALLY_KAFKA_SASL_PASSWORD}")
+    assert props == {
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required"
+        ' username="ta\\"lly" password="${env:TALLY_KAFKA_SASL_PASSWORD}";',
+        "ssl.truststore.location": "/etc/tally/ca.pem",
+        "ssl.truststore.type": "PEM",
+        "ssl.endpoint.identification.algorithm": "https",
+    }
+    assert Settings.load({"TALLY_HOME": str(tmp_path)}).kafka_java_properties("x") == {}
+
+
+def test_clients_dial_the_secure_listener_once_their_security_is_on(tmp_path):
+    plain = Settings.load({"TALLY_HOME": str(tmp_path)})
+    assert plain.kafka_bootstrap() == plain.kafka_plaintext_bootstrap() == "127.0.0.1:9092"
+    secure = Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_KAFKA_SECURITY_PROTOCOL": "SASL_SSL"})
+    assert secure.kafka_bootstrap() == secure.kafka_secure_bootstrap() == "127.0.0.1:9094"
+    assert secure.kafka_plaintext_bootstrap() == "127.0.0.1:9092"
+
+
+def test_the_python_driver_logs_in_and_speaks_tls_as_configured(tmp_path):
+    assert Settings.load({"TALLY_HOME": str(tmp_path)}).cassandra_connect_args() == {}
+    ca = "/etc/ssl/certs/ca-certificates.crt"
+    s = Settings.load(
+        {
+            "TALLY_HOME": str(tmp_path),
+            "TALLY_CASSANDRA_USERNAME": "tally",
+            "TALLY_CASSANDRA_PASSWORD": "s3cret",
+            "TALLY_CASSANDRA_SSL": "true",
+            "TALLY_CASSANDRA_SSL_TRUSTSTORE": ca,
+            "TALLY_CASSANDRA_SSL_VERIFY_HOSTNAME": "false",
+        }
+    )
+    args = s.cassandra_connect_args()
+    assert args["auth_provider"].username == "tally" and args["auth_provider"].password == "s3cret"
+    assert args["ssl_context"].check_hostname is False
+    assert s.cassandra_client_env()["TALLY_CASSANDRA_PASSWORD"] == "s3cret"
+    with pytest.raises(ValueError, match="TALLY_CASSANDRA_SSL="):
+        Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_CASSANDRA_SSL": "yes"}).cassandra_connect_args()

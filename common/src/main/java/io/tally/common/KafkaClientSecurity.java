@@ -1,6 +1,5 @@
 package io.tally.common;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -116,7 +115,7 @@ public final class KafkaClientSecurity {
         String password = value(byName, PASSWORD);
         String file = value(byName, PASSWORD_FILE);
         if (!file.isEmpty()) {
-            password = firstLine(Path.of(file), PASSWORD_FILE.name());
+            password = Secrets.firstLine(Path.of(file), PASSWORD_FILE.name());
         }
         if (sasl) {
             if (!MECHANISMS.contains(mechanism)) {
@@ -132,10 +131,7 @@ public final class KafkaClientSecurity {
         if (tls && !truststore.isEmpty() && !Files.isReadable(Path.of(truststore))) {
             throw new IllegalArgumentException(TRUSTSTORE.name() + "=" + truststore + " cannot be read");
         }
-        String verify = value(byName, VERIFY_HOSTNAME).trim();
-        if (!verify.equalsIgnoreCase("true") && !verify.equalsIgnoreCase("false")) {
-            throw new IllegalArgumentException(VERIFY_HOSTNAME.name() + "=" + verify + " is neither true nor false");
-        }
+        boolean verify = Secrets.flag(VERIFY_HOSTNAME.name(), value(byName, VERIFY_HOSTNAME));
         return new KafkaClientSecurity(
                 protocol,
                 sasl ? mechanism : "",
@@ -143,7 +139,7 @@ public final class KafkaClientSecurity {
                 sasl ? password : "",
                 tls ? truststore : "",
                 tls ? value(byName, TRUSTSTORE_PASSWORD) : "",
-                Boolean.parseBoolean(verify));
+                verify);
     }
 
     /** The client properties of Kafka's Java clients (producer, consumer, admin) for this security. */
@@ -232,18 +228,5 @@ public final class KafkaClientSecurity {
             }
         }
         throw new IllegalArgumentException("no Kafka security setting " + name);
-    }
-
-    private static String firstLine(Path file, String setting) {
-        try {
-            List<String> lines = Files.readAllLines(file);
-            String line = lines.isEmpty() ? "" : lines.get(0).strip();
-            if (line.isEmpty()) {
-                throw new IllegalArgumentException(setting + "=" + file + " is empty");
-            }
-            return line;
-        } catch (IOException e) {
-            throw new IllegalArgumentException(setting + "=" + file + " cannot be read: " + e.getMessage(), e);
-        }
     }
 }

@@ -1,5 +1,6 @@
 package io.tally.gateway;
 
+import io.tally.common.CassandraClientSecurity;
 import io.tally.common.KafkaClientSecurity;
 import io.tally.common.ServiceSettings;
 import io.tally.common.ServiceSettings.Field;
@@ -186,8 +187,11 @@ public final class GatewayConfig {
         TOKEN_CACHE
     };
 
-    public static final Field[] ALL = java.util.stream.Stream.concat(
-                    java.util.Arrays.stream(OWN), KafkaClientSecurity.FIELDS.stream())
+    public static final Field[] ALL = java.util.stream.Stream.of(
+                    java.util.Arrays.stream(OWN),
+                    KafkaClientSecurity.FIELDS.stream(),
+                    CassandraClientSecurity.FIELDS.stream())
+            .flatMap(f -> f)
             .toArray(Field[]::new);
 
     private static final List<String> COMPRESSIONS = List.of("none", "gzip", "snappy", "lz4", "zstd");
@@ -212,18 +216,22 @@ public final class GatewayConfig {
             CASSANDRA_CONSISTENCY);
 
     private final KafkaClientSecurity kafkaSecurity;
+    private final CassandraClientSecurity cassandraSecurity;
 
     private final ServiceSettings settings;
 
     private GatewayConfig(ServiceSettings settings) {
         this.settings = settings;
         this.kafkaSecurity = KafkaClientSecurity.from(settings);
+        this.cassandraSecurity = CassandraClientSecurity.from(settings);
     }
 
     public static GatewayConfig from(Map<String, String> env, String[] args) {
         GatewayConfig c = new GatewayConfig(ServiceSettings.from(List.of(ALL), env, args));
         for (Field f : ALL) {
-            if (!TEXT.contains(f) && !KafkaClientSecurity.FIELDS.contains(f)) {
+            if (!TEXT.contains(f)
+                    && !KafkaClientSecurity.FIELDS.contains(f)
+                    && !CassandraClientSecurity.FIELDS.contains(f)) {
                 c.longOf(f);
             }
         }
@@ -250,6 +258,10 @@ public final class GatewayConfig {
 
     public KafkaClientSecurity kafkaSecurity() {
         return kafkaSecurity;
+    }
+
+    public CassandraClientSecurity cassandraSecurity() {
+        return cassandraSecurity;
     }
 
     public io.tally.common.AdminToken adminToken() {

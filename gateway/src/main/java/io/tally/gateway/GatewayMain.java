@@ -81,7 +81,9 @@ public final class GatewayMain {
         CassandraSession cassandra = new CassandraSession(
                 config.get(GatewayConfig.CASSANDRA),
                 config.get(GatewayConfig.CASSANDRA_DATACENTER),
-                config.get(GatewayConfig.CASSANDRA_CONSISTENCY));
+                config.get(GatewayConfig.CASSANDRA_CONSISTENCY),
+                config.cassandraSecurity());
+        LOG.info("Cassandra at {}: {}", config.get(GatewayConfig.CASSANDRA), config.cassandraSecurity());
         TimeSeriesQueries timeSeries =
                 new TimeSeriesQueries(cassandra, pageTokens, config.longOf(GatewayConfig.READ_DEADLINE_MS));
         EventSearchQueries search =

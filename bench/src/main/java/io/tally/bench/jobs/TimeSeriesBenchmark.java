@@ -130,9 +130,15 @@ public final class TimeSeriesBenchmark {
         String[] hp = o.get("cassandra").split(":");
         int events = Integer.parseInt(o.get("events"));
         int maxInFlight = Integer.parseInt(o.get("in-flight"));
-        try (CqlSession session = CqlSession.builder()
-                .addContactPoint(new InetSocketAddress(hp[0], Integer.parseInt(hp[1])))
-                .withLocalDatacenter("datacenter1")
+        // the stack's login and TLS, from the environment the launcher gives (TALLY_CASSANDRA_*)
+        io.tally.common.CassandraClientSecurity security =
+                io.tally.common.CassandraClientSecurity.from(io.tally.common.ServiceSettings.from(
+                        io.tally.common.CassandraClientSecurity.FIELDS, System.getenv(), new String[0]));
+        try (CqlSession session = io.tally.common.CassandraLogin.applied(
+                        CqlSession.builder()
+                                .addContactPoint(new InetSocketAddress(hp[0], Integer.parseInt(hp[1])))
+                                .withLocalDatacenter("datacenter1"),
+                        security)
                 .build()) {
             session.execute("CREATE KEYSPACE IF NOT EXISTS tally_bench WITH replication = "
                     + "{'class': 'SimpleStrategy', 'replication_factor': 1}");

@@ -5,6 +5,8 @@ import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
 import com.datastax.oss.driver.api.core.DriverException;
 import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
+import io.tally.common.CassandraClientSecurity;
+import io.tally.common.CassandraLogin;
 import io.tally.gateway.service.ServiceException.Kind;
 import java.net.InetSocketAddress;
 import java.util.Arrays;
@@ -21,17 +23,21 @@ public final class CassandraSession implements AutoCloseable {
     private final String consistency;
     private volatile CqlSession session;
 
-    /** One contact point on one node, read at ONE (tests). */
+    private final CassandraClientSecurity security;
+
+    /** One contact point on one node, read at ONE, no login (tests). */
     public CassandraSession(String hostPort) {
-        this(hostPort, "datacenter1", "ONE");
+        this(hostPort, "datacenter1", "ONE", CassandraClientSecurity.NONE);
     }
 
     /**
      * @param hostPorts host:port of each contact point, comma-separated (the port defaults to 9042)
      * @param datacenter the local datacenter
      * @param consistency the consistency level of every read (the driver's name, e.g. LOCAL_QUORUM)
+     * @param security the login and TLS of the connections
      */
-    public CassandraSession(String hostPorts, String datacenter, String consistency) {
+    public CassandraSession(String hostPorts, String datacenter, String consistency, CassandraClientSecurity security) {
+        this.security = security;
         this.contacts = Arrays.stream(hostPorts.split(","))
                 .map(String::trim)
                 .map(hp -> {
@@ -63,7 +69,7 @@ public final class CassandraSession implements AutoCloseable {
                         for (InetSocketAddress contact : contacts) {
                             builder.addContactPoint(new InetSocketAddress(contact.getHostString(), contact.getPort()));
                         }
-                        session = builder.build();
+                        session = CassandraLogin.applied(builder, security).build();
                     } catch (DriverException e) {
                         throw new ServiceException(
                                 Kind.UNAVAILABLE,

@@ -3,6 +3,8 @@ package io.tally.jobs.cassandra;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
+import io.tally.common.CassandraClientSecurity;
+import io.tally.common.CassandraLogin;
 import io.tally.jobs.config.JobArgs;
 import io.tally.jobs.config.JobSettings;
 import io.tally.model.cassandra.KeyspaceReplication;
@@ -20,7 +22,12 @@ import java.util.Set;
  * how the sinks batch their writes for it (its batch warning thresholds bound them).
  */
 public record CassandraEndpoint(
-        List<String> hosts, int port, String consistency, KeyspaceReplication replication, WriteBatching batching)
+        List<String> hosts,
+        int port,
+        String consistency,
+        KeyspaceReplication replication,
+        WriteBatching batching,
+        CassandraClientSecurity security)
         implements Serializable {
     /** The levels a write or read of the jobs may ask for (the driver's names). */
     static final Set<String> CONSISTENCY_LEVELS =
@@ -31,6 +38,7 @@ public record CassandraEndpoint(
         if (hosts.isEmpty() || hosts.stream().anyMatch(String::isBlank)) {
             throw new IllegalArgumentException("no Cassandra contact point");
         }
+        java.util.Objects.requireNonNull(security, "security");
         if (!CONSISTENCY_LEVELS.contains(consistency)) {
             throw new IllegalArgumentException(
                     "consistency level '" + consistency + "': one of " + String.join(", ", CONSISTENCY_LEVELS));
@@ -39,7 +47,13 @@ public record CassandraEndpoint(
 
     /** One node at ONE: the local stack's, and tests'. */
     public static CassandraEndpoint oneNode(String host, int port) {
-        return new CassandraEndpoint(List.of(host), port, "ONE", KeyspaceReplication.ONE_NODE, WriteBatching.STOCK);
+        return new CassandraEndpoint(
+                List.of(host),
+                port,
+                "ONE",
+                KeyspaceReplication.ONE_NODE,
+                WriteBatching.STOCK,
+                CassandraClientSecurity.NONE);
     }
 
     /** From a job's cassandra.* arguments. */
@@ -57,7 +71,8 @@ public record CassandraEndpoint(
                 new WriteBatching(
                         (int) args.number(JobSettings.CASSANDRA_BATCH_PARTITIONS),
                         args.number(JobSettings.CASSANDRA_BATCH_BYTES),
-                        args.number(JobSettings.CASSANDRA_BATCH_LINGER_MS)));
+                        args.number(JobSettings.CASSANDRA_BATCH_LINGER_MS)),
+                CassandraClientSecurity.from(args::byName));
     }
 
     /**
@@ -76,6 +91,6 @@ public record CassandraEndpoint(
         for (String host : hosts) {
             builder.addContactPoint(new InetSocketAddress(host, port));
         }
-        return builder.build();
+        return CassandraLogin.applied(builder, security).build(); // the password read here, from its file
     }
 }

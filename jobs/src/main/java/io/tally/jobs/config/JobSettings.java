@@ -1,5 +1,6 @@
 package io.tally.jobs.config;
 
+import io.tally.common.CassandraClientSecurity;
 import io.tally.common.KafkaClientSecurity;
 import io.tally.jobs.config.JobSetting.Kind;
 import java.util.ArrayList;
@@ -151,7 +152,14 @@ public final class JobSettings {
             CASSANDRA_REPLICATION_FACTOR,
             CASSANDRA_BATCH_PARTITIONS,
             CASSANDRA_BATCH_BYTES,
-            CASSANDRA_BATCH_LINGER_MS);
+            CASSANDRA_BATCH_LINGER_MS,
+            // the login and TLS: the password only as a file on the TaskManagers' hosts
+            fromService(CassandraClientSecurity.USERNAME, Kind.OPTIONAL),
+            fromService(CassandraClientSecurity.PASSWORD_FILE, Kind.OPTIONAL),
+            fromService(CassandraClientSecurity.SSL, Kind.TEXT),
+            fromService(CassandraClientSecurity.TRUSTSTORE, Kind.OPTIONAL),
+            fromService(CassandraClientSecurity.TRUSTSTORE_PASSWORD, Kind.OPTIONAL),
+            fromService(CassandraClientSecurity.VERIFY_HOSTNAME, Kind.TEXT));
 
     public static final JobSetting UNKNOWN_NAMESPACE_GRACE_MS = new JobSetting(
             "unknown.namespace.grace.ms",

@@ -54,8 +54,38 @@ class CassandraEndpointTest {
     @Test
     void anUnknownConsistencyLevelIsRefused() {
         assertThatThrownBy(() -> new CassandraEndpoint(
-                        List.of("h"), 9042, "MOSTLY", KeyspaceReplication.ONE_NODE, WriteBatching.STOCK))
+                        List.of("h"),
+                        9042,
+                        "MOSTLY",
+                        KeyspaceReplication.ONE_NODE,
+                        WriteBatching.STOCK,
+                        io.tally.common.CassandraClientSecurity.NONE))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("consistency level 'MOSTLY'");
+    }
+
+    @Test
+    void aLoginAndTlsComeFromArgumentsWithThePasswordOnlyAsAFile(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path pw = java.nio.file.Files.writeString(dir.resolve("cassandra.password"), "s3cret\n");
+        CassandraEndpoint e = CassandraEndpoint.of(io.tally.jobs.config.JobArgs.parse(
+                io.tally.jobs.counter.CounterRollupJob.NAME,
+                io.tally.jobs.counter.CounterRollupJob.SETTINGS,
+                new String[] {
+                    "--cassandra.username",
+                    "tally",
+                    "--cassandra.password.file",
+                    pw.toString(),
+                    "--cassandra.ssl",
+                    "true"
+                }));
+        assertThat(e.security().login()).isTrue();
+        assertThat(e.security().password()).isEqualTo("s3cret");
+        assertThat(e.security().ssl()).isTrue();
+        assertThatThrownBy(() -> io.tally.jobs.config.JobArgs.parse(
+                        io.tally.jobs.counter.CounterRollupJob.NAME,
+                        io.tally.jobs.counter.CounterRollupJob.SETTINGS,
+                        new String[] {"--cassandra.password", "s3cret"}))
+                .hasMessageContaining("unknown argument --cassandra.password");
     }
 }

@@ -1,0 +1,232 @@
+package io.tally.common;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.Serializable;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.UnaryOperator;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+
+/**
+ * How a Tally client logs in to Cassandra and checks the node it reached: a role and its password
+ * (Cassandra's PasswordAuthenticator), and TLS against a trust store. Declared once as settings
+ * the gateway and the jobs take; the driver-specific wiring stays with each. Serializable without
+ * the password: a job ships this to its TaskManagers, which read the password from its file
+ * there; {@link #toString()} never shows it.
+ */
+public final class CassandraClientSecurity implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    public static final ServiceSettings.Field USERNAME = new ServiceSettings.Field(
+            "cassandra.username",
+            "TALLY_CASSANDRA_USERNAME",
+            "",
+            "Role Tally logs in to Cassandra as (PasswordAuthenticator); empty = no login.");
+    public static final ServiceSettings.Field PASSWORD = new ServiceSettings.Field(
+            "cassandra.password",
+            "TALLY_CASSANDRA_PASSWORD",
+            "",
+            "The role's password; set it in the environment or use cassandra.password.file, never a flag.");
+    public static final ServiceSettings.Field PASSWORD_FILE = new ServiceSettings.Field(
+            "cassandra.password.file",
+            "TALLY_CASSANDRA_PASSWORD_FILE",
+            "",
+            "A file holding the role's password (its first line); wins over cassandra.password.");
+    public static final ServiceSettings.Field SSL = new ServiceSettings.Field(
+            "cassandra.ssl", "TALLY_CASSANDRA_SSL", "false", "true: connect to Cassandra over TLS.");
+    public static final ServiceSettings.Field TRUSTSTORE = new ServiceSettings.Field(
+            "cassandra.ssl.truststore",
+            "TALLY_CASSANDRA_SSL_TRUSTSTORE",
+            "",
+            "Trust store the nodes' certificates are checked against: PEM, PKCS12 or JKS by extension;"
+                    + " empty = the JVM's default CAs.");
+    public static final ServiceSettings.Field TRUSTSTORE_PASSWORD = new ServiceSettings.Field(
+            "cassandra.ssl.truststore.password",
+            "TALLY_CASSANDRA_SSL_TRUSTSTORE_PASSWORD",
+            "",
+            "Password of a PKCS12 or JKS trust store (none for PEM).");
+    public static final ServiceSettings.Field VERIFY_HOSTNAME = new ServiceSettings.Field(
+            "cassandra.ssl.verify.hostname",
+            "TALLY_CASSANDRA_SSL_VERIFY_HOSTNAME",
+            "true",
+            "true: a node's certificate must name the address the client dialled.");
+
+    /** Every setting, for a service's list of fields. */
+    public static final List<ServiceSettings.Field> FIELDS =
+            List.of(USERNAME, PASSWORD, PASSWORD_FILE, SSL, TRUSTSTORE, TRUSTSTORE_PASSWORD, VERIFY_HOSTNAME);
+
+    /** No login, no TLS. */
+    public static final CassandraClientSecurity NONE = new CassandraClientSecurity("", null, "", false, "", "", true);
+
+    private final String username;
+    private final transient String password; // not shipped: read from passwordFile where it is used
+    private final String passwordFile;
+    private final boolean ssl;
+    private final String truststore;
+    private final String truststorePassword;
+    private final boolean verifyHostname;
+
+    private CassandraClientSecurity(
+            String username,
+            String password,
+            String passwordFile,
+            boolean ssl,
+            String truststore,
+            String truststorePassword,
+            boolean verifyHostname) {
+        this.username = username;
+        this.password = password;
+        this.passwordFile = passwordFile;
+        this.ssl = ssl;
+        this.truststore = truststore;
+        this.truststorePassword = truststorePassword;
+        this.verifyHostname = verifyHostname;
+    }
+
+    /** From a service's settings (environment and flags). */
+    public static CassandraClientSecurity from(ServiceSettings settings) {
+        return from(name -> {
+            for (ServiceSettings.Field f : FIELDS) {
+                if (f.name().equals(name)) {
+                    return settings.get(f);
+                }
+            }
+            return null;
+        });
+    }
+
+    /**
+     * From settings looked up by name (null or empty = the default): the jobs' arguments, which
+     * declare no password, only its file.
+     *
+     * @throws IllegalArgumentException naming the setting that is wrong or missing
+     */
+    public static CassandraClientSecurity from(UnaryOperator<String> byName) {
+        String username = value(byName, USERNAME);
+        String password = value(byName, PASSWORD);
+        String file = value(byName, PASSWORD_FILE);
+        if (!username.isEmpty()) {
+            if (!file.isEmpty()) {
+                password = Secrets.firstLine(Path.of(file), PASSWORD_FILE.name()); // readable here: checked at start
+            } else if (password.isEmpty()) {
+                throw new IllegalArgumentException(USERNAME.name() + "=" + username + " needs " + PASSWORD.name()
+                        + " (or " + PASSWORD_FILE.name() + ")");
+            }
+        }
+        boolean ssl = Secrets.flag(SSL.name(), value(byName, SSL));
+        String truststore = value(byName, TRUSTSTORE);
+        if (ssl && !truststore.isEmpty() && !Files.isReadable(Path.of(truststore))) {
+            throw new IllegalArgumentException(TRUSTSTORE.name() + "=" + truststore + " cannot be read");
+        }
+        return new CassandraClientSecurity(
+                username,
+                username.isEmpty() ? null : password,
+                username.isEmpty() ? "" : file,
+                ssl,
+                ssl ? truststore : "",
+                ssl ? value(byName, TRUSTSTORE_PASSWORD) : "",
+                Secrets.flag(VERIFY_HOSTNAME.name(), value(byName, VERIFY_HOSTNAME)));
+    }
+
+    /** Whether the client logs in (PasswordAuthenticator). */
+    public boolean login() {
+        return !username.isEmpty();
+    }
+
+    public String username() {
+        return username;
+    }
+
+    /** The role's password: the one given, or (on a TaskManager) its file's first line, read now. */
+    public String password() {
+        if (!login()) {
+            throw new IllegalStateException("no Cassandra login configured");
+        }
+        if (password != null) {
+            return password;
+        }
+        return Secrets.firstLine(Path.of(passwordFile), PASSWORD_FILE.name());
+    }
+
+    public boolean ssl() {
+        return ssl;
+    }
+
+    public boolean verifyHostname() {
+        return verifyHostname;
+    }
+
+    /** The TLS context of the connections: the trust store's CAs (or the JVM's), no client key. */
+    public SSLContext sslContext() {
+        try {
+            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(truststore.isEmpty() ? null : trustStore());
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(null, tmf.getTrustManagers(), null);
+            return context;
+        } catch (GeneralSecurityException | IOException e) {
+            throw new IllegalArgumentException(
+                    TRUSTSTORE.name() + "=" + truststore + " cannot be used: " + e.getMessage(), e);
+        }
+    }
+
+    private KeyStore trustStore() throws GeneralSecurityException, IOException {
+        String lower = truststore.toLowerCase(Locale.ROOT);
+        if (lower.endsWith(".pem") || lower.endsWith(".crt")) {
+            KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
+            ks.load(null, null);
+            try (InputStream in = Files.newInputStream(Path.of(truststore))) {
+                int i = 0;
+                for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+                    ks.setCertificateEntry("ca-" + i++, c);
+                }
+                if (i == 0) {
+                    throw new GeneralSecurityException("no certificate in it");
+                }
+            }
+            return ks;
+        }
+        KeyStore ks = KeyStore.getInstance(lower.endsWith(".jks") ? "JKS" : "PKCS12");
+        try (InputStream in = Files.newInputStream(Path.of(truststore))) {
+            ks.load(in, truststorePassword.isEmpty() ? null : truststorePassword.toCharArray());
+        }
+        return ks;
+    }
+
+    /** Equal when they log in the same way (the password itself aside) with the same TLS. */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof CassandraClientSecurity c
+                && username.equals(c.username)
+                && passwordFile.equals(c.passwordFile)
+                && ssl == c.ssl
+                && truststore.equals(c.truststore)
+                && truststorePassword.equals(c.truststorePassword)
+                && verifyHostname == c.verifyHostname;
+    }
+
+    @Override
+    public int hashCode() {
+        return java.util.Objects.hash(username, passwordFile, ssl, truststore, verifyHostname);
+    }
+
+    /** What a log may say: the role, TLS and its trust store, never the password. */
+    @Override
+    public String toString() {
+        String who = login() ? "as " + username : "without a login";
+        return who + (ssl ? ", TLS" + (truststore.isEmpty() ? "" : " trusting " + truststore) : ", no TLS");
+    }
+
+    private static String value(UnaryOperator<String> byName, ServiceSettings.Field f) {
+        String v = byName.apply(f.name());
+        return v == null || v.isEmpty() ? f.defaultValue() : v;
+    }
+}

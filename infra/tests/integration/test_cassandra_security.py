@@ -1,0 +1,96 @@
+"""Cassandra with TLS: the local node takes TLS on its native port (beside plaintext) with a
+certificate of the stack's CA; a client that trusts the CA gets in, one that does not is refused
+at the handshake; and a gateway started from its jar with TALLY_CASSANDRA_SSL reads through it."""
+
+import base64
+import os
+import uuid
+
+import pytest
+import requests
+from cassandra.cluster import Cluster, NoHostAvailable
+from support import free_port, now_iso, until
+from tally import process
+from tally.components.base import JAVA
+from tally.components.gateway import gateway_jar
+from tally.settings import Settings
+from tally.tls import LocalCa
+
+
+def tls_settings(settings, truststore: str) -> Settings:
+    return Settings.load(
+        {
+            **os.environ,
+            "TALLY_HOME": str(settings.home),
+            "TALLY_CASSANDRA_SSL": "true",
+            "TALLY_CASSANDRA_SSL_TRUSTSTORE": truststore,
+        }
+    )
+
+
+def release_version(settings, s: Settings) -> str:
+    cluster = Cluster(
+        settings.cassandra_hosts(), port=settings.port("TALLY_CASSANDRA_PORT"), **s.cassandra_connect_args()
+    )
+    try:
+        return cluster.connect().execute("SELECT release_version FROM system.local").one()[0]
+    finally:
+        cluster.shutdown()
+
+
+def test_the_native_port_speaks_tls_to_a_client_that_trusts_the_stacks_ca(stack, settings):
+    assert release_version(settings, tls_settings(settings, str(LocalCa(settings).cert))).startswith("5.")
+    with pytest.raises(NoHostAvailable) as e:  # the node's certificate is not one of the system's CAs
+        release_version(settings, tls_settings(settings, "/etc/ssl/certs/ca-certificates.crt"))
+    assert "certificate verify failed" in str(e.value), e.value
+
+
+def test_a_gateway_reads_cassandra_over_tls(stack, settings, gw, tmp_path):
+    run = uuid.uuid4().hex[:10]
+    r = requests.post(
+        f"{gw}/v1/timeseries/WriteEventRecordsSync",
+        json={
+            "namespace": "playback",
+            "events": [
+                {
+                    "timeSeriesId": f"tls-{run}",
+                    "eventTime": now_iso(),
+                    "eventId": f"e-{run}",
+                    "eventItems": [{"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(b"tv").decode()}],
+                }
+            ],
+        },
+        timeout=30,
+    )
+    assert r.status_code == 200, r.text
+    port = free_port()
+    url = f"http://{settings.host}:{port}"
+    env = {
+        **os.environ,
+        **stack.component("gateway").service_env(),
+        "TALLY_GATEWAY_PORT": str(port),
+        "TALLY_CASSANDRA_SSL": "true",
+        "TALLY_CASSANDRA_SSL_TRUSTSTORE": str(LocalCa(settings).cert),
+    }
+    ref = process.spawn([JAVA, "-Xmx256m", "-jar", str(gateway_jar())], tmp_path / "gateway.log", env=env)
+    try:
+        process.wait_until(
+            "TLS gateway", lambda: requests.get(f"{url}/healthz", timeout=2).ok, 90, lambda: process.alive(ref)
+        )
+
+        def read():
+            r = requests.post(
+                f"{url}/v1/timeseries/ReadEventRecords",
+                json={
+                    "namespace": "playback",
+                    "timeSeriesId": f"tls-{run}",
+                    "timeInterval": {"start": now_iso(-600), "end": now_iso(60)},
+                },
+                timeout=10,
+            )
+            return r.ok and [e["eventId"] for e in r.json()["events"]] == [f"e-{run}"]
+
+        until("the event read over TLS", read, 90, 1)
+        assert "TLS trusting" in (tmp_path / "gateway.log").read_text()
+    finally:
+        process.stop(ref, timeout=20)
