@@ -101,12 +101,13 @@ def cassandra_security_args(s: Settings) -> list[str]:
     user, ssl = s.get("TALLY_CASSANDRA_USERNAME"), s.get("TALLY_CASSANDRA_SSL").lower()
     args = []
     if user:
-        if not s.get("TALLY_CASSANDRA_PASSWORD_FILE"):
+        password_file = s.cassandra_password_file()
+        if not password_file:
             raise ValueError(
                 "the jobs read Cassandra's password only from a file on the TaskManager's host:"
                 " set TALLY_CASSANDRA_PASSWORD_FILE (TALLY_CASSANDRA_PASSWORD alone would be a job argument)"
             )
-        args += ["--cassandra.username", user, "--cassandra.password.file", s.get("TALLY_CASSANDRA_PASSWORD_FILE")]
+        args += ["--cassandra.username", user, "--cassandra.password.file", password_file]
     if ssl == "true":
         args += [
             "--cassandra.ssl",

@@ -189,10 +189,43 @@ class Settings:
         "TALLY_CASSANDRA_SSL_VERIFY_HOSTNAME",
     )
 
+    @property
+    def service_secrets(self) -> Path:
+        """Secrets the servers' own user reads (the jobs on the TaskManagers): made by the launcher,
+        owned by the service user when the launcher is root, mode 600."""
+        return self.home / "service-secrets"
+
+    def service_secret(self, name: str) -> Path:
+        """A secret made once in service_secrets/<name>, readable by the service user; its path."""
+        from . import privileges
+
+        path = self.service_secrets / name
+        self.generated_secret(path)
+        if privileges.is_root():
+            user = self.get("TALLY_SERVICE_USER")
+            privileges.ensure_user(user)
+            privileges.give(user, [self.service_secrets])
+        os.chmod(self.service_secrets, 0o700)
+        return path
+
+    def cassandra_password(self) -> str:
+        """The password of Tally's Cassandra role: TALLY_CASSANDRA_PASSWORD (or its _FILE), else
+        the one the local stack made for it (service_secrets/cassandra-password)."""
+        return self.secret("TALLY_CASSANDRA_PASSWORD") or self.service_secret("cassandra-password").read_text().strip()
+
+    def cassandra_password_file(self) -> str:
+        """A file holding that password, for the jobs: TALLY_CASSANDRA_PASSWORD_FILE, else the local
+        stack's own; empty when only a value was given (a job must not take it as an argument)."""
+        if self.get("TALLY_CASSANDRA_PASSWORD_FILE"):
+            return self.get("TALLY_CASSANDRA_PASSWORD_FILE")
+        if self.get("TALLY_CASSANDRA_PASSWORD"):
+            return ""
+        return str(self.service_secret("cassandra-password"))
+
     def cassandra_client_env(self) -> dict[str, str]:
         """The Cassandra login and TLS of a Java service's environment (the password resolved)."""
         env = {k: self.get(k) for k in self.CASSANDRA_CLIENT_SECURITY}
-        env["TALLY_CASSANDRA_PASSWORD"] = self.secret("TALLY_CASSANDRA_PASSWORD")
+        env["TALLY_CASSANDRA_PASSWORD"] = self.cassandra_password() if self.get("TALLY_CASSANDRA_USERNAME") else ""
         return env
 
     def cassandra_connect_args(self) -> dict:
@@ -204,7 +237,7 @@ class Settings:
         if user:
             from cassandra.auth import PlainTextAuthProvider
 
-            args["auth_provider"] = PlainTextAuthProvider(user, self.secret("TALLY_CASSANDRA_PASSWORD"))
+            args["auth_provider"] = PlainTextAuthProvider(user, self.cassandra_password())
         flag = self.get("TALLY_CASSANDRA_SSL").lower()
         if flag not in ("true", "false"):
             raise ValueError(f"TALLY_CASSANDRA_SSL={flag!r}: true or false")

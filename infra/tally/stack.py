@@ -151,7 +151,7 @@ class Stack:
             c.fetch()
         for c in self.components:
             if c not in todo and c.stale():
-                self.log(f"restarting {c.name}: its build changed")
+                self.log(f"restarting {c.name}: its build or settings changed")
                 self.stop(c)
         started: list[Component] = []
         for c in self.components:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import secrets
+import time
 
 from ..fetch import jar
 from ..settings import REPO
@@ -41,6 +43,19 @@ JVM17_OPTIONS = """
 """
 
 META_CQL = REPO / "infra" / "cassandra" / "tally_meta.cql"
+ROLE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,47}")
+
+
+def login_refused(error: Exception) -> bool:
+    """Whether connecting failed because the node refused the login (it is up and asks for one)."""
+    from cassandra import AuthenticationFailed
+    from cassandra.cluster import NoHostAvailable
+
+    if isinstance(error, AuthenticationFailed):
+        return True
+    return isinstance(error, NoHostAvailable) and any(
+        isinstance(e, AuthenticationFailed) for e in (error.errors or {}).values()
+    )
 
 
 ONE_NODE_REPLICATION = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
@@ -138,7 +153,9 @@ storage_port: {p["storage"]}
 native_transport_port: {p["cql"]}
 start_native_transport: true
 endpoint_snitch: SimpleSnitch
-authenticator: AllowAllAuthenticator
+# every client logs in (the role `up` makes, TALLY_CASSANDRA_USERNAME); what a role may do is not
+# restricted (AllowAllAuthorizer): Tally's one role creates the namespaces' keyspaces and tables
+authenticator: PasswordAuthenticator
 # TLS on the native port beside plaintext (optional): clients with TALLY_CASSANDRA_SSL=true
 client_encryption_options:
   enabled: true
@@ -222,25 +239,95 @@ dynamic_snitch: false
         ]
         return argv, self.env()
 
-    def session(self):
+    def session(self, **login):
+        """A session on this node with Tally's login and TLS (`login`: another auth_provider)."""
         from cassandra.cluster import Cluster
 
-        cluster = Cluster([self.host], port=self.ports()["cql"], connect_timeout=3, **self.s.cassandra_connect_args())
-        return cluster, cluster.connect()
+        cluster = Cluster(
+            [self.host], port=self.ports()["cql"], connect_timeout=3, **{**self.s.cassandra_connect_args(), **login}
+        )
+        try:
+            return cluster, cluster.connect()
+        except Exception:
+            cluster.shutdown()
+            raise
 
     def ready(self):
-        cluster, session = self.session()
+        try:
+            cluster, session = self.session()
+        except Exception as e:
+            # a node that asks for a login answers: the role is after_ready's to make
+            return login_refused(e)
         try:
             return session.execute("SELECT release_version FROM system.local").one() is not None
         finally:
             cluster.shutdown()
 
     def after_ready(self):
-        if self.node > 1:
-            return  # tally_meta is the cluster's: made through the first node
+        if self.node < self.s.nodes:
+            return  # the login and tally_meta are the cluster's: made once every node is up
+        self.ensure_role()
         cluster, session = self.session()
         try:
             for stmt in cql_statements(META_CQL):
                 session.execute(with_replication(stmt, keyspace_replication(self.s)), timeout=30)
+        finally:
+            cluster.shutdown()
+
+    def ensure_role(self) -> None:
+        """Tally's role (TALLY_CASSANDRA_USERNAME) with its password, made through the default
+        superuser of a new cluster, which is then disabled (a random password, no login). On
+        three nodes the roles are replicated to every node first, so a node down refuses no login.
+        Idempotent: a later `up` finds the role logging in and the default superuser disabled."""
+        from cassandra.auth import PlainTextAuthProvider
+
+        user = self.s.get("TALLY_CASSANDRA_USERNAME")
+        if not user:
+            return
+        if not ROLE_NAME.fullmatch(user):
+            raise ValueError(f"TALLY_CASSANDRA_USERNAME={user!r} is not a plain role name (letters, digits, _)")
+        try:
+            cluster, session = self.session()
+        except Exception as e:
+            if not login_refused(e):
+                raise
+            self._make_role(user, PlainTextAuthProvider("cassandra", "cassandra"))
+            cluster, session = self.session()
+        try:
+            default = session.execute("SELECT can_login FROM system_auth.roles WHERE role = 'cassandra'").one()
+            if default is not None and default.can_login:
+                session.execute(
+                    "ALTER ROLE cassandra WITH PASSWORD = %s AND LOGIN = false", (secrets.token_urlsafe(32),)
+                )
+                self.log("   disabled Cassandra's default superuser")
+        finally:
+            cluster.shutdown()
+
+    def _make_role(self, user: str, default_superuser) -> None:
+        deadline = time.monotonic() + 30  # a new node makes its default superuser just after it starts
+        while True:
+            try:
+                cluster, session = self.session(auth_provider=default_superuser)
+                break
+            except Exception as e:
+                if not login_refused(e):
+                    raise
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"Cassandra refuses {user}'s password and its default superuser: set"
+                        " TALLY_CASSANDRA_PASSWORD (or _FILE) to the role's password"
+                    ) from None
+                time.sleep(1)
+        try:
+            if self.s.nodes > 1:
+                session.execute(f"ALTER KEYSPACE system_auth WITH replication = {keyspace_replication(self.s)}")
+            # the role name is checked by the caller; the password goes as a value the driver quotes
+            exists = session.execute("SELECT role FROM system_auth.roles WHERE role = %s", (user,)).one()
+            verb = "ALTER" if exists else "CREATE"  # a role left with another password is given this one
+            session.execute(
+                f'{verb} ROLE "{user}" WITH PASSWORD = %s AND LOGIN = true AND SUPERUSER = true',
+                (self.s.cassandra_password(),),
+            )
+            self.log(f"   made the Cassandra role {user}")
         finally:
             cluster.shutdown()

@@ -94,3 +94,26 @@ def test_a_gateway_reads_cassandra_over_tls(stack, settings, gw, tmp_path):
         assert "TLS trusting" in (tmp_path / "gateway.log").read_text()
     finally:
         process.stop(ref, timeout=20)
+
+
+def test_the_node_refuses_a_client_without_tallys_login(stack, settings):
+    """PasswordAuthenticator: no login, a wrong password and the default superuser (disabled by
+    `up`) are refused; Tally's role gets in."""
+    from cassandra.auth import PlainTextAuthProvider
+    from tally.components.cassandra import login_refused
+
+    def refused(**login) -> bool:
+        try:
+            cluster = Cluster(settings.cassandra_hosts(), port=settings.port("TALLY_CASSANDRA_PORT"), **login)
+            try:
+                cluster.connect()
+            finally:
+                cluster.shutdown()
+        except Exception as e:
+            return login_refused(e)
+        return False
+
+    assert refused()
+    assert refused(auth_provider=PlainTextAuthProvider(settings.get("TALLY_CASSANDRA_USERNAME"), "not-it"))
+    assert refused(auth_provider=PlainTextAuthProvider("cassandra", "cassandra"))
+    assert release_version(settings, settings).startswith("5.")

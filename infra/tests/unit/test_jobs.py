@@ -150,7 +150,9 @@ def test_the_jobs_kafka_security_arguments_carry_a_password_file_never_a_passwor
 def test_the_jobs_cassandra_login_is_a_password_file_never_a_password(tmp_path):
     from tally.jobs import JOBS, cassandra_security_args
 
-    assert cassandra_security_args(Settings.load({"TALLY_HOME": str(tmp_path)})) == []
+    no_login = Settings.load({"TALLY_HOME": str(tmp_path)})
+    no_login.values["TALLY_CASSANDRA_USERNAME"] = ""  # a cluster without authentication
+    assert cassandra_security_args(no_login) == []
     login = {"TALLY_HOME": str(tmp_path), "TALLY_CASSANDRA_USERNAME": "tally", "TALLY_CASSANDRA_PASSWORD": "s3cret"}
     with pytest.raises(ValueError, match="TALLY_CASSANDRA_PASSWORD_FILE"):
         cassandra_security_args(Settings.load(login))

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 from tally.settings import DEFAULTS_FILE, REPO, Settings, read_env_file
 
@@ -135,7 +137,9 @@ def test_clients_dial_the_secure_listener_once_their_security_is_on(tmp_path):
 
 
 def test_the_python_driver_logs_in_and_speaks_tls_as_configured(tmp_path):
-    assert Settings.load({"TALLY_HOME": str(tmp_path)}).cassandra_connect_args() == {}
+    no_login = Settings.load({"TALLY_HOME": str(tmp_path)})
+    no_login.values["TALLY_CASSANDRA_USERNAME"] = ""  # a cluster without authentication
+    assert no_login.cassandra_connect_args() == {}
     ca = "/etc/ssl/certs/ca-certificates.crt"
     s = Settings.load(
         {
@@ -153,3 +157,17 @@ def test_the_python_driver_logs_in_and_speaks_tls_as_configured(tmp_path):
     assert s.cassandra_client_env()["TALLY_CASSANDRA_PASSWORD"] == "s3cret"
     with pytest.raises(ValueError, match="TALLY_CASSANDRA_SSL="):
         Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_CASSANDRA_SSL": "yes"}).cassandra_connect_args()
+
+
+def test_the_local_cassandra_password_is_made_once_for_the_jobs_to_read(tmp_path, monkeypatch):
+    from tally import privileges
+
+    monkeypatch.setattr(privileges, "is_root", lambda: False)  # no service user to hand it to here
+    s = Settings.load({"TALLY_HOME": str(tmp_path)})
+    path = Path(s.cassandra_password_file())
+    assert path == tmp_path / "service-secrets" / "cassandra-password"
+    assert path.read_text() == s.cassandra_password() and len(s.cassandra_password()) >= 32
+    assert path.stat().st_mode & 0o777 == 0o600 and path.parent.stat().st_mode & 0o777 == 0o700
+    assert s.cassandra_client_env()["TALLY_CASSANDRA_PASSWORD"] == s.cassandra_password()
+    given = Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_CASSANDRA_PASSWORD": "g"})
+    assert given.cassandra_password() == "g" and given.cassandra_password_file() == ""

@@ -180,3 +180,19 @@ def test_default_stack_binds_every_port_to_the_configured_host_and_has_no_duplic
         "elasticsearch-exporter",
         "postgres-exporter",
     }
+
+
+def test_a_java_service_is_stale_when_the_settings_it_runs_with_change(tmp_path, monkeypatch):
+    """A new password or address restarts the gateway as a new build does (only a digest is kept)."""
+    from tally import privileges
+    from tally.components.gateway import Gateway
+
+    monkeypatch.setattr(privileges, "is_root", lambda: False)
+    from tally.settings import Settings
+
+    before = Gateway(Settings.load({"TALLY_HOME": str(tmp_path)}), log=lambda *_: None).settings_digest()
+    same = Gateway(Settings.load({"TALLY_HOME": str(tmp_path)}), log=lambda *_: None).settings_digest()
+    other = Gateway(
+        Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_CASSANDRA_PASSWORD": "rotated"}), log=lambda *_: None
+    ).settings_digest()
+    assert before == same and before != other and "rotated" not in other
