@@ -153,10 +153,21 @@ class Settings:
 
     def kafka_scram_password(self) -> str:
         """The password of the local broker's SCRAM user (TALLY_KAFKA_SCRAM_USER): the setting, or
-        one made on first use in $TALLY_HOME/secrets/kafka-scram-password."""
-        return self.secret("TALLY_KAFKA_SCRAM_PASSWORD") or self.generated_secret(
-            self.home / "secrets" / "kafka-scram-password"
+        one made on first use in $TALLY_HOME/service-secrets/kafka-scram-password (the service
+        user's jobs read it when the stack's clients go through the SASL_SSL listener)."""
+        return (
+            self.secret("TALLY_KAFKA_SCRAM_PASSWORD") or self.service_secret("kafka-scram-password").read_text().strip()
         )
+
+    def kafka_password_properties(self) -> Path:
+        """service_secrets/kafka-client.properties: `password=` the Kafka SASL password, for a
+        FileConfigProvider reference (${file:<path>:password}) where a client's options are shown
+        (the SQL catalog's tables); written each call, mode 600, owned by the service user."""
+        pw = self.secret("TALLY_KAFKA_SASL_PASSWORD")
+        escaped = "".join("\\" + c if c in "\\=:#! " else c for c in pw)
+        path = self.service_secret("kafka-client.properties")  # made (and handed over) if new
+        path.write_text(f"password={escaped}\n")
+        return path
 
     def kafka_secure_bootstrap(self) -> str:
         """Every broker's SASL_SSL listener (the local stack's)."""

@@ -17,6 +17,20 @@ from .flink import JAVA17_OPTS, sql_jar
 CATALOG = "tally"
 
 
+def catalog_kafka_options(s) -> dict[str, str]:
+    """The tally catalog's Kafka options: the brokers and, when the clients' security is on, the
+    tables' `properties.*` with the password a FileConfigProvider reference (SHOW CREATE TABLE
+    shows the reference; the TaskManagers read the file)."""
+    options = {"bootstrap-servers": s.kafka_bootstrap()}
+    if s.get("TALLY_KAFKA_SECURITY_PROTOCOL").upper() == "PLAINTEXT":
+        return options
+    ref = f"${{file:{s.kafka_password_properties()}:password}}"
+    options |= {f"properties.{k}": v for k, v in s.kafka_java_properties(ref).items()}
+    options["properties.config.providers"] = "file"
+    options["properties.config.providers.file.class"] = "org.apache.kafka.common.config.provider.FileConfigProvider"
+    return options
+
+
 class SqlGateway(Component):
     name = "sql-gateway"
     version = "1.20.3"
@@ -78,10 +92,8 @@ class SqlGateway(Component):
         (conf / "config.yaml").write_text(text)
         shutil.copyfile(self.s.conf("flink") / "log4j.properties", conf / "log4j.properties")
         registry = f"http://{h}:{self.s.port('TALLY_REGISTRY_PORT')}"
-        (catalogs / f"{CATALOG}.yaml").write_text(
-            f"type: {CATALOG}\nbootstrap-servers: {json.dumps(self.s.kafka_bootstrap())}\n"
-            f"registry-url: {json.dumps(registry)}\n"
-        )
+        options = {"type": CATALOG, "registry-url": registry, **catalog_kafka_options(self.s)}
+        (catalogs / f"{CATALOG}.yaml").write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in options.items()))
 
     def command(self):
         emptied(self.data_dir / "tmp")

@@ -342,3 +342,61 @@ def test_a_connect_worker_over_sasl_ssl_streams_the_control_plane(stack, setting
             check=False,
         )
         AdminClient({"bootstrap.servers": settings.kafka_plaintext_bootstrap()}).delete_topics([topic])
+
+
+def test_the_sql_catalog_reads_through_sasl_ssl_and_shows_no_password(stack, settings, secure, gw, tmp_path):
+    """A tally catalog with the launcher's own options for SASL_SSL (the password a FileConfigProvider
+    reference to a file the TaskManagers read) counts what the gateway wrote, in a job of the
+    session cluster; SHOW CREATE TABLE shows the reference, not the password."""
+    from sql_rest import SqlSession
+    from tally.components.sql_gateway import catalog_kafka_options
+    from tally.settings import Settings
+
+    run = uuid.uuid4().hex[:8]
+    counter = f"sql-sasl-{run}"
+    for i in range(4):
+        r = requests.post(
+            f"{gw}/v1/counter/AddCount",
+            json={
+                "namespace": "ad_clicks",
+                "counter_name": counter,
+                "delta": 1,
+                "idempotency_token": {"token": f"{run}-{i}", "generation_time": now_iso()},
+            },
+            timeout=30,
+        )
+        assert r.status_code == 200, r.text
+    secured = Settings.load(
+        {
+            **os.environ,
+            "TALLY_HOME": str(settings.home),
+            **{
+                k: v
+                for k, v in secure_env(secure, tmp_path, password_in_file=False).items()
+                if k != "TALLY_KAFKA_BOOTSTRAP"
+            },
+        }
+    )
+    options = {
+        "type": "tally",
+        "registry-url": stack.component("registry").url(),
+        **catalog_kafka_options(secured),
+    }
+    assert options["bootstrap-servers"] == secure["bootstrap"]
+    catalog = f"sasl_{run}"
+    with_ = ", ".join(f"'{k}' = '{v}'" for k, v in options.items())
+    sql = SqlSession(stack.component("sql-gateway").url(), {"execution.runtime-mode": "batch"})
+    try:
+        sql.query(f"CREATE CATALOG {catalog} WITH ({with_})")
+        rows = sql.query(
+            f"SELECT COUNT(*) FROM {catalog}.default_database.counter_events "
+            "/*+ OPTIONS('scan.bounded.mode'='latest-offset') */ "
+            f"WHERE namespace = 'ad_clicks' AND counter = '{counter}'",
+            timeout=180,
+        )
+        assert rows == [[4]], rows
+        ddl = sql.query(f"SHOW CREATE TABLE {catalog}.default_database.counter_events")
+        assert 'password="${file:' in str(ddl) and secure["password"] not in str(ddl), ddl
+    finally:
+        sql.query(f"DROP CATALOG IF EXISTS {catalog}")
+        sql.close()

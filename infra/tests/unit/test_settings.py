@@ -96,10 +96,13 @@ def test_kafka_scram_over_tls_for_librdkafka_and_java_with_the_password_from_its
     assert env["TALLY_KAFKA_SASL_PASSWORD"] == "s3cret" and env["TALLY_KAFKA_SSL_TRUSTSTORE"] == "/etc/tally/ca.pem"
 
 
-def test_the_local_brokers_scram_password_is_made_once_and_private(tmp_path):
+def test_the_local_brokers_scram_password_is_made_once_and_private(tmp_path, monkeypatch):
+    from tally import privileges
+
+    monkeypatch.setattr(privileges, "is_root", lambda: False)
     s = Settings.load({"TALLY_HOME": str(tmp_path)})
     pw = s.kafka_scram_password()
-    path = tmp_path / "secrets" / "kafka-scram-password"
+    path = tmp_path / "service-secrets" / "kafka-scram-password"
     assert len(pw) >= 32 and path.read_text() == pw and path.stat().st_mode & 0o777 == 0o600
     assert Settings.load({"TALLY_HOME": str(tmp_path)}).kafka_scram_password() == pw
     assert Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_KAFKA_SCRAM_PASSWORD": "g"}).kafka_scram_password() == "g"

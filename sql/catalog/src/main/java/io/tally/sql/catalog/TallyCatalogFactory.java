@@ -7,7 +7,12 @@ import org.apache.flink.table.catalog.Catalog;
 import org.apache.flink.table.factories.CatalogFactory;
 import org.apache.flink.table.factories.FactoryUtil;
 
-/** Makes the {@code tally} catalog ({@code 'type' = 'tally'}) from where Tally's Kafka and registry are. */
+/**
+ * Makes the {@code tally} catalog ({@code 'type' = 'tally'}) from where Tally's Kafka and registry
+ * are. Options {@code properties.*} go to every table's Kafka clients as the Kafka connector's own
+ * {@code properties.*} do: how they authenticate and check the brokers (a password as a
+ * config-provider reference, so {@code SHOW CREATE TABLE} shows no secret).
+ */
 public final class TallyCatalogFactory implements CatalogFactory {
     public static final String IDENTIFIER = "tally";
 
@@ -25,6 +30,9 @@ public final class TallyCatalogFactory implements CatalogFactory {
             .stringType()
             .noDefaultValue()
             .withDescription("The registry's token, given to the tables' format (writes).");
+
+    /** The prefix of the Kafka client properties every table gets. */
+    public static final String KAFKA_PROPERTIES = "properties.";
 
     @Override
     public String factoryIdentifier() {
@@ -44,12 +52,19 @@ public final class TallyCatalogFactory implements CatalogFactory {
     @Override
     public Catalog createCatalog(Context context) {
         FactoryUtil.CatalogFactoryHelper helper = FactoryUtil.createCatalogFactoryHelper(this, context);
-        helper.validate();
+        helper.validateExcept(KAFKA_PROPERTIES);
+        java.util.Map<String, String> kafka = new java.util.TreeMap<>();
+        context.getOptions().forEach((k, v) -> {
+            if (k.startsWith(KAFKA_PROPERTIES)) {
+                kafka.put(k, v);
+            }
+        });
         return new TallyCatalog(
                 context.getName(),
                 new TallyTables(
                         helper.getOptions().get(BOOTSTRAP_SERVERS),
                         helper.getOptions().get(REGISTRY_URL),
-                        helper.getOptions().getOptional(REGISTRY_TOKEN).orElse(null)));
+                        helper.getOptions().getOptional(REGISTRY_TOKEN).orElse(null),
+                        kafka));
     }
 }

@@ -26,17 +26,44 @@ import org.apache.flink.table.types.FieldsDataType;
  * logs whose record key is written from the key fields on INSERT.
  */
 public final class TallyTables {
+    /** Where Kafka's classes are in this jar (relocated when shaded): this class's own reference, resolved. */
+    static final String KAFKA_PACKAGE = org.apache.kafka.clients.consumer.ConsumerConfig.class
+            .getName()
+            .replace("clients.consumer.ConsumerConfig", "");
+
+    /** Kafka's own package as users write it, built at run time so the shading leaves it as it is. */
+    private static final String KAFKA_AS_WRITTEN = String.join(".", "org", "apache", "kafka") + ".";
+
+    /**
+     * A client property naming Kafka's classes (a JAAS login module, a config provider) as users
+     * write them, with the classes where this jar has them: the tables' Kafka client is shaded.
+     */
+    static String relocated(String value, String kafkaPackage) {
+        if (kafkaPackage.equals(KAFKA_AS_WRITTEN) || value.contains(kafkaPackage)) {
+            return value;
+        }
+        return value.replace(KAFKA_AS_WRITTEN, kafkaPackage);
+    }
+
     /** The time attribute every table has: its event time at millisecond precision. */
     public static final String ROWTIME = "rowtime";
 
     private final String bootstrapServers;
     private final String registryUrl;
     private final String registryToken;
+    private final Map<String, String> kafkaProperties;
 
     public TallyTables(String bootstrapServers, String registryUrl, String registryToken) {
+        this(bootstrapServers, registryUrl, registryToken, Map.of());
+    }
+
+    /** @param kafkaProperties {@code properties.*} options of every table (the clients' security) */
+    public TallyTables(
+            String bootstrapServers, String registryUrl, String registryToken, Map<String, String> kafkaProperties) {
         this.bootstrapServers = bootstrapServers;
         this.registryUrl = registryUrl;
         this.registryToken = registryToken;
+        this.kafkaProperties = Map.copyOf(kafkaProperties);
     }
 
     /** The tables by name, in the order of {@link Topics#ALL}. */
@@ -86,6 +113,7 @@ public final class TallyTables {
         o.put("connector", upsert ? "upsert-kafka" : "kafka");
         o.put("topic", spec.name());
         o.put("properties.bootstrap.servers", bootstrapServers);
+        kafkaProperties.forEach((k, v) -> o.put(k, relocated(v, KAFKA_PACKAGE)));
         if (!upsert) {
             o.put("scan.startup.mode", "earliest-offset");
         }

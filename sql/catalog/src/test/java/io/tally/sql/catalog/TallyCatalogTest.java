@@ -106,4 +106,41 @@ class TallyCatalogTest {
                 .containsEntry("key.format", "tally-key")
                 .containsEntry("key.fields", "namespace;counter");
     }
+
+    @Test
+    void kafkaPropertiesOfTheCatalogReachEveryTableAndOthersAreRefused() {
+        Catalog secured = FactoryUtil.createCatalog(
+                "secured",
+                Map.of(
+                        "type", "tally",
+                        "properties.security.protocol", "SASL_SSL",
+                        "properties.sasl.jaas.config", "x required password=\"${file:/s/kafka.properties:password}\";"),
+                new Configuration(),
+                TallyCatalogTest.class.getClassLoader());
+        sql.registerCatalog("secured", secured);
+        String ddl = sql.executeSql("SHOW CREATE TABLE secured.default_database.counter_rollups")
+                .collect()
+                .next()
+                .getField(0)
+                .toString();
+        assertThat(ddl)
+                .contains("'properties.security.protocol' = 'SASL_SSL'")
+                .contains("${file:/s/kafka.properties:password}");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> FactoryUtil.createCatalog(
+                        "typo",
+                        Map.of("type", "tally", "bootstrap-server", "x:1"),
+                        new Configuration(),
+                        TallyCatalogTest.class.getClassLoader()))
+                .hasMessageContaining("bootstrap-server");
+    }
+
+    @Test
+    void kafkaClassNamesInClientPropertiesFollowTheShadedClient() {
+        String jaas = "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"u\";";
+        assertThat(TallyTables.relocated(jaas, "x.shaded.org.apache.kafka."))
+                .isEqualTo("x.shaded.org.apache.kafka.common.security.scram.ScramLoginModule required username=\"u\";");
+        assertThat(TallyTables.relocated("x.shaded.org.apache.kafka.A", "x.shaded.org.apache.kafka."))
+                .isEqualTo("x.shaded.org.apache.kafka.A");
+        assertThat(TallyTables.relocated(jaas, "org.apache.kafka.")).isEqualTo(jaas);
+    }
 }
