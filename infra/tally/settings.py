@@ -211,12 +211,14 @@ class Settings:
         from . import privileges
 
         path = self.service_secrets / name
+        new = not path.exists()
         self.generated_secret(path)
-        if privileges.is_root():
-            user = self.get("TALLY_SERVICE_USER")
-            privileges.ensure_user(user)
-            privileges.give(user, [self.service_secrets])
-        os.chmod(self.service_secrets, 0o700)
+        if new:
+            os.chmod(self.service_secrets, 0o700)
+            if privileges.is_root():
+                user = self.get("TALLY_SERVICE_USER")
+                privileges.ensure_user(user)
+                privileges.give(user, [self.service_secrets])
         return path
 
     def cassandra_password(self) -> str:

@@ -77,6 +77,41 @@ def write_canary(session, gw: str, canary: str) -> None:
     assert r.status_code == 200, r.text
 
 
+def stored_event_ids(gw: str, time_series_id: str, namespace: str = "playback") -> list[str]:
+    """The ids of an id's events of the last ten minutes, newest first, read through a gateway
+    ([] while the read fails: a caller waits for what it expects)."""
+    import requests
+
+    r = requests.post(
+        f"{gw}/v1/timeseries/ReadEventRecords",
+        json={
+            "namespace": namespace,
+            "timeSeriesId": time_series_id,
+            "timeInterval": {"start": now_iso(-600), "end": now_iso(60)},
+        },
+        timeout=10,
+    )
+    return [e["eventId"] for e in r.json()["events"]] if r.ok else []
+
+
+def add_counts(gw: str, namespace: str, counter: str, tokens: list[str], delta: int = 1) -> None:
+    """One durable AddCount of `delta` per token, each acknowledged (200)."""
+    import requests
+
+    for token in tokens:
+        r = requests.post(
+            f"{gw}/v1/counter/AddCount",
+            json={
+                "namespace": namespace,
+                "counter_name": counter,
+                "delta": delta,
+                "idempotency_token": {"token": token, "generation_time": now_iso()},
+            },
+            timeout=30,
+        )
+        assert r.status_code == 200, r.text
+
+
 def admin_headers() -> dict[str, str]:
     """The admin token's header, as ./tally up made it (the admin API, Recount, registry writes)."""
     from tally.settings import Settings

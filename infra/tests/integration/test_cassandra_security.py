@@ -2,14 +2,13 @@
 certificate of the stack's CA; a client that trusts the CA gets in, one that does not is refused
 at the handshake; and a gateway started from its jar with TALLY_CASSANDRA_SSL reads through it."""
 
-import base64
 import os
 import uuid
 
 import pytest
 import requests
 from cassandra.cluster import Cluster, NoHostAvailable
-from support import free_port, now_iso, until
+from support import free_port, stored_event_ids, until, write_canary
 from tally import process
 from tally.components.base import JAVA
 from tally.components.gateway import gateway_jar
@@ -47,22 +46,7 @@ def test_the_native_port_speaks_tls_to_a_client_that_trusts_the_stacks_ca(stack,
 
 def test_a_gateway_reads_cassandra_over_tls(stack, settings, gw, tmp_path):
     run = uuid.uuid4().hex[:10]
-    r = requests.post(
-        f"{gw}/v1/timeseries/WriteEventRecordsSync",
-        json={
-            "namespace": "playback",
-            "events": [
-                {
-                    "timeSeriesId": f"tls-{run}",
-                    "eventTime": now_iso(),
-                    "eventId": f"e-{run}",
-                    "eventItems": [{"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(b"tv").decode()}],
-                }
-            ],
-        },
-        timeout=30,
-    )
-    assert r.status_code == 200, r.text
+    write_canary(requests, gw, f"tls-{run}")
     port = free_port()
     url = f"http://{settings.host}:{port}"
     env = {
@@ -78,19 +62,7 @@ def test_a_gateway_reads_cassandra_over_tls(stack, settings, gw, tmp_path):
             "TLS gateway", lambda: requests.get(f"{url}/healthz", timeout=2).ok, 90, lambda: process.alive(ref)
         )
 
-        def read():
-            r = requests.post(
-                f"{url}/v1/timeseries/ReadEventRecords",
-                json={
-                    "namespace": "playback",
-                    "timeSeriesId": f"tls-{run}",
-                    "timeInterval": {"start": now_iso(-600), "end": now_iso(60)},
-                },
-                timeout=10,
-            )
-            return r.ok and [e["eventId"] for e in r.json()["events"]] == [f"e-{run}"]
-
-        until("the event read over TLS", read, 90, 1)
+        until("the event read over TLS", lambda: stored_event_ids(url, f"tls-{run}") == ["c1"], 90, 1)
         assert "TLS trusting" in (tmp_path / "gateway.log").read_text()
     finally:
         process.stop(ref, timeout=20)

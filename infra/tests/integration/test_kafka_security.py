@@ -3,7 +3,6 @@ a certificate signed by the stack's own CA) refuses every client that cannot aut
 does not trust it, and Tally's registry and gateway, started from their jars with the Kafka
 security settings, serve the whole pipeline through it."""
 
-import base64
 import os
 import uuid
 
@@ -11,7 +10,7 @@ import pytest
 import requests
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
-from support import free_port, now_iso, until
+from support import add_counts, free_port, stored_event_ids, until, write_canary
 from tally import process
 from tally.components.base import JAVA
 from tally.components.gateway import gateway_jar
@@ -150,36 +149,8 @@ def test_a_registry_and_a_gateway_over_sasl_ssl_serve_the_whole_pipeline(stack, 
         )
         run = uuid.uuid4().hex[:10]
         counter = f"sasl-{run}"
-        for i in range(3):
-            r = requests.post(
-                f"{gateway_url}/v1/counter/AddCount",
-                json={
-                    "namespace": "ad_clicks",
-                    "counter_name": counter,
-                    "delta": 2,
-                    "idempotency_token": {"token": f"{run}-{i}", "generation_time": now_iso()},
-                },
-                timeout=30,
-            )
-            assert r.status_code == 200, r.text
-        r = requests.post(
-            f"{gateway_url}/v1/timeseries/WriteEventRecordsSync",
-            json={
-                "namespace": "playback",
-                "events": [
-                    {
-                        "timeSeriesId": f"sasl-{run}",
-                        "eventTime": now_iso(),
-                        "eventId": f"e-{run}",
-                        "eventItems": [
-                            {"eventItemKey": "deviceType", "eventItemValue": base64.b64encode(b"tv").decode()}
-                        ],
-                    }
-                ],
-            },
-            timeout=30,
-        )
-        assert r.status_code == 200, r.text
+        add_counts(gateway_url, "ad_clicks", counter, [f"{run}-{i}" for i in range(3)], delta=2)
+        write_canary(requests, gateway_url, f"sasl-{run}")
 
         def count(url):
             r = requests.post(
@@ -192,19 +163,7 @@ def test_a_registry_and_a_gateway_over_sasl_ssl_serve_the_whole_pipeline(stack, 
         until("the stack's gateway counts 6", lambda: count(gw), 90, 1)
         until("the SASL_SSL gateway counts 6", lambda: count(gateway_url), 90, 1)
 
-        def stored():
-            r = requests.post(
-                f"{gw}/v1/timeseries/ReadEventRecords",
-                json={
-                    "namespace": "playback",
-                    "timeSeriesId": f"sasl-{run}",
-                    "timeInterval": {"start": now_iso(-600), "end": now_iso(60)},
-                },
-                timeout=10,
-            )
-            return r.ok and [e["eventId"] for e in r.json()["events"]] == [f"e-{run}"]
-
-        until("the event stored", stored, 90, 1)
+        until("the event stored", lambda: stored_event_ids(gw, f"sasl-{run}") == ["c1"], 90, 1)
         logs = (tmp_path / "gateway.log").read_text() + (tmp_path / "registry.log").read_text()
         assert "SASL_SSL SCRAM-SHA-512 as " + secure["user"] in logs  # what it connected with, said once
         assert secure["password"] not in logs
@@ -354,18 +313,7 @@ def test_the_sql_catalog_reads_through_sasl_ssl_and_shows_no_password(stack, set
 
     run = uuid.uuid4().hex[:8]
     counter = f"sql-sasl-{run}"
-    for i in range(4):
-        r = requests.post(
-            f"{gw}/v1/counter/AddCount",
-            json={
-                "namespace": "ad_clicks",
-                "counter_name": counter,
-                "delta": 1,
-                "idempotency_token": {"token": f"{run}-{i}", "generation_time": now_iso()},
-            },
-            timeout=30,
-        )
-        assert r.status_code == 200, r.text
+    add_counts(gw, "ad_clicks", counter, [f"{run}-{i}" for i in range(4)])
     secured = Settings.load(
         {
             **os.environ,
