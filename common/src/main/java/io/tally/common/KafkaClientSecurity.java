@@ -144,6 +144,14 @@ public final class KafkaClientSecurity {
 
     /** The client properties of Kafka's Java clients (producer, consumer, admin) for this security. */
     public Map<String, String> properties() {
+        return properties(password);
+    }
+
+    /**
+     * The same with the password given as a config-provider reference the client resolves where
+     * it runs (the jobs: it names the password file, so the password is in no job graph).
+     */
+    public Map<String, String> properties(String passwordReference) {
         Map<String, String> p = new LinkedHashMap<>();
         p.put("security.protocol", protocol);
         if (!mechanism.isEmpty()) {
@@ -153,8 +161,8 @@ public final class KafkaClientSecurity {
                     : "org.apache.kafka.common.security.scram.ScramLoginModule";
             p.put(
                     "sasl.jaas.config",
-                    module + " required username=\"" + jaasQuoted(username) + "\" password=\"" + jaasQuoted(password)
-                            + "\";");
+                    module + " required username=\"" + jaasQuoted(username) + "\" password=\""
+                            + jaasQuoted(passwordReference) + "\";");
         }
         if (protocol.endsWith("SSL")) {
             if (!truststore.isEmpty()) {
@@ -178,6 +186,10 @@ public final class KafkaClientSecurity {
     }
 
     /** Whether the client authenticates or encrypts at all (anything but PLAINTEXT). */
+    public boolean sasl() {
+        return !mechanism.isEmpty();
+    }
+
     public boolean secured() {
         return !protocol.equals("PLAINTEXT");
     }

@@ -45,7 +45,22 @@ public final class JobKafka {
         this.args = args;
         this.bootstrap = args.text(JobSettings.KAFKA_BOOTSTRAP);
         this.group = args.text(JobSettings.groupId(job));
-        this.security = KafkaClientSecurity.from(args::byName).properties();
+        this.security = clientSecurity(args);
+    }
+
+    /**
+     * The clients' security from the job's arguments: the password a reference to its file
+     * ({@link PasswordFileConfigProvider}), read by each client where it runs.
+     */
+    static Map<String, String> clientSecurity(JobArgs args) {
+        KafkaClientSecurity security = KafkaClientSecurity.from(args::byName); // checks the file is readable here
+        if (!security.sasl()) {
+            return security.properties();
+        }
+        Map<String, String> p = new java.util.LinkedHashMap<>(security.properties(
+                PasswordFileConfigProvider.reference(args.byName(KafkaClientSecurity.PASSWORD_FILE.name()))));
+        p.putAll(PasswordFileConfigProvider.declared());
+        return p;
     }
 
     /** What every Kafka client of the job sets besides its own settings: how it authenticates and checks the broker. */

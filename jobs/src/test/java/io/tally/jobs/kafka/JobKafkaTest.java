@@ -49,7 +49,11 @@ class JobKafkaTest {
                     .containsEntry("security.protocol", "SASL_SSL")
                     .containsEntry("sasl.mechanism", "SCRAM-SHA-512")
                     .containsEntry("ssl.truststore.location", ca.toString());
-            assertThat((String) producer.get("sasl.jaas.config")).contains("username=\"tally\"", "password=\"s3cret\"");
+            // the password file is named, and each client reads it where it runs: no password in the job graph
+            assertThat((String) producer.get("sasl.jaas.config"))
+                    .contains("username=\"tally\"", "password=\"${tally-password:" + password + ":password}\"")
+                    .doesNotContain("s3cret");
+            assertThat(producer).containsEntry("config.providers", "tally-password");
         }
     }
 
@@ -64,5 +68,25 @@ class JobKafkaTest {
         });
         assertThatThrownBy(() -> new JobKafka(noPassword, CounterRollupJob.NAME))
                 .hasMessageContaining("kafka.sasl.password.file");
+    }
+
+    @Test
+    void theProviderReadsThePasswordFilesFirstLineWhereTheClientStarts() throws IOException {
+        Path password = Files.writeString(dir.resolve("kafka.password"), "s3cret\nrest\n");
+        PasswordFileConfigProvider provider = new PasswordFileConfigProvider();
+        assertThat(provider.get(password.toString(), java.util.Set.of("password"))
+                        .data())
+                .containsEntry("password", "s3cret");
+        // as a Kafka client resolves it: the reference in a JAAS option, the provider declared
+        java.util.Map<String, Object> props = new java.util.HashMap<>(PasswordFileConfigProvider.declared());
+        props.put("bootstrap.servers", "127.0.0.1:1");
+        props.put(
+                "sasl.jaas.config",
+                "x required password=\"" + PasswordFileConfigProvider.reference(password.toString()) + "\";");
+        org.apache.kafka.clients.admin.AdminClientConfig resolved =
+                new org.apache.kafka.clients.admin.AdminClientConfig(props);
+        assertThat(resolved.getPassword("sasl.jaas.config").value()).isEqualTo("x required password=\"s3cret\";");
+        assertThatThrownBy(() -> provider.get(dir.resolve("missing").toString(), java.util.Set.of("password")))
+                .hasMessageContaining("cannot be read");
     }
 }
