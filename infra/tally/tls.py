@@ -66,6 +66,13 @@ class LocalCa:
         os.chmod(self.cert, 0o644)
         return self.cert
 
+    def component_keystore(self, component) -> tuple[Path, str]:
+        """A node's key store in its config directory (`<name>.p12`, CN its kind, every node's
+        address in it) and the store's password, made once in $TALLY_HOME/secrets/."""
+        password = self.s.generated_secret(self.s.home / "secrets" / f"{component.name}-keystore-password")
+        kind = component.metrics_job  # kafka, cassandra: the same for every node of a cluster
+        return self.server_keystore(component.conf_dir / f"{kind}.p12", kind, self.s.node_hosts(), password), password
+
     def server_keystore(self, path: Path, name: str, hosts: list[str], password: str) -> Path:
         """A PKCS12 key store at `path` with the server's key and its certificate (CN=name, every
         host as a subject alternative name) signed by this CA, chain included. Made once."""

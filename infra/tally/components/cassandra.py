@@ -123,10 +123,7 @@ class Cassandra(ClusterNode):
         for sub in ("data", "commitlog", "saved_caches", "hints", "cdc_raw"):
             (d / sub).mkdir(parents=True, exist_ok=True)
         self.conf_dir.mkdir(parents=True, exist_ok=True)
-        store_password = self.s.generated_secret(self.s.home / "secrets" / f"{self.name}-keystore-password")
-        keystore = LocalCa(self.s).server_keystore(
-            self.conf_dir / "cassandra.p12", "cassandra", self.s.node_hosts(), store_password
-        )
+        keystore, store_password = LocalCa(self.s).component_keystore(self)
         (
             self.conf_dir / "cassandra.yaml"
         ).write_text(f"""# Written by ./tally up; edit infra/tally/components/cassandra.py instead.

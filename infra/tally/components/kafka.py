@@ -59,10 +59,7 @@ class Kafka(ClusterNode):
             quorum = "controller.quorum.voters=" + ",".join(
                 f"{i}@{self.s.node_host(i)}:{p['controller']}" for i in range(1, n + 1)
             )
-        store_password = self.s.generated_secret(self.s.home / "secrets" / f"{self.name}-keystore-password")
-        keystore = LocalCa(self.s).server_keystore(
-            self.conf_dir / "kafka.p12", "kafka", self.s.node_hosts(), store_password
-        )
+        keystore, store_password = LocalCa(self.s).component_keystore(self)
         props.write_text(f"""# Written by ./tally up; edit infra/tally/components/kafka.py instead.
 process.roles=broker,controller
 node.id={self.node}

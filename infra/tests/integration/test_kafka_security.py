@@ -94,6 +94,16 @@ def secure_env(secure, tmp_path, password_in_file: bool) -> dict[str, str]:
     return env
 
 
+def secured_settings(settings, secure, tmp_path):
+    """The stack's settings with its clients' Kafka security on (they then dial the SASL_SSL listener)."""
+    from tally.settings import Settings
+
+    env = {
+        k: v for k, v in secure_env(secure, tmp_path, password_in_file=False).items() if k != "TALLY_KAFKA_BOOTSTRAP"
+    }
+    return Settings.load({**os.environ, "TALLY_HOME": str(settings.home), **env})
+
+
 def started(argv, log, env, what, url):
     ref = process.spawn(argv, log, env=env)
     try:
@@ -221,20 +231,9 @@ def test_a_connect_worker_over_sasl_ssl_streams_the_control_plane(stack, setting
 
     from tally.components.connect import CONNECTOR_CONFIG, Connect
     from tally.components.postgres import Postgres
-    from tally.settings import Settings
 
     run = uuid.uuid4().hex[:8]
-    secured = Settings.load(
-        {
-            **os.environ,
-            "TALLY_HOME": str(settings.home),
-            **{
-                k: v
-                for k, v in secure_env(secure, tmp_path, password_in_file=False).items()
-                if k != "TALLY_KAFKA_BOOTSTRAP"
-            },
-        }
-    )
+    secured = secured_settings(settings, secure, tmp_path)
     connect = Connect(secured)
     assert secured.kafka_bootstrap() == secure["bootstrap"]
     port = free_port()
@@ -309,22 +308,11 @@ def test_the_sql_catalog_reads_through_sasl_ssl_and_shows_no_password(stack, set
     session cluster; SHOW CREATE TABLE shows the reference, not the password."""
     from sql_rest import SqlSession
     from tally.components.sql_gateway import catalog_kafka_options
-    from tally.settings import Settings
 
     run = uuid.uuid4().hex[:8]
     counter = f"sql-sasl-{run}"
     add_counts(gw, "ad_clicks", counter, [f"{run}-{i}" for i in range(4)])
-    secured = Settings.load(
-        {
-            **os.environ,
-            "TALLY_HOME": str(settings.home),
-            **{
-                k: v
-                for k, v in secure_env(secure, tmp_path, password_in_file=False).items()
-                if k != "TALLY_KAFKA_BOOTSTRAP"
-            },
-        }
-    )
+    secured = secured_settings(settings, secure, tmp_path)
     options = {
         "type": "tally",
         "registry-url": stack.component("registry").url(),

@@ -93,14 +93,7 @@ public final class CassandraClientSecurity implements Serializable {
 
     /** From a service's settings (environment and flags). */
     public static CassandraClientSecurity from(ServiceSettings settings) {
-        return from(name -> {
-            for (ServiceSettings.Field f : FIELDS) {
-                if (f.name().equals(name)) {
-                    return settings.get(f);
-                }
-            }
-            return null;
-        });
+        return from(settings::byName);
     }
 
     /**
@@ -110,9 +103,9 @@ public final class CassandraClientSecurity implements Serializable {
      * @throws IllegalArgumentException naming the setting that is wrong or missing
      */
     public static CassandraClientSecurity from(UnaryOperator<String> byName) {
-        String username = value(byName, USERNAME);
-        String password = value(byName, PASSWORD);
-        String file = value(byName, PASSWORD_FILE);
+        String username = Secrets.value(byName, USERNAME);
+        String password = Secrets.value(byName, PASSWORD);
+        String file = Secrets.value(byName, PASSWORD_FILE);
         if (!username.isEmpty()) {
             if (!file.isEmpty()) {
                 password = Secrets.firstLine(Path.of(file), PASSWORD_FILE.name()); // readable here: checked at start
@@ -121,8 +114,8 @@ public final class CassandraClientSecurity implements Serializable {
                         + " (or " + PASSWORD_FILE.name() + ")");
             }
         }
-        boolean ssl = Secrets.flag(SSL.name(), value(byName, SSL));
-        String truststore = value(byName, TRUSTSTORE);
+        boolean ssl = Secrets.flag(SSL.name(), Secrets.value(byName, SSL));
+        String truststore = Secrets.value(byName, TRUSTSTORE);
         if (ssl && !truststore.isEmpty() && !Files.isReadable(Path.of(truststore))) {
             throw new IllegalArgumentException(TRUSTSTORE.name() + "=" + truststore + " cannot be read");
         }
@@ -132,8 +125,8 @@ public final class CassandraClientSecurity implements Serializable {
                 username.isEmpty() ? "" : file,
                 ssl,
                 ssl ? truststore : "",
-                ssl ? value(byName, TRUSTSTORE_PASSWORD) : "",
-                Secrets.flag(VERIFY_HOSTNAME.name(), value(byName, VERIFY_HOSTNAME)));
+                ssl ? Secrets.value(byName, TRUSTSTORE_PASSWORD) : "",
+                Secrets.flag(VERIFY_HOSTNAME.name(), Secrets.value(byName, VERIFY_HOSTNAME)));
     }
 
     /** Whether the client logs in (PasswordAuthenticator). */
@@ -223,10 +216,5 @@ public final class CassandraClientSecurity implements Serializable {
     public String toString() {
         String who = login() ? "as " + username : "without a login";
         return who + (ssl ? ", TLS" + (truststore.isEmpty() ? "" : " trusting " + truststore) : ", no TLS");
-    }
-
-    private static String value(UnaryOperator<String> byName, ServiceSettings.Field f) {
-        String v = byName.apply(f.name());
-        return v == null || v.isEmpty() ? f.defaultValue() : v;
     }
 }

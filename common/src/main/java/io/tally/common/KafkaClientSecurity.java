@@ -93,7 +93,7 @@ public final class KafkaClientSecurity {
 
     /** From a service's settings (environment and flags). */
     public static KafkaClientSecurity from(ServiceSettings settings) {
-        return from(name -> settings.get(field(name)));
+        return from(settings::byName);
     }
 
     /**
@@ -103,17 +103,17 @@ public final class KafkaClientSecurity {
      * @throws IllegalArgumentException naming the setting that is wrong or missing
      */
     public static KafkaClientSecurity from(UnaryOperator<String> byName) {
-        String protocol = value(byName, PROTOCOL).toUpperCase(Locale.ROOT);
+        String protocol = Secrets.value(byName, PROTOCOL).toUpperCase(Locale.ROOT);
         if (!PROTOCOLS.contains(protocol)) {
             throw new IllegalArgumentException(
                     PROTOCOL.name() + "=" + protocol + " is none of " + String.join(", ", PROTOCOLS));
         }
         boolean sasl = protocol.startsWith("SASL_");
         boolean tls = protocol.endsWith("SSL");
-        String mechanism = value(byName, MECHANISM).toUpperCase(Locale.ROOT);
-        String username = value(byName, USERNAME);
-        String password = value(byName, PASSWORD);
-        String file = value(byName, PASSWORD_FILE);
+        String mechanism = Secrets.value(byName, MECHANISM).toUpperCase(Locale.ROOT);
+        String username = Secrets.value(byName, USERNAME);
+        String password = Secrets.value(byName, PASSWORD);
+        String file = Secrets.value(byName, PASSWORD_FILE);
         if (!file.isEmpty()) {
             password = Secrets.firstLine(Path.of(file), PASSWORD_FILE.name());
         }
@@ -127,18 +127,18 @@ public final class KafkaClientSecurity {
                         + " and " + PASSWORD.name() + " (or " + PASSWORD_FILE.name() + ")");
             }
         }
-        String truststore = value(byName, TRUSTSTORE);
+        String truststore = Secrets.value(byName, TRUSTSTORE);
         if (tls && !truststore.isEmpty() && !Files.isReadable(Path.of(truststore))) {
             throw new IllegalArgumentException(TRUSTSTORE.name() + "=" + truststore + " cannot be read");
         }
-        boolean verify = Secrets.flag(VERIFY_HOSTNAME.name(), value(byName, VERIFY_HOSTNAME));
+        boolean verify = Secrets.flag(VERIFY_HOSTNAME.name(), Secrets.value(byName, VERIFY_HOSTNAME));
         return new KafkaClientSecurity(
                 protocol,
                 sasl ? mechanism : "",
                 sasl ? username : "",
                 sasl ? password : "",
                 tls ? truststore : "",
-                tls ? value(byName, TRUSTSTORE_PASSWORD) : "",
+                tls ? Secrets.value(byName, TRUSTSTORE_PASSWORD) : "",
                 verify);
     }
 
@@ -226,19 +226,5 @@ public final class KafkaClientSecurity {
     /** A JAAS option value inside double quotes: backslashes and quotes escaped. */
     static String jaasQuoted(String s) {
         return s.replace("\\", "\\\\").replace("\"", "\\\"");
-    }
-
-    private static String value(UnaryOperator<String> byName, ServiceSettings.Field f) {
-        String v = byName.apply(f.name());
-        return v == null || v.isEmpty() ? f.defaultValue() : v;
-    }
-
-    private static ServiceSettings.Field field(String name) {
-        for (ServiceSettings.Field f : FIELDS) {
-            if (f.name().equals(name)) {
-                return f;
-            }
-        }
-        throw new IllegalArgumentException("no Kafka security setting " + name);
     }
 }

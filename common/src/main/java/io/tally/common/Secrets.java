@@ -23,6 +23,12 @@ final class Secrets {
         }
     }
 
+    /** A setting's value looked up by its name, its default when not given or empty. */
+    static String value(java.util.function.UnaryOperator<String> byName, ServiceSettings.Field f) {
+        String v = byName.apply(f.name());
+        return v == null || v.isEmpty() ? f.defaultValue() : v;
+    }
+
     /** true or false (any case); anything else is refused, so a typo cannot leave a check off. */
     static boolean flag(String setting, String value) {
         String v = value.trim();

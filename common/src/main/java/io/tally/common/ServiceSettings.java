@@ -51,6 +51,11 @@ public final class ServiceSettings {
         return values.get(f.name());
     }
 
+    /** A declared setting's value by its name, null when the service does not declare it. */
+    public String byName(String name) {
+        return values.get(name);
+    }
+
     /** A whole number in [min, max]; the error names the setting. */
     public long longIn(Field f, long min, long max) {
         long v;
