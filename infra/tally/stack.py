@@ -201,6 +201,8 @@ class Stack:
             c.log_file.touch()  # some servers write their log themselves (Flink's file appender)
             privileges.give(user, [p for p in c.owned_paths() if p.exists()])
             argv = privileges.drop(argv, user, c.capabilities)
+        if c.relaxed_timers:
+            argv = process.with_timer_slack(argv, self.s.int("TALLY_SERVER_TIMER_SLACK_US") * 1000)
         # joins its cgroup as root, before the privileges are dropped and the server starts
         argv = self.cgroups.wrap(argv, self.cgroups.prepare(c.name))
         ref = process.spawn(argv, c.log_file, env=env)

@@ -89,6 +89,10 @@ class Component:
     #: Capabilities it keeps when it drops root (`setpriv --list-caps` names); none for most.
     capabilities: tuple[str, ...] = ()
 
+    #: Its timed waits may end up to TALLY_SERVER_TIMER_SLACK_US late (see process.with_timer_slack):
+    #: the servers Tally uses in the background; not the gateway and registry, which answer users.
+    relaxed_timers = False
+
     def owned_paths(self) -> list[Path]:
         """What the server writes, so what the service user must own: data, config, log."""
         return [self.data_dir, self.conf_dir, self.log_file]

@@ -101,6 +101,7 @@ class Cassandra(ClusterNode):
     metrics_job = "cassandra"
     version = "5.0.9"
     dists = ("cassandra", "jmx-exporter")
+    relaxed_timers = True
     ready_timeout = 180.0
     stop_timeout = 30.0
 

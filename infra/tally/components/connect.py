@@ -22,6 +22,7 @@ class Connect(Component):
     version = "4.3.1 + debezium 3.6.1.Final"
     depends = ("kafka", "postgres")
     dists = ("connect", "jmx-exporter")
+    relaxed_timers = True
     ready_timeout = 120.0
     stop_timeout = 30.0
 

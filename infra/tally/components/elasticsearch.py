@@ -40,6 +40,7 @@ class Elasticsearch(Component):
     name = "elasticsearch"
     version = "7.17.29"
     dists = ("elasticsearch",)
+    relaxed_timers = True
     ready_timeout = 150.0
     stop_timeout = 60.0
 

@@ -41,6 +41,7 @@ def sql_jar():
 class _FlinkProcess(Component):
     version = "1.20.3"
     dists = ("flink",)
+    relaxed_timers = True
     stop_timeout = 30.0
     entrypoint = ""
     resource_query = ""

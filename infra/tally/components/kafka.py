@@ -22,6 +22,7 @@ class Kafka(ClusterNode):
     metrics_job = "kafka"
     version = "4.3.1"
     dists = ("kafka", "jmx-exporter")
+    relaxed_timers = True
     ready_timeout = 90.0
 
     @property

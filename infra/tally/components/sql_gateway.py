@@ -36,6 +36,7 @@ class SqlGateway(Component):
     version = "1.20.3"
     depends = ("flink-jobmanager", "registry", "kafka")
     dists = ("flink-sql", "jmx-exporter")
+    relaxed_timers = True
     ready_timeout = 90.0
     stop_timeout = 20.0
 

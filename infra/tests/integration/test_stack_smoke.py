@@ -230,3 +230,26 @@ def test_no_server_runs_as_root_and_the_exporter_keeps_only_the_bpf_capabilities
             if p.exists():
                 assert p.stat().st_uid == service, f"{p} of {c.name} is not the service user's"
     assert len(seen) >= 12, seen
+
+
+def test_background_servers_run_with_the_timer_slack_and_user_facing_ones_without(stack, settings):
+    """TALLY_SERVER_TIMER_SLACK_US reaches every thread of Kafka, Cassandra, Flink, Elasticsearch,
+    Connect and the SQL gateway (the JVM's threads inherit it from the process that exec'd it);
+    the gateway and registry keep Linux's default."""
+    from tally import process
+
+    want = settings.int("TALLY_SERVER_TIMER_SLACK_US") * 1000
+    checked = []
+    for c in stack.components:
+        ref = stack.state.ref(c.name)
+        if ref is None or not stack.running(c):
+            continue
+        threads = [int(t) for t in os.listdir(f"/proc/{ref.pid}/task")]
+        slacks = {process.timer_slack_ns(t) for t in threads} - {None}
+        if c.relaxed_timers and want > 0:
+            assert slacks == {want}, f"{c.name}: thread slacks {slacks}, want {want}"
+            checked.append(c.name)
+        elif c.name in ("gateway", "registry"):
+            assert slacks == {50_000}, f"{c.name}: thread slacks {slacks}"
+    if want > 0:
+        assert {"kafka", "cassandra", "flink-taskmanager", "elasticsearch"} <= set(checked), checked

@@ -1,4 +1,5 @@
 import socket
+import time
 import sys
 from pathlib import Path
 
@@ -58,3 +59,29 @@ def test_wait_until_fails_fast_when_the_process_died():
         process.wait_until("x", lambda: False, 30, lambda: False)
     with pytest.raises(process.NotReady, match="not ready after"):
         process.wait_until("x", lambda: False, 0.3, lambda: True, interval=0.1)
+
+
+def test_a_server_started_with_timer_slack_keeps_it_in_every_thread(tmp_path):
+    # the slack survives exec and is inherited by threads made after it (a JVM's, here Python's)
+    code = (
+        "import threading, time, pathlib\n"
+        "def show():\n"
+        "    slack = pathlib.Path(f'/proc/{threading.get_native_id()}/timerslack_ns').read_text().strip()\n"
+        "    print('thread', slack, flush=True)\n"
+        "t = threading.Thread(target=show); t.start(); t.join(); time.sleep(30)\n"
+    )
+    log = tmp_path / "slack.log"
+    ref = process.spawn(process.with_timer_slack([sys.executable, "-c", code], 750_000), log)
+    try:
+        for _ in range(100):
+            if "thread " in log.read_text():
+                break
+            time.sleep(0.05)
+        assert "thread 750000" in log.read_text()
+        assert process.timer_slack_ns(ref.pid) == 750_000
+    finally:
+        process.stop(ref, timeout=5)
+
+
+def test_no_timer_slack_leaves_the_command_as_it_is():
+    assert process.with_timer_slack(["java", "-version"], 0) == ["java", "-version"]
