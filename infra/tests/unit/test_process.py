@@ -1,6 +1,6 @@
 import socket
-import time
 import sys
+import time
 from pathlib import Path
 
 from tally import process
