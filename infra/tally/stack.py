@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -150,7 +153,7 @@ class Stack:
         for c in todo:
             c.fetch()
         for c in self.components:
-            if c not in todo and c.stale():
+            if c not in todo and (c.stale() or self.launch_changed(c)):
                 self.log(f"restarting {c.name}: its build or settings changed")
                 self.stop(c)
         started: list[Component] = []
@@ -193,7 +196,9 @@ class Stack:
         t0 = time.monotonic()
         self.log(f"starting {c.name} ...")
         c.configure()
+        c.before_start()
         argv, env = c.command()
+        launch = self.launch_digest(c, argv, env)
         if c.unprivileged and privileges.is_root():
             user = self.s.get("TALLY_SERVICE_USER")
             privileges.ensure_user(user)
@@ -215,11 +220,36 @@ class Stack:
             url=c.url(),
             started_at=time.time(),
             error=None,
+            launch_digest=launch,
         )
         process.wait_until(c.name, c.ready, c.ready_timeout, lambda: process.alive(ref))
         c.after_ready()
         self.state.record(c.name, status="running")
         self.log(f"   {c.name} ready in {time.monotonic() - t0:.1f}s  {c.url()}")
+
+    def launch_digest(self, c: Component, argv: list[str], env: dict[str, str]) -> str:
+        """A digest of what c starts with: its command, what Tally adds to the environment (a
+        password among them, so only the digest is kept), its config files and its timer slack."""
+        h = hashlib.sha256()
+        added = {k: v for k, v in sorted(env.items()) if os.environ.get(k) != v}
+        slack = self.s.int("TALLY_SERVER_TIMER_SLACK_US") if c.relaxed_timers else 0
+        h.update(json.dumps({"argv": argv, "env": added, "slack": slack}).encode())
+        for f in c.launch_files():
+            h.update(str(f).encode() + b"\0" + f.read_bytes() + b"\0")
+        return h.hexdigest()
+
+    def launch_changed(self, c: Component) -> bool:
+        """Whether a running c that restarts on change would now start otherwise than it did (a
+        setting, a password, an address changed). Configuring it rewrites its config files, which
+        the running server read at its start and does not read again."""
+        if not c.restart_on_change or not self.running(c):
+            return False
+        started = self.state.components.get(c.name, {}).get("launch_digest")
+        if started is None:
+            return False
+        c.configure()
+        argv, env = c.command()
+        return self.launch_digest(c, argv, env) != started
 
     def stop(self, c: Component) -> bool:
         ref = self.state.ref(c.name)

@@ -93,6 +93,19 @@ class Component:
     #: the servers Tally uses in the background; not the gateway and registry, which answer users.
     relaxed_timers = False
 
+    #: `up` restarts it when what it would start with differs from what it was started with (its
+    #: command, the environment Tally adds, its config files; see Stack.launch_digest): services
+    #: that hold no state of their own, so a restart costs seconds.
+    restart_on_change = False
+
+    def launch_files(self) -> list[Path]:
+        """The config files it reads at its start (what configure writes): all of conf_dir."""
+        d = self.conf_dir
+        return sorted(p for p in d.rglob("*") if p.is_file()) if d.is_dir() else []
+
+    def before_start(self) -> None:
+        """What must happen just before the server starts, never while it runs (emptying its tmp)."""
+
     def owned_paths(self) -> list[Path]:
         """What the server writes, so what the service user must own: data, config, log."""
         return [self.data_dir, self.conf_dir, self.log_file]

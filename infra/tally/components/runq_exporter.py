@@ -60,6 +60,7 @@ def build(home: Path, log) -> Path:
 
 class RunqExporter(Component):
     name = "runq-exporter"
+    restart_on_change = True
     version = "tally 0.1.0"
     depends = ("kafka", "registry")
     ready_timeout = 60.0

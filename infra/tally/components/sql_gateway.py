@@ -37,6 +37,7 @@ class SqlGateway(Component):
     depends = ("flink-jobmanager", "registry", "kafka")
     dists = ("flink-sql", "jmx-exporter")
     relaxed_timers = True
+    restart_on_change = True
     ready_timeout = 90.0
     stop_timeout = 20.0
 
@@ -96,8 +97,14 @@ class SqlGateway(Component):
         options = {"type": CATALOG, "registry-url": registry, **catalog_kafka_options(self.s)}
         (catalogs / f"{CATALOG}.yaml").write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in options.items()))
 
-    def command(self):
+    def launch_files(self):
+        # not the SQL client's log config, nor catalogs a user made with CREATE CATALOG
+        return [self.conf_dir / n for n in ("config.yaml", "log4j.properties", f"catalogs/{CATALOG}.yaml")]
+
+    def before_start(self):
         emptied(self.data_dir / "tmp")
+
+    def command(self):
         argv = [
             JAVA,
             f"-Xmx{self.s.get('TALLY_SQL_GATEWAY_HEAP')}",

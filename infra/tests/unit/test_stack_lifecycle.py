@@ -196,3 +196,38 @@ def test_a_java_service_is_stale_when_the_settings_it_runs_with_change(tmp_path,
         Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_CASSANDRA_PASSWORD": "rotated"}), log=lambda *_: None
     ).settings_digest()
     assert before == same and before != other and "rotated" not in other
+
+
+class Configured(HttpServer):
+    """A server whose start depends on a value Tally passes in its environment and a config file."""
+
+    restart_on_change = True
+
+    def __init__(self, settings, name, port):
+        super().__init__(settings, name, port)
+        self.value, self.conf_text = "1", "a: 1\n"
+
+    def configure(self):
+        self.conf_dir.mkdir(parents=True, exist_ok=True)
+        (self.conf_dir / "server.yaml").write_text(self.conf_text)
+
+    def command(self):
+        argv, _ = super().command()
+        return argv, self.env(TALLY_TEST_VALUE=self.value)
+
+
+def test_up_restarts_a_server_whose_settings_or_config_changed_and_only_then(settings, stacks):
+    c, plain = Configured(settings, "c", free_port()), HttpServer(settings, "p", free_port())
+    st = stacks([c, plain])
+    st.up()
+    first, plain_pid = st.state.ref("c").pid, st.state.ref("p").pid
+    assert st.up() == [] and st.state.ref("c").pid == first  # nothing changed: kept
+    c.value = "2"
+    assert st.up() == ["c"] and st.state.ref("c").pid != first
+    second = st.state.ref("c").pid
+    c.conf_text = "a: 2\n"
+    assert st.up() == ["c"] and st.state.ref("c").pid != second
+    assert st.state.ref("p").pid == plain_pid  # a server that does not restart on change is left alone
+    # only a digest is kept in the state, never the values Tally passed
+    kept = st.state.path.read_text()
+    assert "launch_digest" in kept and "TALLY_TEST_VALUE" not in kept
