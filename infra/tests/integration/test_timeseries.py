@@ -321,6 +321,59 @@ def test_read_event_records_newest_first_across_buckets_and_slices_with_pages(st
     assert r.status_code == 400 and r.json()["error"]["field"] == "timeInterval"
 
 
+def test_pages_of_an_id_with_hundreds_of_rows_a_partition_match_cassandra_row_for_row(stack, cql, writer_running):
+    """A page's first rows come from one query over the time bucket's event buckets, at most a
+    page's share a partition; past them each partition goes on with its own query. 1,200 events
+    of one id in one time bucket (about 300 a partition, events of one and of six items, three
+    at each millisecond) read in pages of 100 and of 1,000 come out as Cassandra holds them: newest
+    first, ids ascending at one time, every event once with all its items."""
+    gw = stack.component("gateway").url()
+    tsid, now_us = f"deep-{uuid.uuid4().hex[:8]}", micros(now_iso())
+    base = now_us - 2_000_000  # within the accept window (5 s); 400 ms of events
+    written = {}
+    for start in range(0, 1200, 300):
+        batch = []
+        for n in range(start, start + 300):
+            t = base + (n // 3) * 1000  # three events at each millisecond
+            items = [{"eventItemKey": "n", "eventItemValue": b64(str(n))}]
+            if n % 2 == 0:  # six rows: a page's events hold more rows than the shared query takes a partition
+                items += [{"eventItemKey": k, "eventItemValue": b64(k * 3)} for k in ("a", "b", "c", "d", "z")]
+            iso = datetime.fromtimestamp(t / 1e6, UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+            batch.append({"timeSeriesId": tsid, "eventTime": iso, "eventId": f"e{n:04d}", "eventItems": items})
+            written[(t, f"e{n:04d}")] = len(items)
+        write_sync(gw, batch)
+    expected = [eid for (t, eid) in sorted(written, key=lambda k: (-k[0], k[1]))]
+    times = [t for t, _ in written]
+    keys, _ = wait_keys(cql, tsid, times, sum(written.values()))
+    assert len(keys) == sum(written.values())
+    interval = {
+        "start": datetime.fromtimestamp((min(times) - 1) / 1e6, UTC).isoformat().replace("+00:00", "Z"),
+        "end": datetime.fromtimestamp((max(times) + 1_000_000) / 1e6, UTC).isoformat().replace("+00:00", "Z"),
+    }
+    for size in (100, 1000):
+        got, token = [], None
+        while True:
+            body = {"namespace": "playback", "timeSeriesId": tsid, "timeInterval": interval, "pageSize": size}
+            body["totalRecordLimit"] = 10_000  # the default stops a read at 1,000 events
+            r = requests.post(
+                f"{gw}/v1/timeseries/ReadEventRecords",
+                json={**body, **({"pageToken": token} if token else {})},
+                timeout=30,
+            )
+            assert r.status_code == 200, r.text
+            got += [(e["eventId"], len(e["eventItems"])) for e in r.json()["events"]]
+            token = r.json().get("nextPageToken")
+            if not token:
+                break
+        assert [i for i, _ in got] == expected, f"pages of {size}"
+        items = {eid: n for (_, eid), n in written.items()}
+        assert all(n == items[i] for i, n in got), f"pages of {size}: every event with all its items"
+
+
+def b64(s: str) -> str:
+    return base64.b64encode(s.encode()).decode()
+
+
 def test_search_and_aggregate_agree_with_ground_truth(stack, writer_running):
     gw = stack.component("gateway").url()
     run = uuid.uuid4().hex[:6]

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.producer.BufferExhaustedException;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -92,50 +93,79 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
     public CompletableFuture<long[]> send(List<Outgoing> batch) {
         List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>(batch.size());
         long bytes = 0;
+        long headerOf = Long.MIN_VALUE; // a request's records share their namespace's version
+        byte[] header = null;
         for (Outgoing o : batch) {
             byte[] value = serde.serialize(o.topic(), o.value());
             byte[] key = o.key().getBytes(StandardCharsets.UTF_8);
             bytes += value.length + key.length + 64;
             ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(o.topic(), key, value);
-            r.headers()
-                    .add(
-                            NamespaceChange.VERSION_HEADER,
-                            Long.toString(o.namespaceVersion()).getBytes(StandardCharsets.US_ASCII));
+            if (header == null || headerOf != o.namespaceVersion()) {
+                headerOf = o.namespaceVersion();
+                header = Long.toString(headerOf).getBytes(StandardCharsets.US_ASCII);
+            }
+            r.headers().add(NamespaceChange.VERSION_HEADER, header);
             records.add(r);
         }
         if (bufferAvailable != null && ((Number) bufferAvailable.metricValue()).doubleValue() < bytes) {
             throw new Backpressure(
                     "the producer buffer is full (Kafka is slower than the request rate); nothing was written");
         }
-        CompletableFuture<?>[] acks = new CompletableFuture<?>[records.size()];
-        long[] stored = new long[records.size()];
-        long t0 = System.nanoTime();
+        BatchAck ack = new BatchAck(records.size(), metrics);
         for (int i = 0; i < records.size(); i++) {
-            CompletableFuture<Void> ack = new CompletableFuture<>();
-            acks[i] = ack;
             int at = i;
-            producer.send(records.get(i), (md, err) -> {
-                if (err != null) {
-                    metrics.produceFailures.inc();
-                    ack.completeExceptionally(err);
-                } else {
-                    metrics.produceSeconds.observe((System.nanoTime() - t0) / 1e9);
-                    stored[at] = md.timestamp(); // LogAppendTime or the record's CreateTime: what the jobs judge
-                    ack.complete(null);
-                }
-            });
+            producer.send(records.get(i), (md, err) -> ack.record(at, md == null ? 0 : md.timestamp(), err));
             // A full buffer or missing metadata is reported through the callback, during send().
-            if (ack.isCompletedExceptionally()) {
-                Throwable err = ack.handle((v, e) -> e).join();
-                if (err instanceof BufferExhaustedException) {
-                    throw new Backpressure("the producer buffer is full" + partial(i));
-                }
-                if (err instanceof TimeoutException) {
-                    throw new Unavailable("Kafka did not answer for metadata within max.block.ms" + partial(i));
-                }
+            Throwable err = ack.failure();
+            if (err instanceof BufferExhaustedException) {
+                throw new Backpressure("the producer buffer is full" + partial(i));
+            }
+            if (err instanceof TimeoutException) {
+                throw new Unavailable("Kafka did not answer for metadata within max.block.ms" + partial(i));
             }
         }
-        return CompletableFuture.allOf(acks).thenApply(v -> stored);
+        return ack.done;
+    }
+
+    /**
+     * The acknowledgements of one request's records, counted down on the producer's thread: one
+     * future a request, not one a record joined by allOf (a batch of 100 events made 100 futures
+     * and the tree that joined them).
+     */
+    private static final class BatchAck {
+        final CompletableFuture<long[]> done = new CompletableFuture<>();
+        private final long[] stored;
+        private final AtomicInteger left;
+        private final GatewayMetrics metrics;
+        private final long t0 = System.nanoTime();
+        private volatile Throwable failure;
+
+        BatchAck(int records, GatewayMetrics metrics) {
+            this.stored = new long[records];
+            this.left = new AtomicInteger(records);
+            this.metrics = metrics;
+        }
+
+        /** @param timestamp LogAppendTime or the record's CreateTime: what the jobs judge */
+        void record(int at, long timestamp, Exception err) {
+            if (err != null) {
+                metrics.produceFailures.inc();
+                if (failure == null) {
+                    failure = err;
+                }
+                done.completeExceptionally(err);
+                return;
+            }
+            metrics.produceSeconds.observe((System.nanoTime() - t0) / 1e9);
+            stored[at] = timestamp;
+            if (left.decrementAndGet() == 0) {
+                done.complete(stored); // after a failure, a no-op: the first error is the answer
+            }
+        }
+
+        Throwable failure() {
+            return failure;
+        }
     }
 
     private static String partial(int sent) {

@@ -1,5 +1,6 @@
 package io.tally.gateway;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -287,7 +288,7 @@ final class GatewayHttpApi {
                                 ctx.response()
                                         .setStatusCode(200)
                                         .putHeader("Content-Type", "application/json")
-                                        .end(handler.apply(body).toString());
+                                        .end(json(handler.apply(body)));
                             } catch (ServiceException e) {
                                 HttpErrors.send(ctx, e);
                             } catch (RuntimeException e) {
@@ -349,11 +350,23 @@ final class GatewayHttpApi {
         });
     }
 
+    /**
+     * A JSON answer's bytes, written straight from the tree (toString made a String that Vert.x then
+     * encoded again to UTF-8).
+     */
+    static Buffer json(JsonNode body) {
+        try {
+            return Buffer.buffer(JSON.writeValueAsBytes(body));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("a JSON tree that cannot be written", e);
+        }
+    }
+
     private static void ok(RoutingContext ctx, ObjectNode reply) {
         ctx.response()
                 .setStatusCode(200)
                 .putHeader("Content-Type", "application/json")
-                .end(reply.toString());
+                .end(json(reply));
     }
 
     private void handleWrite(
@@ -387,7 +400,7 @@ final class GatewayHttpApi {
                         ctx.response()
                                 .setStatusCode(durable ? 200 : 202)
                                 .putHeader("Content-Type", "application/json")
-                                .end(reply.toString());
+                                .end(json(reply));
                     }
                 }));
     }
@@ -400,7 +413,7 @@ final class GatewayHttpApi {
                         ctx.response()
                                 .setStatusCode(200)
                                 .putHeader("Content-Type", "application/json")
-                                .end(res.result().toString());
+                                .end(json(res.result()));
                     } else if (res.cause() instanceof ServiceException e) {
                         HttpErrors.send(ctx, e);
                     } else {

@@ -20,6 +20,7 @@ import io.tally.serde.RestSchemaRegistryClient;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
 import io.vertx.ext.web.Router;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,6 +34,14 @@ import org.slf4j.LoggerFactory;
  * accepting, flush the producer, exit.
  */
 public final class GatewayMain {
+    /**
+     * Plain HTTP/1.1 and JSON: no WebSocket, so no WebSocket compression handler in every
+     * connection's pipeline (Vert.x adds one by default, and each request and answer passed it).
+     */
+    private static final HttpServerOptions HTTP = new HttpServerOptions()
+            .setPerMessageWebSocketCompressionSupported(false)
+            .setPerFrameWebSocketCompressionSupported(false);
+
     private static final Logger LOG = LoggerFactory.getLogger(GatewayMain.class);
 
     private GatewayMain() {}
@@ -146,7 +155,7 @@ public final class GatewayMain {
         List<HttpServer> servers = new ArrayList<>();
         int loops = Math.max(1, Runtime.getRuntime().availableProcessors());
         for (int i = 0; i < loops; i++) { // each server gets its own event loop; Vert.x shares the port
-            servers.add(vertx.createHttpServer()
+            servers.add(vertx.createHttpServer(HTTP)
                     .requestHandler(router)
                     .listen(config.intOf(GatewayConfig.PORT), config.get(GatewayConfig.HOST))
                     .toCompletionStage()

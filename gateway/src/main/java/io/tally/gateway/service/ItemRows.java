@@ -4,8 +4,13 @@ import com.datastax.oss.driver.api.core.cql.AsyncResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
 import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.model.Bytes;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -91,7 +96,30 @@ final class ItemRows implements Iterator<ItemRows.ItemRow> {
         return new ItemRow(r.getLong(0), r.getString(1), r.getString(2), Bytes.of(r.getByteBuffer(3)));
     }
 
-    private static AsyncResultSet await(CompletionStage<AsyncResultSet> stage) {
+    /**
+     * The rows of a query over several partitions of one time bucket (columns: event_bucket, then
+     * those of a partition read), by event bucket, each in clustering order; every page of it read.
+     */
+    static CompletableFuture<Map<Integer, List<ItemRow>>> byEventBucket(
+            Permits permits, CompletionStage<AsyncResultSet> first) {
+        Map<Integer, List<ItemRow>> out = new HashMap<>();
+        return collect(permits, first, out).toCompletableFuture();
+    }
+
+    private static CompletionStage<Map<Integer, List<ItemRow>>> collect(
+            Permits permits, CompletionStage<AsyncResultSet> stage, Map<Integer, List<ItemRow>> out) {
+        return stage.thenCompose(rs -> {
+            for (Row r : rs.currentPage()) {
+                out.computeIfAbsent(r.getInt(0), b -> new ArrayList<>())
+                        .add(new ItemRow(r.getLong(1), r.getString(2), r.getString(3), Bytes.of(r.getByteBuffer(4))));
+            }
+            return rs.hasMorePages()
+                    ? collect(permits, permits.issue(rs::fetchNextPage), out)
+                    : CompletableFuture.completedFuture(out);
+        });
+    }
+
+    static <T> T await(CompletionStage<T> stage) {
         try {
             return stage.toCompletableFuture().get(PAGE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {

@@ -172,7 +172,7 @@ public final class TimeSeriesQueries {
                 }
                 bucketsRead++;
                 int rowsPerFetch = rowsPerFetch(want - page.size(), slice.bucketsPerId());
-                EventMerge merged = bucket(ns, slice, tsid, buckets[i], lo, hi, rowsPerFetch);
+                EventMerge merged = bucket(ns, slice, tsid, buckets[i], lo, hi, rowsPerFetch, true);
                 while (merged.hasNext()) {
                     Event e = merged.next();
                     if (cursor != null
@@ -222,18 +222,53 @@ public final class TimeSeriesQueries {
         return (int) Math.min(5_000, Math.max(64, 2L * (events + 1) / Math.max(1, eventBuckets) + 32));
     }
 
-    /** The events of one time bucket, newest first: its event buckets asked at once, merged as read. */
+    /**
+     * The events of one time bucket, newest first: its event buckets asked at once, merged as read.
+     * together: their first rows in one query (a page read); else a query each (a scan, which reads
+     * them whole).
+     */
     private EventMerge bucket(
-            NamespaceConfig ns, Slice slice, String tsid, int timeBucket, long lo, long hi, int rowsPerFetch) {
+            NamespaceConfig ns,
+            Slice slice,
+            String tsid,
+            int timeBucket,
+            long lo,
+            long hi,
+            int rowsPerFetch,
+            boolean together) {
         String keyspace = NamespaceName.keyspace(ns.name());
         CqlSession session = cassandra.get();
         PreparedStatement ps = statements.computeIfAbsent(
                 keyspace + "." + slice.tableName(),
                 t -> session.prepare(SliceTable.selectRange(keyspace, slice.tableName())));
         List<Iterator<ItemRows.ItemRow>> partitions = new ArrayList<>();
-        for (int b = 0; b < slice.bucketsPerId(); b++) {
-            var statement = ps.bind(tsid, timeBucket, b, lo, hi).setPageSize(rowsPerFetch);
-            partitions.add(new ItemRows(queries, queries.issue(() -> session.executeAsync(statement))));
+        int n = slice.bucketsPerId();
+        if (!together || n == 1) {
+            for (int b = 0; b < n; b++) {
+                var statement = ps.bind(tsid, timeBucket, b, lo, hi).setPageSize(rowsPerFetch);
+                partitions.add(new ItemRows(queries, queries.issue(() -> session.executeAsync(statement))));
+            }
+            return new EventMerge(partitions);
+        }
+        PreparedStatement all = statements.computeIfAbsent(
+                keyspace + "." + slice.tableName() + " by buckets",
+                t -> session.prepare(SliceTable.selectRangeOfBuckets(keyspace, slice.tableName())));
+        List<Integer> eventBuckets = new ArrayList<>(n);
+        for (int b = 0; b < n; b++) {
+            eventBuckets.add(b);
+        }
+        var shared =
+                all.bind(tsid, timeBucket, eventBuckets, lo, hi, rowsPerFetch).setPageSize(n * rowsPerFetch);
+        CompletableFuture<Map<Integer, List<ItemRows.ItemRow>>> first =
+                ItemRows.byEventBucket(queries, queries.issue(() -> session.executeAsync(shared)));
+        for (int b = 0; b < n; b++) {
+            int eventBucket = b;
+            partitions.add(new ResumedRows(
+                    () -> ItemRows.await(first).getOrDefault(eventBucket, List.of()), rowsPerFetch, last -> {
+                        var rest = ps.bind(tsid, timeBucket, eventBucket, lo, last.timeMicros())
+                                .setPageSize(rowsPerFetch);
+                        return new ItemRows(queries, queries.issue(() -> session.executeAsync(rest)));
+                    }));
         }
         return new EventMerge(partitions);
     }
@@ -254,7 +289,8 @@ public final class TimeSeriesQueries {
                 reads.add(CompletableFuture.supplyAsync(
                         () -> {
                             List<Event> events = new ArrayList<>();
-                            bucket(ns, slice, tsid, bucket, lo, to - 1, 5_000).forEachRemaining(events::add);
+                            bucket(ns, slice, tsid, bucket, lo, to - 1, 5_000, false)
+                                    .forEachRemaining(events::add);
                             return events;
                         },
                         buckets));

@@ -63,6 +63,19 @@ public final class SliceTable {
     }
 
     /**
+     * The rows of several event buckets of one time bucket in an event-time range, at most a number
+     * of rows a partition (each partition's newest), partition by partition; binds:
+     * time_series_id, time_bucket, the event buckets (a list), lowest and highest event_time
+     * (inclusive), rows a partition. Columns: event_bucket, then those of {@link #selectRange}.
+     */
+    public static String selectRangeOfBuckets(String keyspace, String table) {
+        return "SELECT event_bucket, event_time, event_id, event_item_key, event_item_value FROM "
+                + CqlNames.qualified(keyspace, table)
+                + " WHERE time_series_id = ? AND time_bucket = ? AND event_bucket IN ? AND event_time >= ? AND event_time <= ?"
+                + " PER PARTITION LIMIT ?";
+    }
+
+    /**
      * One partition's rows in an event-time range, newest first; binds: time_series_id,
      * time_bucket, event_bucket, lowest and highest event_time (inclusive). Columns: event_time,
      * event_id, event_item_key, event_item_value.

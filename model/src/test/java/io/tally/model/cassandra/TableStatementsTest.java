@@ -20,6 +20,9 @@ class TableStatementsTest {
     @Test
     void valuesAreAlwaysBindMarkers() {
         assertThat(SliceTable.selectRange("ns_a", "events_1")).endsWith("event_time >= ? AND event_time <= ?");
+        assertThat(SliceTable.selectRangeOfBuckets("ns_a", "events_1"))
+                .contains("event_bucket IN ? AND event_time >= ? AND event_time <= ?")
+                .endsWith("PER PARTITION LIMIT ?");
         assertThat(CounterRollupsTable.insertRollup("ns_a")).endsWith("VALUES (?, ?, ?) USING TIMESTAMP ?");
         assertThat(SliceCatalogTable.INSERT).endsWith("VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS");
     }
