@@ -228,10 +228,12 @@ class Stack:
         self.log(f"   {c.name} ready in {time.monotonic() - t0:.1f}s  {c.url()}")
 
     def launch_digest(self, c: Component, argv: list[str], env: dict[str, str]) -> str:
-        """A digest of what c starts with: its command, what Tally adds to the environment (a
-        password among them, so only the digest is kept), its config files and its timer slack."""
+        """A digest of what c starts with: its command, Tally's settings and what Tally adds in its
+        environment (a password among them, so only the digest is kept), its config files and its
+        timer slack."""
         h = hashlib.sha256()
-        added = {k: v for k, v in sorted(env.items()) if os.environ.get(k) != v}
+        # Tally's settings in it, from the env file or the shell, and what else Tally added
+        added = {k: v for k, v in sorted(env.items()) if k.startswith("TALLY_") or os.environ.get(k) != v}
         slack = self.s.int("TALLY_SERVER_TIMER_SLACK_US") if c.relaxed_timers else 0
         h.update(json.dumps({"argv": argv, "env": added, "slack": slack}).encode())
         for f in c.launch_files():

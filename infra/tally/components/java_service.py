@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import urllib.error
@@ -25,6 +24,7 @@ class JavaService(Component):
     """Runs `java -jar <module>/target/<artifact>-*.jar`, healthy when /healthz says UP."""
 
     version = "tally 0.1.0"
+    restart_on_change = True  # a new password or address restarts it, as a new build does
     module = ""
     artifact = ""
     port_setting = ""
@@ -59,33 +59,22 @@ class JavaService(Component):
         whose jar changes under it fails on its next class load."""
         return self.s.home / "run" / f"{self.name}.jar"
 
-    def settings_digest_file(self) -> Path:
-        return self.s.home / "run" / f"{self.name}.settings-digest"
-
-    def settings_digest(self) -> str:
-        """A digest of the settings the service is started with (its passwords among them, so only
-        their digest is kept): a changed one restarts it, as a new build does."""
-        text = json.dumps(self.service_env(), sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()
-
     def stale(self) -> bool:
-        """Whether the build's jar differs from the copy the running process was started from, or
-        its settings from those it was started with."""
+        """Whether the build's jar differs from the copy the running process was started from (a
+        changed setting restarts it too: restart_on_change)."""
         copy = self.running_jar()
-        if not copy.exists() or copy.read_bytes() != self.jar().read_bytes():
-            return True
-        digest = self.settings_digest_file()
-        return digest.exists() and digest.read_text() != self.settings_digest()
+        return not copy.exists() or copy.read_bytes() != self.jar().read_bytes()
 
-    def command(self):
+    def before_start(self):
         copy = self.running_jar()
         copy.parent.mkdir(parents=True, exist_ok=True)
         tmp = copy.with_suffix(".tmp")
         shutil.copyfile(self.jar(), tmp)
         tmp.replace(copy)
-        self.settings_digest_file().write_text(self.settings_digest())
-        argv = [JAVA, f"-Xms{self.initial_heap()}", f"-Xmx{self.max_heap()}", "-XX:+UseG1GC", "-jar", str(copy)]
-        return argv, self.env(**self.service_env())
+
+    def command(self):
+        argv = [JAVA, f"-Xms{self.initial_heap()}", f"-Xmx{self.max_heap()}", "-XX:+UseG1GC", "-jar"]
+        return [*argv, str(self.running_jar())], self.env(**self.service_env())
 
     def ready(self):
         try:

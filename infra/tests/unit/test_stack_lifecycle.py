@@ -138,6 +138,7 @@ def test_a_java_service_runs_a_private_copy_of_its_jar(settings, tmp_path, monke
     svc = java_service.JavaService(settings, log=lambda *_: None)
     svc.name = "svc"
     monkeypatch.setattr(svc, "jar", lambda: built)
+    svc.before_start()  # the copy is made just before a start, never while it runs
     argv, _ = svc.command()
     assert argv[-1] == str(svc.running_jar()) and svc.running_jar().read_bytes() == b"v1"
     assert not svc.stale()
@@ -190,11 +191,13 @@ def test_a_java_service_is_stale_when_the_settings_it_runs_with_change(tmp_path,
     monkeypatch.setattr(privileges, "is_root", lambda: False)
     from tally.settings import Settings
 
-    before = Gateway(Settings.load({"TALLY_HOME": str(tmp_path)}), log=lambda *_: None).settings_digest()
-    same = Gateway(Settings.load({"TALLY_HOME": str(tmp_path)}), log=lambda *_: None).settings_digest()
-    other = Gateway(
-        Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_CASSANDRA_PASSWORD": "rotated"}), log=lambda *_: None
-    ).settings_digest()
+    def digest(**settings):
+        s = Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_COMPONENT_CGROUPS": "off", **settings})
+        gw = Gateway(s, log=lambda *_: None)
+        return Stack(s, log=lambda *_: None, components=[gw]).launch_digest(gw, *gw.command())
+
+    assert Gateway.restart_on_change
+    before, same, other = digest(), digest(), digest(TALLY_CASSANDRA_PASSWORD="rotated")
     assert before == same and before != other and "rotated" not in other
 
 
