@@ -4,11 +4,12 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.common.OpenApiDocument;
 import io.tally.gateway.service.CounterQueries;
 import io.tally.gateway.service.CounterRecount;
+import io.tally.gateway.service.ErrorCode;
 import io.tally.gateway.service.EventSearchQueries;
 import io.tally.gateway.service.ServiceException;
-import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.gateway.service.TimeSeriesQueries;
 import io.tally.gateway.service.WriteBatch;
 import io.tally.gateway.service.WriteService;
@@ -35,6 +36,8 @@ import tally.v1.CounterEvent;
 final class GatewayHttpApi {
     private static final Logger LOG = LoggerFactory.getLogger(GatewayHttpApi.class);
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** The API's contract (OpenAPI 3.1), served at /openapi.json; request bodies are held to it. */
+    static final OpenApiDocument DOCUMENT = OpenApiDocument.load(GatewayHttpApi.class, "openapi.json");
 
     private final WriteRequestParser parser;
     private final ReadRequests reads;
@@ -172,6 +175,10 @@ final class GatewayHttpApi {
                     .putHeader("Content-Type", "application/json")
                     .end(body.toString());
         });
+        r.get("/openapi.json").handler(ctx -> {
+            ctx.put("endpoint", "openapi");
+            ctx.response().putHeader("Content-Type", "application/json").end(Buffer.buffer(DOCUMENT.bytes()));
+        });
         r.get("/metrics")
                 .blockingHandler(
                         ctx -> {
@@ -189,21 +196,31 @@ final class GatewayHttpApi {
                 .last()
                 .handler(ctx -> HttpErrors.send(
                         ctx,
-                        new ServiceException(
-                                Kind.NOT_FOUND,
-                                "NOT_FOUND",
-                                "no endpoint " + ctx.request().method() + " "
-                                        + ctx.request().path(),
-                                null)));
+                        DOCUMENT.methodsOf(ctx.request().path()).isEmpty()
+                                ? new ServiceException(
+                                        ErrorCode.NOT_FOUND,
+                                        "no endpoint " + ctx.request().method() + " "
+                                                + ctx.request().path(),
+                                        null)
+                                : new ServiceException(
+                                        ErrorCode.METHOD_NOT_ALLOWED,
+                                        ctx.request().path() + " takes "
+                                                + String.join(
+                                                        ", ",
+                                                        DOCUMENT.methodsOf(
+                                                                ctx.request().path())),
+                                        null)));
         r.route().failureHandler(ctx -> {
             if (ctx.statusCode() == 413) {
                 HttpErrors.send(
                         ctx,
-                        ServiceException.tooLarge(
-                                "BODY_TOO_LARGE", "the request body is larger than " + maxBodyBytes + " bytes", null));
+                        new ServiceException(
+                                ErrorCode.BODY_TOO_LARGE,
+                                "the request body is larger than " + maxBodyBytes + " bytes",
+                                null));
             } else {
                 LOG.error("request failed", ctx.failure());
-                HttpErrors.send(ctx, new ServiceException(Kind.INTERNAL, "INTERNAL", "internal error", null));
+                HttpErrors.send(ctx, new ServiceException(ErrorCode.INTERNAL, "internal error", null));
             }
         });
         return r;
@@ -243,10 +260,7 @@ final class GatewayHttpApi {
         r.route(path).handler(ctx -> {
             ctx.put("endpoint", endpoint);
             if (ctx.request().method() != HttpMethod.POST) {
-                HttpErrors.send(
-                        ctx,
-                        new ServiceException(
-                                Kind.METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", path + " takes POST", null));
+                HttpErrors.send(ctx, new ServiceException(ErrorCode.METHOD_NOT_ALLOWED, path + " takes POST", null));
                 return;
             }
             try {
@@ -255,9 +269,7 @@ final class GatewayHttpApi {
                 HttpErrors.send(ctx, e);
             } catch (SerdeException e) {
                 LOG.warn("encoding failed: {}", e.getMessage());
-                HttpErrors.send(
-                        ctx,
-                        new ServiceException(Kind.UNAVAILABLE, "SCHEMA_REGISTRY_UNAVAILABLE", e.getMessage(), null));
+                HttpErrors.send(ctx, new ServiceException(ErrorCode.SCHEMA_REGISTRY_UNAVAILABLE, e.getMessage(), null));
             }
         });
     }
@@ -281,7 +293,7 @@ final class GatewayHttpApi {
                             try {
                                 if (ctx.request().method() != HttpMethod.POST) {
                                     throw new ServiceException(
-                                            Kind.METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", path + " takes POST", null);
+                                            ErrorCode.METHOD_NOT_ALLOWED, path + " takes POST", null);
                                 }
                                 guard.accept(ctx);
                                 JsonNode body = RequestJson.body(ctx);
@@ -296,8 +308,7 @@ final class GatewayHttpApi {
                                 HttpErrors.send(
                                         ctx,
                                         new ServiceException(
-                                                Kind.UNAVAILABLE,
-                                                "STORAGE_UNAVAILABLE",
+                                                ErrorCode.STORAGE_UNAVAILABLE,
                                                 "the read failed: " + e.getMessage(),
                                                 null));
                             }
@@ -317,8 +328,7 @@ final class GatewayHttpApi {
             CompletionStage<ObjectNode> answer;
             try {
                 if (ctx.request().method() != HttpMethod.POST) {
-                    throw new ServiceException(
-                            Kind.METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", path + " takes POST", null);
+                    throw new ServiceException(ErrorCode.METHOD_NOT_ALLOWED, path + " takes POST", null);
                 }
                 answer = handler.apply(RequestJson.body(ctx));
             } catch (ServiceException e) {
@@ -341,10 +351,7 @@ final class GatewayHttpApi {
                     HttpErrors.send(
                             ctx,
                             new ServiceException(
-                                    Kind.UNAVAILABLE,
-                                    "STORAGE_UNAVAILABLE",
-                                    "the read failed: " + cause.getMessage(),
-                                    null));
+                                    ErrorCode.STORAGE_UNAVAILABLE, "the read failed: " + cause.getMessage(), null));
                 }
             }));
         });
@@ -421,8 +428,7 @@ final class GatewayHttpApi {
                         HttpErrors.send(
                                 ctx,
                                 new ServiceException(
-                                        Kind.UNAVAILABLE,
-                                        "STORAGE_UNAVAILABLE",
+                                        ErrorCode.STORAGE_UNAVAILABLE,
                                         "written, but the read failed: "
                                                 + res.cause().getMessage(),
                                         null));

@@ -2,6 +2,7 @@ package io.tally.gateway;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.gateway.service.ErrorCode;
 import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
 import io.vertx.ext.web.RoutingContext;
@@ -29,7 +30,7 @@ final class HttpErrors {
 
     /** What a failure that is no refusal (a bug) shows: a code and no stack trace. */
     static ServiceException internal(Throwable cause) {
-        return new ServiceException(Kind.INTERNAL, "INTERNAL", "internal error", null);
+        return new ServiceException(ErrorCode.INTERNAL, "internal error", null);
     }
 
     /** Answers a refusal: its status, Retry-After where a retry may succeed, and {"error": {code, message, field}}. */
@@ -43,6 +44,15 @@ final class HttpErrors {
         }
         if (!e.eventIds().isEmpty()) { // the ids to retry with (the gateway may have made some)
             err.set("eventIds", JSON.valueToTree(e.eventIds()));
+        }
+        if (e.kind() == Kind.METHOD_NOT_ALLOWED) { // RFC 9110: a 405 says what the path takes
+            ctx.response()
+                    .putHeader(
+                            "Allow",
+                            String.join(
+                                    ", ",
+                                    GatewayHttpApi.DOCUMENT.methodsOf(
+                                            ctx.request().path())));
         }
         if (e.kind() == Kind.BACKPRESSURE || e.kind() == Kind.UNAVAILABLE) {
             ctx.response().putHeader("Retry-After", "1");

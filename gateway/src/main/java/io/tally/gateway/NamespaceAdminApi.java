@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tally.common.AdminToken;
+import io.tally.gateway.service.ErrorCode;
 import io.tally.gateway.service.NamespaceAdmin;
 import io.tally.gateway.service.NamespaceStore;
 import io.tally.gateway.service.ServiceException;
@@ -87,8 +88,7 @@ final class NamespaceAdminApi {
         if (!token.permits(ctx.request().getHeader("Authorization"))) {
             ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"tally-admin\"");
             throw new ServiceException(
-                    Kind.UNAUTHORIZED,
-                    "UNAUTHORIZED",
+                    ErrorCode.UNAUTHORIZED,
                     Objects.requireNonNullElse(
                             token.refusal(GatewayConfig.ADMIN_TOKEN.env(), GatewayConfig.ADMIN_OPEN.env()),
                             "this call needs 'Authorization: Bearer <admin token>' (./tally status shows it)"),
@@ -115,8 +115,8 @@ final class NamespaceAdminApi {
             }
             return n;
         } catch (NumberFormatException e) {
-            throw ServiceException.invalid(
-                    "INVALID_VERSION",
+            throw new ServiceException(
+                    ErrorCode.INVALID_VERSION,
                     field + " must be a namespace version (a whole number >= 0), not '" + raw + "'",
                     "version");
         }

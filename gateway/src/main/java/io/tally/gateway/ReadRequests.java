@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tally.gateway.service.CounterQueries;
 import io.tally.gateway.service.CounterRecount;
+import io.tally.gateway.service.ErrorCode;
 import io.tally.gateway.service.NamespaceResolver;
 import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.TimeSeriesQueries;
@@ -64,7 +65,7 @@ final class ReadRequests {
                 ref.counter(),
                 body.hasNonNull("from") ? RequestJson.instantMicros(body, "from", "from") : null,
                 body.hasNonNull("to") ? RequestJson.instantMicros(body, "to", "to") : null,
-                body.path("repair").asBoolean(false));
+                RequestJson.optionalBoolean(body, "repair", "repair", false));
     }
 
     static ObjectNode recounted(CounterRecount.Result r) {
@@ -140,7 +141,7 @@ final class ReadRequests {
             return out;
         }
         if (!fs.isArray()) {
-            throw ServiceException.invalid("INVALID_FIELD", "eventFilters must be an array", "eventFilters");
+            throw new ServiceException(ErrorCode.INVALID_FIELD, "eventFilters must be an array", "eventFilters");
         }
         for (int i = 0; i < fs.size(); i++) {
             String p = "eventFilters[" + i + "]";
@@ -150,8 +151,10 @@ final class ReadRequests {
             try {
                 out.add(new ItemFilter(key, Base64.getDecoder().decode(value)));
             } catch (IllegalArgumentException e) {
-                throw ServiceException.invalid(
-                        "INVALID_BASE64", p + ".matchEventItemValue is not valid base64", p + ".matchEventItemValue");
+                throw new ServiceException(
+                        ErrorCode.INVALID_BASE64,
+                        p + ".matchEventItemValue is not valid base64",
+                        p + ".matchEventItemValue");
             }
         }
         return out;

@@ -2,11 +2,12 @@ package io.tally.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tally.gateway.service.ErrorCode;
 import io.tally.gateway.service.NamespaceResolver;
 import io.tally.gateway.service.ServiceException;
-import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.model.Micros;
 import io.tally.namespace.NamespaceConfig;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.RoutingContext;
 import java.time.format.DateTimeParseException;
 
@@ -19,7 +20,7 @@ final class RequestJson {
     static JsonNode required(JsonNode parent, String key, String path) {
         JsonNode v = parent.get(key);
         if (v == null || v.isNull()) {
-            throw ServiceException.invalid("MISSING_FIELD", path + " is required", path);
+            throw new ServiceException(ErrorCode.MISSING_FIELD, path + " is required", path);
         }
         return v;
     }
@@ -27,7 +28,7 @@ final class RequestJson {
     static String text(JsonNode parent, String key, String path, int maxLength) {
         JsonNode v = required(parent, key, path);
         if (!v.isTextual()) {
-            throw ServiceException.invalid("INVALID_FIELD", path + " must be a string", path);
+            throw new ServiceException(ErrorCode.INVALID_FIELD, path + " must be a string", path);
         }
         return checkedId(v.asText(), path, maxLength);
     }
@@ -38,7 +39,7 @@ final class RequestJson {
             return null;
         }
         if (!v.isTextual()) {
-            throw ServiceException.invalid("INVALID_FIELD", path + " must be a string", path);
+            throw new ServiceException(ErrorCode.INVALID_FIELD, path + " must be a string", path);
         }
         return checkedId(v.asText(), path, maxLength);
     }
@@ -46,24 +47,24 @@ final class RequestJson {
     /** Identifiers (ids, names, keys, tokens): non-empty, bounded, no control characters. */
     static String checkedId(String s, String path, int maxLength) {
         if (s.isEmpty()) {
-            throw ServiceException.invalid("INVALID_FIELD", path + " must not be empty", path);
+            throw new ServiceException(ErrorCode.INVALID_FIELD, path + " must not be empty", path);
         }
         if (s.length() > maxLength) {
-            throw ServiceException.tooLarge(
-                    "FIELD_TOO_LONG", path + " is longer than " + maxLength + " characters", path);
+            throw new ServiceException(
+                    ErrorCode.FIELD_TOO_LONG, path + " is longer than " + maxLength + " characters", path);
         }
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
             if (Character.isISOControl(c)) {
-                throw ServiceException.invalid("INVALID_FIELD", path + " contains a control character", path);
+                throw new ServiceException(ErrorCode.INVALID_FIELD, path + " contains a control character", path);
             }
             // a lone surrogate is no character: UTF-8 (Avro, Cassandra) would store it as '?', so
             // two different ids would become one
             if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
                 i++;
             } else if (Character.isSurrogate(c)) {
-                throw ServiceException.invalid(
-                        "INVALID_FIELD", path + " holds a lone UTF-16 surrogate (not a character)", path);
+                throw new ServiceException(
+                        ErrorCode.INVALID_FIELD, path + " holds a lone UTF-16 surrogate (not a character)", path);
             }
         }
         return s;
@@ -72,20 +73,37 @@ final class RequestJson {
     static long integer(JsonNode parent, String key, String path) {
         JsonNode v = required(parent, key, path);
         if (!v.isIntegralNumber() || !v.canConvertToLong()) {
-            throw ServiceException.invalid("INVALID_FIELD", path + " must be a whole number (64-bit)", path);
+            throw new ServiceException(ErrorCode.INVALID_FIELD, path + " must be a whole number (64-bit)", path);
         }
         return v.asLong();
     }
 
+    /** An optional true or false; `dflt` when absent or null (a string "true" is refused, not read as false). */
+    static boolean optionalBoolean(JsonNode parent, String key, String path, boolean dflt) {
+        JsonNode v = parent.get(key);
+        if (v == null || v.isNull()) {
+            return dflt;
+        }
+        if (!v.isBoolean()) {
+            throw new ServiceException(ErrorCode.INVALID_FIELD, path + " must be true or false", path);
+        }
+        return v.asBoolean();
+    }
+
     /** An optional whole number in [min, max]; `dflt` when absent or null. */
     static long boundedInteger(JsonNode body, String key, long dflt, long min, long max) {
-        JsonNode v = body.get(key);
+        return boundedInteger(body, key, key, dflt, min, max);
+    }
+
+    /** The same, for a field below the top (path names it in the refusal). */
+    static long boundedInteger(JsonNode parent, String key, String path, long dflt, long min, long max) {
+        JsonNode v = parent.get(key);
         if (v == null || v.isNull()) {
             return dflt;
         }
         if (!v.isIntegralNumber() || v.asLong() < min || v.asLong() > max) {
-            throw ServiceException.invalid(
-                    "INVALID_FIELD", key + " must be a whole number from " + min + " to " + max, key);
+            throw new ServiceException(
+                    ErrorCode.INVALID_FIELD, path + " must be a whole number from " + min + " to " + max, path);
         }
         return v.asLong();
     }
@@ -94,13 +112,13 @@ final class RequestJson {
     static long instantMicros(JsonNode parent, String key, String path) {
         JsonNode v = required(parent, key, path);
         if (!v.isTextual()) {
-            throw ServiceException.invalid("INVALID_FIELD", path + " must be an ISO-8601 timestamp string", path);
+            throw new ServiceException(ErrorCode.INVALID_FIELD, path + " must be an ISO-8601 timestamp string", path);
         }
         try {
             return Micros.parse(v.asText());
         } catch (DateTimeParseException | ArithmeticException e) {
-            throw ServiceException.invalid(
-                    "INVALID_FIELD",
+            throw new ServiceException(
+                    ErrorCode.INVALID_FIELD,
                     path + " '" + v.asText() + "' is not an ISO-8601 timestamp such as 2024-10-03T21:24:23.988Z",
                     path);
         }
@@ -109,14 +127,14 @@ final class RequestJson {
     static JsonNode array(JsonNode parent, String key, String path) {
         JsonNode v = required(parent, key, path);
         if (!v.isArray()) {
-            throw ServiceException.invalid("INVALID_FIELD", path + " must be an array", path);
+            throw new ServiceException(ErrorCode.INVALID_FIELD, path + " must be an array", path);
         }
         return v;
     }
 
     static JsonNode object(JsonNode v, String path) {
         if (v == null || !v.isObject()) {
-            throw ServiceException.invalid("INVALID_FIELD", path + " must be a JSON object", path);
+            throw new ServiceException(ErrorCode.INVALID_FIELD, path + " must be a JSON object", path);
         }
         return v;
     }
@@ -131,11 +149,7 @@ final class RequestJson {
     static JsonNode body(RoutingContext ctx) {
         String ct = ctx.request().getHeader("Content-Type");
         if (ct == null || !ct.split(";")[0].trim().equalsIgnoreCase("application/json")) {
-            throw new ServiceException(
-                    Kind.UNSUPPORTED_MEDIA_TYPE,
-                    "UNSUPPORTED_MEDIA_TYPE",
-                    "send the request as application/json",
-                    null);
+            throw new ServiceException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, "send the request as application/json", null);
         }
         JsonNode body;
         try {
@@ -144,11 +158,23 @@ final class RequestJson {
                             ? new byte[0]
                             : ctx.body().buffer().getBytes());
         } catch (Exception e) {
-            throw ServiceException.invalid(
-                    "MALFORMED_JSON", "the body is not valid JSON: " + firstLine(e.getMessage()), null);
+            throw new ServiceException(
+                    ErrorCode.MALFORMED_JSON, "the body is not valid JSON: " + firstLine(e.getMessage()), null);
         }
         if (body == null || body.isMissingNode()) {
-            throw ServiceException.invalid("MALFORMED_JSON", "the body is empty", null);
+            throw new ServiceException(ErrorCode.MALFORMED_JSON, "the body is empty", null);
+        }
+        // the data plane's bodies name only their schema's fields; the admin API's namespace
+        // configs have the parser's own check (INVALID_NAMESPACE_CONFIG names the field)
+        if (ctx.request().method() == HttpMethod.POST && ctx.currentRoute() != null) {
+            String unknown = GatewayHttpApi.DOCUMENT.unknownField(
+                    "POST", ctx.currentRoute().getPath(), body);
+            if (unknown != null) {
+                throw new ServiceException(
+                        ErrorCode.UNKNOWN_FIELD,
+                        unknown + " is not a field of this request (see /openapi.json)",
+                        unknown);
+            }
         }
         return body;
     }

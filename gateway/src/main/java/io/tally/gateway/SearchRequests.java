@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tally.gateway.service.ErrorCode;
 import io.tally.gateway.service.EventSearchQueries;
 import io.tally.gateway.service.EventSearchQueries.Criterion;
 import io.tally.gateway.service.NamespaceResolver;
@@ -67,8 +68,9 @@ final class SearchRequests {
         String key = RequestJson.text(distinct, "eventItemKey", "aggregationQuery.distinct.eventItemKey", 64);
         field(ns, key, "aggregationQuery.distinct.eventItemKey");
         long[] interval = interval(body);
-        return new EventSearchQueries.DistinctQuery(ns, interval[0], interval[1], searchQuery(ns, body), key, (int)
-                RequestJson.boundedInteger(distinct, "pageSize", 100, 1, maxPage));
+        return new EventSearchQueries.DistinctQuery(
+                ns, interval[0], interval[1], searchQuery(ns, body), key, (int) RequestJson.boundedInteger(
+                        distinct, "pageSize", "aggregationQuery.distinct.pageSize", 100, 1, maxPage));
     }
 
     static ObjectNode page(EventSearchQueries.SearchPage page) {
@@ -121,18 +123,18 @@ final class SearchRequests {
     private static Criterion criterion(NamespaceConfig ns, JsonNode c, String path, int depth, int[] criteria) {
         RequestJson.object(c, path);
         if (depth > MAX_DEPTH) {
-            throw ServiceException.invalid("INVALID_FIELD", path + " nests deeper than " + MAX_DEPTH, path);
+            throw new ServiceException(ErrorCode.INVALID_FIELD, path + " nests deeper than " + MAX_DEPTH, path);
         }
         if (++criteria[0] > MAX_CRITERIA) {
-            throw ServiceException.invalid(
-                    "TOO_MANY_CRITERIA",
+            throw new ServiceException(
+                    ErrorCode.TOO_MANY_CRITERIA,
                     "searchQuery holds more than " + MAX_CRITERIA
                             + " criteria (Elasticsearch refuses a query past 1,024 clauses)",
                     "searchQuery");
         }
         if (c.size() != 1) {
-            throw ServiceException.invalid(
-                    "INVALID_FIELD", path + " must hold exactly one of equals, range, booleanQuery", path);
+            throw new ServiceException(
+                    ErrorCode.INVALID_FIELD, path + " must hold exactly one of equals, range, booleanQuery", path);
         }
         if (c.has("equals")) {
             JsonNode e = RequestJson.object(c.get("equals"), path + ".equals");
@@ -150,10 +152,12 @@ final class SearchRequests {
         if (c.has("booleanQuery")) {
             JsonNode b = RequestJson.object(c.get("booleanQuery"), path + ".booleanQuery");
             JsonNode parts = RequestJson.array(b, "searchQuery", path + ".booleanQuery.searchQuery");
-            String operator = b.path("operator").asText("AND");
+            String operator = b.hasNonNull("operator")
+                    ? RequestJson.text(b, "operator", path + ".booleanQuery.operator", 64)
+                    : "AND";
             if (!operator.equals("AND") && !operator.equals("OR")) {
-                throw ServiceException.invalid(
-                        "INVALID_FIELD", "operator must be AND or OR", path + ".booleanQuery.operator");
+                throw new ServiceException(
+                        ErrorCode.INVALID_FIELD, "operator must be AND or OR", path + ".booleanQuery.operator");
             }
             List<Criterion> list = new ArrayList<>();
             for (int i = 0; i < parts.size(); i++) {
@@ -162,7 +166,7 @@ final class SearchRequests {
             }
             return operator.equals("AND") ? new EventSearchQueries.AllOf(list) : new EventSearchQueries.AnyOf(list);
         }
-        throw ServiceException.invalid("INVALID_FIELD", path + " must be one of equals, range, booleanQuery", path);
+        throw new ServiceException(ErrorCode.INVALID_FIELD, path + " must be one of equals, range, booleanQuery", path);
     }
 
     private static EventSearchQueries.Bound bound(JsonNode range, String side, FieldType type, String path) {
@@ -172,14 +176,15 @@ final class SearchRequests {
         String at = path + ".range." + side;
         JsonNode b = RequestJson.object(range.get(side), at);
         return new EventSearchQueries.Bound(
-                value(b, type, at + ".eventItemValue"), b.path("inclusive").asBoolean(false));
+                value(b, type, at + ".eventItemValue"),
+                RequestJson.optionalBoolean(b, "inclusive", at + ".inclusive", false));
     }
 
     private static FieldType field(NamespaceConfig ns, String key, String path) {
         FieldType type = ns.index().fieldMapping().get(key);
         if (type == null) {
-            throw ServiceException.invalid(
-                    "UNMAPPED_FIELD",
+            throw new ServiceException(
+                    ErrorCode.UNMAPPED_FIELD,
                     "'" + key + "' is not in the field_mapping of '" + ns.name() + "' (mapped: "
                             + ns.index().fieldMapping().keySet() + ")",
                     path);
@@ -193,11 +198,11 @@ final class SearchRequests {
         try {
             text = new String(Base64.getDecoder().decode(b64), StandardCharsets.UTF_8);
         } catch (IllegalArgumentException e) {
-            throw ServiceException.invalid("INVALID_BASE64", path + " is not valid base64", path);
+            throw new ServiceException(ErrorCode.INVALID_BASE64, path + " is not valid base64", path);
         }
         Object v = FieldValues.convert(type, text);
         if (v == null) {
-            throw ServiceException.invalid("INVALID_FIELD", path + " '" + text + "' is not a " + type, path);
+            throw new ServiceException(ErrorCode.INVALID_FIELD, path + " '" + text + "' is not a " + type, path);
         }
         return v;
     }

@@ -1,6 +1,7 @@
 package io.tally.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tally.gateway.service.ErrorCode;
 import io.tally.gateway.service.Fnv64;
 import io.tally.gateway.service.NamespaceResolver;
 import io.tally.gateway.service.ServiceException;
@@ -67,8 +68,8 @@ final class WriteRequestParser {
         List<Integer> generated = new ArrayList<>();
         if (token == null || token.isNull()) {
             if (ns.counterType().durable()) {
-                throw ServiceException.invalid(
-                        "IDEMPOTENCY_TOKEN_REQUIRED",
+                throw new ServiceException(
+                        ErrorCode.IDEMPOTENCY_TOKEN_REQUIRED,
                         ns.counterType()
                                 + " counters need an idempotency_token {token, generation_time}, so retries count once",
                         "idempotency_token");
@@ -110,11 +111,13 @@ final class WriteRequestParser {
         NamespaceConfig ns = namespace(body, NamespaceConfig.Kind.TIMESERIES);
         JsonNode events = RequestJson.array(body, "events", "events");
         if (events.isEmpty()) {
-            throw ServiceException.invalid("INVALID_FIELD", "events must not be empty", "events");
+            throw new ServiceException(ErrorCode.INVALID_FIELD, "events must not be empty", "events");
         }
         if (events.size() > maxEvents) {
-            throw ServiceException.tooLarge(
-                    "TOO_MANY_EVENTS", events.size() + " events in one request; the limit is " + maxEvents, "events");
+            throw new ServiceException(
+                    ErrorCode.TOO_MANY_EVENTS,
+                    events.size() + " events in one request; the limit is " + maxEvents,
+                    "events");
         }
         List<Outgoing> out = new ArrayList<>(events.size());
         List<String> ids = new ArrayList<>(events.size());
@@ -132,8 +135,8 @@ final class WriteRequestParser {
             }
             JsonNode items = RequestJson.array(e, "eventItems", p + ".eventItems");
             if (items.size() > maxItems) {
-                throw ServiceException.tooLarge(
-                        "TOO_MANY_ITEMS",
+                throw new ServiceException(
+                        ErrorCode.TOO_MANY_ITEMS,
                         items.size() + " items in " + p + "; the limit is " + maxItems,
                         p + ".eventItems");
             }
@@ -153,8 +156,8 @@ final class WriteRequestParser {
                 payloadDigest = fnv(payloadDigest, SEPARATOR);
             }
             if (encoded > maxEventBytes) {
-                throw ServiceException.tooLarge(
-                        "EVENT_TOO_LARGE",
+                throw new ServiceException(
+                        ErrorCode.EVENT_TOO_LARGE,
                         p + " is about " + encoded + " bytes encoded; the limit is " + maxEventBytes
                                 + " (max.event.bytes, under Kafka's 1 MiB message limit)",
                         p);
@@ -178,25 +181,26 @@ final class WriteRequestParser {
     private byte[] base64(JsonNode item, String path) {
         JsonNode v = item.get("eventItemValue");
         if (v == null || v.isNull()) {
-            throw ServiceException.invalid("MISSING_FIELD", path + " is required", path);
+            throw new ServiceException(ErrorCode.MISSING_FIELD, path + " is required", path);
         }
         if (!v.isTextual()) {
-            throw ServiceException.invalid("INVALID_FIELD", path + " must be a base64 string", path);
+            throw new ServiceException(ErrorCode.INVALID_FIELD, path + " must be a base64 string", path);
         }
         String s = v.asText();
         if ((long) s.length() * 3 / 4 > maxValueBytes + 3) {
-            throw ServiceException.tooLarge(
-                    "VALUE_TOO_LARGE", path + " is larger than " + maxValueBytes + " bytes", path);
+            throw new ServiceException(
+                    ErrorCode.VALUE_TOO_LARGE, path + " is larger than " + maxValueBytes + " bytes", path);
         }
         byte[] bytes;
         try {
             bytes = Base64.getDecoder().decode(s);
         } catch (IllegalArgumentException e) {
-            throw ServiceException.invalid("INVALID_BASE64", path + " is not valid base64: " + e.getMessage(), path);
+            throw new ServiceException(
+                    ErrorCode.INVALID_BASE64, path + " is not valid base64: " + e.getMessage(), path);
         }
         if (bytes.length > maxValueBytes) {
-            throw ServiceException.tooLarge(
-                    "VALUE_TOO_LARGE", path + " is larger than " + maxValueBytes + " bytes", path);
+            throw new ServiceException(
+                    ErrorCode.VALUE_TOO_LARGE, path + " is larger than " + maxValueBytes + " bytes", path);
         }
         return bytes;
     }
@@ -212,8 +216,8 @@ final class WriteRequestParser {
         }
         String why = FieldValues.whyNot(type, new String(value, StandardCharsets.UTF_8));
         if (why != null) {
-            throw ServiceException.invalid(
-                    "INVALID_FIELD_VALUE",
+            throw new ServiceException(
+                    ErrorCode.INVALID_FIELD_VALUE,
                     path + " (item '" + key + "', indexed as " + type + ") is not a value of its type: " + why,
                     path);
         }
@@ -221,8 +225,8 @@ final class WriteRequestParser {
 
     private void checkWindow(NamespaceConfig ns, long eventTimeMicros, long nowMicros, String field) {
         if (!ns.accepts(eventTimeMicros, nowMicros)) {
-            throw ServiceException.invalid(
-                    "OUTSIDE_ACCEPT_WINDOW",
+            throw new ServiceException(
+                    ErrorCode.OUTSIDE_ACCEPT_WINDOW,
                     field + " " + Instant.EPOCH.plusNanos(eventTimeMicros * 1000)
                             + " is outside the accept window of namespace '" + ns.name() + "' (from now - "
                             + ns.acceptLimit().toMillis()

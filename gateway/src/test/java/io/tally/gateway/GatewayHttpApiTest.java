@@ -47,6 +47,18 @@ class GatewayHttpApiTest {
 
     @BeforeAll
     static void start() throws Exception {
+        GatewayHttpApi api = testApi();
+        vertx = Vertx.vertx();
+        server = vertx.createHttpServer()
+                .requestHandler(api.router(vertx))
+                .listen(0, "127.0.0.1")
+                .toCompletionStage()
+                .toCompletableFuture()
+                .get();
+    }
+
+    /** The HTTP layer over the seed namespaces, a sink that acknowledges at once and no store behind. */
+    static GatewayHttpApi testApi() throws Exception {
         NamespaceCatalog catalog = NamespaceCatalog.fromDirectory(Path.of("../infra/namespaces"));
         GatewayConfig config = GatewayConfig.from(Map.of("TALLY_GATEWAY_MAX_BODY_BYTES", "2048"), new String[0]);
         NamespaceResolver namespaces = new NamespaceResolver(catalog);
@@ -65,7 +77,7 @@ class GatewayHttpApiTest {
                 5_000,
                 metrics.forWrites());
         CounterQueries counters = new CounterQueries(timeSeries, cassandra, metrics.forCounterReads());
-        GatewayHttpApi api = new GatewayHttpApi(
+        return new GatewayHttpApi(
                 parser,
                 new ReadRequests(namespaces, config),
                 writes,
@@ -94,13 +106,6 @@ class GatewayHttpApiTest {
                                 catalog,
                                 name -> false),
                         new io.tally.common.AdminToken("", true))); // open: the checks before auth are tested
-        vertx = Vertx.vertx();
-        server = vertx.createHttpServer()
-                .requestHandler(api.router(vertx))
-                .listen(0, "127.0.0.1")
-                .toCompletionStage()
-                .toCompletableFuture()
-                .get();
     }
 
     @AfterAll
@@ -136,6 +141,10 @@ class GatewayHttpApiTest {
                 "/v1/counter/AddCount | `{\"namespace\":\"video_views\",\"counter_name\":\"c\",\"delta\":\"x\",\"idempotency_token\":{\"token\":\"t\",\"generation_time\":\"NOW\"}}` | 400 | INVALID_FIELD | delta",
                 "/v1/counter/AddCount | `{\"namespace\":\"video_views\",\"counter_name\":\"c\",\"delta\":1,\"idempotency_token\":{\"token\":\"t\",\"generation_time\":\"2020-01-01T00:00:00Z\"}}` | 400 | OUTSIDE_ACCEPT_WINDOW | idempotency_token.generation_time",
                 "/v1/counter/ClearCount | `{\"namespace\":\"video_views\"}` | 400 | MISSING_FIELD | counter_name",
+                "/v1/counter/AddCount | `{\"namespace\":\"video_views\",\"counter_name\":\"c\",\"delta\":1,\"idempotencyToken\":{}}` | 400 | UNKNOWN_FIELD | idempotencyToken",
+                "/v1/counter/AddCount | `{\"namespace\":\"video_views\",\"counter_name\":\"c\",\"delta\":1,\"idempotency_token\":{\"token\":\"t\",\"generation_time\":\"NOW\",\"ttl\":1}}` | 400 | UNKNOWN_FIELD | idempotency_token.ttl",
+                "/v1/timeseries/WriteEventRecords | `{\"namespace\":\"playback\",\"events\":[{\"timeSeriesId\":\"a\",\"eventTime\":\"NOW\",\"eventItems\":[{\"eventItemKey\":\"k\",\"eventItemValue\":\"aQ==\",\"type\":\"x\"}]}]}` | 400 | UNKNOWN_FIELD | events[0].eventItems[0].type",
+                "/v1/counter/Recount | `{\"namespace\":\"video_views\",\"counter_name\":\"c\",\"repair\":\"true\"}` | 400 | INVALID_FIELD | repair",
                 "/v1/counter/AddAndGetCount | `[]` | 400 | INVALID_FIELD | body",
                 "/v1/counter/GetCount | `{\"namespace\":\"nope\",\"counter_name\":\"c\"}` | 404 | UNKNOWN_NAMESPACE | namespace",
                 "/v1/counter/Recount | `{\"namespace\":\"video_views\"}` | 400 | MISSING_FIELD | counter_name",

@@ -7,7 +7,6 @@ import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import io.tally.common.CassandraClientSecurity;
 import io.tally.common.CassandraLogin;
-import io.tally.gateway.service.ServiceException.Kind;
 import java.net.InetSocketAddress;
 import java.util.Arrays;
 import java.util.List;
@@ -72,10 +71,7 @@ public final class CassandraSession implements AutoCloseable {
                         session = CassandraLogin.applied(builder, security).build();
                     } catch (DriverException e) {
                         throw new ServiceException(
-                                Kind.UNAVAILABLE,
-                                "CASSANDRA_UNAVAILABLE",
-                                "Cassandra is unreachable: " + e.getMessage(),
-                                null);
+                                ErrorCode.CASSANDRA_UNAVAILABLE, "Cassandra is unreachable: " + e.getMessage(), null);
                     }
                 }
                 s = session;

@@ -3,7 +3,6 @@ package io.tally.gateway.service;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
-import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.model.AcceptWindow;
 import io.tally.model.cassandra.CounterRollupsTable;
 import io.tally.namespace.CounterFold;
@@ -224,7 +223,7 @@ public final class CounterQueries {
             row = cassandra.get().execute(ps.bind(counter)).one();
         } catch (RuntimeException e) {
             throw new ServiceException(
-                    Kind.UNAVAILABLE, "CASSANDRA_UNAVAILABLE", "the counter read failed: " + e.getMessage(), null);
+                    ErrorCode.CASSANDRA_UNAVAILABLE, "the counter read failed: " + e.getMessage(), null);
         }
         return toRollup(row);
     }

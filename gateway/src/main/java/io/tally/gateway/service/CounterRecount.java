@@ -2,7 +2,6 @@ package io.tally.gateway.service;
 
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
-import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.gateway.service.WriteBatch.Outgoing;
 import io.tally.model.Micros;
 import io.tally.model.Topics;
@@ -97,20 +96,20 @@ public final class CounterRecount {
     public Result recount(Request q) {
         NamespaceConfig ns = q.namespace();
         if (!ns.counterType().durable()) {
-            throw ServiceException.invalid(
-                    "NO_EVENT_LOG", "BEST_EFFORT counters keep no event log to recount from", "namespace");
+            throw new ServiceException(
+                    ErrorCode.NO_EVENT_LOG, "BEST_EFFORT counters keep no event log to recount from", "namespace");
         }
         String counter = q.counter();
         boolean repair = q.repair();
         CounterQueries.Rollup r = counters.rollup(ns, counter);
         if (r.rollupMicros() == 0) {
             throw new ServiceException(
-                    Kind.NOT_FOUND, "NO_ROLLUP", "counter '" + counter + "' has no rollup yet", "counter_name");
+                    ErrorCode.NO_ROLLUP, "counter '" + counter + "' has no rollup yet", "counter_name");
         }
         long to = q.toMicros() != null ? q.toMicros() : r.rollupMicros();
         if (repair && q.fromMicros() != null) {
-            throw ServiceException.invalid(
-                    "INVALID_FIELD",
+            throw new ServiceException(
+                    ErrorCode.INVALID_FIELD,
                     "repair recounts the counter's whole stored log; leave from out (a sum from a later from is"
                             + " not the counter's count)",
                     "from");
@@ -128,8 +127,8 @@ public final class CounterRecount {
         if (baseAlone) {
             from = to;
         } else if (from >= to) {
-            throw ServiceException.invalid(
-                    "INVALID_FIELD",
+            throw new ServiceException(
+                    ErrorCode.INVALID_FIELD,
                     q.fromMicros() == null
                             ? "namespace '" + ns.name() + "' stores no slice before " + Micros.toInstant(to)
                             : "from must be before " + (q.toMicros() != null ? "to" : "the rollup time"),
@@ -137,8 +136,8 @@ public final class CounterRecount {
         }
         if (to - from > TimeSeriesQueries.MAX_INTERVAL_MICROS) {
             // each slice in the range is planned and read: a range from year 1 exhausted the heap
-            throw ServiceException.invalid(
-                    "RANGE_TOO_LONG",
+            throw new ServiceException(
+                    ErrorCode.RANGE_TOO_LONG,
                     "a recount spans at most " + TimeSeriesQueries.MAX_INTERVAL_MICROS / 86_400_000_000L
                             + " days; give a later from",
                     "from");
@@ -158,8 +157,8 @@ public final class CounterRecount {
         }
         long recounted = CounterFold.fold(base, log);
         if (repair && !comparable) {
-            throw ServiceException.invalid(
-                    "INVALID_FIELD", "repair compares with the rollup, so it needs to = last_rollup_ts", "to");
+            throw new ServiceException(
+                    ErrorCode.INVALID_FIELD, "repair compares with the rollup, so it needs to = last_rollup_ts", "to");
         }
         String repairId = null;
         if (repair && recounted != r.count()) {
@@ -210,7 +209,7 @@ public final class CounterRecount {
         long until = Micros.of(row.getInstant("until"));
         if (until > logStart) {
             throw ServiceException.unavailable(
-                    "LOG_RETENTION_RUNNING",
+                    ErrorCode.LOG_RETENTION_RUNNING,
                     "retention is folding the log of '" + ns.name() + "' before " + row.getInstant("until")
                             + " into the counters' bases right now; recount again in a few seconds");
         }
@@ -235,11 +234,12 @@ public final class CounterRecount {
             repairs.send(List.of(out)).get(REPAIR_ACK_TIMEOUT_MS, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw ServiceException.unavailable("KAFKA_UNAVAILABLE", "interrupted before the repair was acknowledged");
+            throw ServiceException.unavailable(
+                    ErrorCode.KAFKA_UNAVAILABLE, "interrupted before the repair was acknowledged");
         } catch (ExecutionException | TimeoutException | WriteService.Backpressure | WriteService.Unavailable e) {
             Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
             throw ServiceException.unavailable(
-                    "KAFKA_UNAVAILABLE",
+                    ErrorCode.KAFKA_UNAVAILABLE,
                     "the repair was not acknowledged by Kafka ("
                             + cause.getClass().getSimpleName()
                             + "); nothing is repaired unless it arrives: recount again");

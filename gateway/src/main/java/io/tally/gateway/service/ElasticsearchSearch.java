@@ -3,7 +3,6 @@ package io.tally.gateway.service;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.tally.gateway.service.ServiceException.Kind;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -48,6 +47,6 @@ public final class ElasticsearchSearch implements EventSearchQueries.SearchBacke
     }
 
     private static ServiceException unavailable(String message) {
-        return new ServiceException(Kind.UNAVAILABLE, "ELASTICSEARCH_UNAVAILABLE", message, null);
+        return new ServiceException(ErrorCode.ELASTICSEARCH_UNAVAILABLE, message, null);
     }
 }

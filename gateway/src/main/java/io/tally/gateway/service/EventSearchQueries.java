@@ -142,8 +142,8 @@ public final class EventSearchQueries {
     /** The namespace, if it is indexed; else 400 INDEX_DISABLED (searches need its index). */
     public static NamespaceConfig indexed(NamespaceConfig ns) {
         if (!ns.index().enabled()) {
-            throw ServiceException.invalid(
-                    "INDEX_DISABLED", "namespace '" + ns.name() + "' is not indexed", "namespace");
+            throw new ServiceException(
+                    ErrorCode.INDEX_DISABLED, "namespace '" + ns.name() + "' is not indexed", "namespace");
         }
         return ns;
     }
@@ -151,7 +151,7 @@ public final class EventSearchQueries {
     /** The interval AND the criterion (if any). */
     static ObjectNode query(long startMicros, long endMicros, Criterion criterion) {
         if (endMicros <= startMicros) {
-            throw ServiceException.invalid("INVALID_FIELD", "timeInterval must have start < end", "timeInterval");
+            throw new ServiceException(ErrorCode.INVALID_FIELD, "timeInterval must have start < end", "timeInterval");
         }
         ObjectNode q = JSON.createObjectNode();
         ArrayNode filter = q.putObject("bool").putArray("filter");

@@ -2,7 +2,6 @@ package io.tally.gateway.service;
 
 import com.datastax.oss.driver.api.core.cql.AsyncResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
-import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.model.Bytes;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -50,10 +49,7 @@ final class ItemRows implements Iterator<ItemRows.ItemRow> {
         CompletionStage<AsyncResultSet> issue(Supplier<CompletionStage<AsyncResultSet>> query) {
             if (!free.tryAcquire()) {
                 throw new ServiceException(
-                        Kind.BACKPRESSURE,
-                        "READ_BACKPRESSURE",
-                        "the gateway has too many reads in flight; retry shortly",
-                        null);
+                        ErrorCode.READ_BACKPRESSURE, "the gateway has too many reads in flight; retry shortly", null);
             }
             try {
                 return query.get().whenComplete((rs, err) -> free.release());
@@ -134,6 +130,6 @@ final class ItemRows implements Iterator<ItemRows.ItemRow> {
     }
 
     private static ServiceException unavailable(String why) {
-        return new ServiceException(Kind.UNAVAILABLE, "CASSANDRA_UNAVAILABLE", "a partition read failed: " + why, null);
+        return new ServiceException(ErrorCode.CASSANDRA_UNAVAILABLE, "a partition read failed: " + why, null);
     }
 }

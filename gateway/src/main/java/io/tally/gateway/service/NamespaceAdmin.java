@@ -1,7 +1,6 @@
 package io.tally.gateway.service;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.namespace.InvalidConfigException;
 import io.tally.namespace.NamespaceCatalog;
 import io.tally.namespace.NamespaceConfig;
@@ -61,12 +60,11 @@ public final class NamespaceAdmin {
         try {
             parsed = NamespaceConfigParser.parse(name, config);
         } catch (InvalidConfigException e) {
-            throw ServiceException.invalid("INVALID_NAMESPACE_CONFIG", e.getMessage(), e.field());
+            throw new ServiceException(ErrorCode.INVALID_NAMESPACE_CONFIG, e.getMessage(), e.field());
         }
         if (storageLeft.test(name) && controlPlane(() -> store.get(name)).isEmpty()) {
             throw new ServiceException(
-                    Kind.CONFLICT,
-                    "NAMESPACE_RETIRING",
+                    ErrorCode.NAMESPACE_RETIRING,
                     "a namespace '" + name + "' was deleted and its data is still being removed; create it again"
                             + " in a few seconds (a new namespace never sees the old one's data)",
                     "name");
@@ -88,13 +86,12 @@ public final class NamespaceAdmin {
         try {
             NamespaceName.require(name, "name");
         } catch (InvalidConfigException e) {
-            throw ServiceException.invalid("INVALID_NAMESPACE_NAME", e.getMessage(), "name");
+            throw new ServiceException(ErrorCode.INVALID_NAMESPACE_NAME, e.getMessage(), "name");
         }
     }
 
     private static ServiceException unknown(String name) {
-        return new ServiceException(
-                Kind.NOT_FOUND, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", "name");
+        return new ServiceException(ErrorCode.UNKNOWN_NAMESPACE, "namespace '" + name + "' does not exist", "name");
     }
 
     private interface StoreCall<T> {
@@ -106,8 +103,7 @@ public final class NamespaceAdmin {
             return call.call();
         } catch (SQLException e) {
             throw new ServiceException(
-                    Kind.UNAVAILABLE,
-                    "CONTROL_PLANE_UNAVAILABLE",
+                    ErrorCode.CONTROL_PLANE_UNAVAILABLE,
                     "the control plane (Postgres) cannot take this request now; the data plane keeps its last configs: "
                             + e.getMessage(),
                     null);

@@ -1,6 +1,5 @@
 package io.tally.gateway.service;
 
-import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.namespace.InvalidConfigException;
 import io.tally.namespace.NamespaceCatalog;
 import io.tally.namespace.NamespaceConfig;
@@ -22,14 +21,14 @@ public final class NamespaceResolver {
         try {
             NamespaceName.require(name, "namespace");
         } catch (InvalidConfigException e) {
-            throw ServiceException.invalid("INVALID_NAME", e.getMessage(), "namespace");
+            throw new ServiceException(ErrorCode.INVALID_NAME, e.getMessage(), "namespace");
         }
         NamespaceConfig ns = catalog.get(name)
                 .orElseThrow(() -> new ServiceException(
-                        Kind.NOT_FOUND, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", "namespace"));
+                        ErrorCode.UNKNOWN_NAMESPACE, "namespace '" + name + "' does not exist", "namespace"));
         if (ns.kind() != kind) {
-            throw ServiceException.invalid(
-                    "WRONG_NAMESPACE_KIND",
+            throw new ServiceException(
+                    ErrorCode.WRONG_NAMESPACE_KIND,
                     "namespace '" + name + "' is a " + ns.kind().name().toLowerCase() + " namespace, not a "
                             + kind.name().toLowerCase() + " one",
                     "namespace");

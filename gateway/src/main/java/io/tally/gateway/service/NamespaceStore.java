@@ -3,7 +3,6 @@ package io.tally.gateway.service;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.namespace.InvalidConfigException;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceConfigParser;
@@ -100,15 +99,15 @@ public final class NamespaceStore {
                     }
                     result = new Put(get(c, parsed.name(), false).orElseThrow(), true, true);
                 } else if (!current.get().kind().equals(kind)) {
-                    throw ServiceException.invalid(
-                            "INVALID_NAMESPACE_CONFIG",
+                    throw new ServiceException(
+                            ErrorCode.INVALID_NAMESPACE_CONFIG,
                             "namespace '" + parsed.name() + "' is a "
                                     + current.get().kind()
                                     + " namespace; its kind cannot change (delete it and create it again)",
                             "kind");
                 } else if (bestEffortSwitch(parsed, current.get())) {
-                    throw ServiceException.invalid(
-                            "INVALID_NAMESPACE_CONFIG",
+                    throw new ServiceException(
+                            ErrorCode.INVALID_NAMESPACE_CONFIG,
                             "namespace '" + parsed.name() + "': counter_type cannot "
                                     + "change to or from BEST_EFFORT (its totals and the durable rollups are kept apart); create a new namespace "
                                     + "instead",
@@ -131,8 +130,7 @@ public final class NamespaceStore {
                 c.rollback();
                 if ("23505".equals(e.getSQLState())) { // a concurrent create won
                     throw new ServiceException(
-                            Kind.CONFLICT,
-                            "VERSION_CONFLICT",
+                            ErrorCode.VERSION_CONFLICT,
                             "namespace '" + parsed.name() + "' was created concurrently",
                             "version");
                 }
@@ -168,8 +166,7 @@ public final class NamespaceStore {
                     String other = r.getString(1);
                     if (NamespaceName.keyspace(other).equals(keyspace)) {
                         throw new ServiceException(
-                                Kind.CONFLICT,
-                                "NAMESPACE_STORAGE_TAKEN",
+                                ErrorCode.NAMESPACE_STORAGE_TAKEN,
                                 "namespace '" + name + "' would share keyspace " + keyspace + " with namespace '"
                                         + other + "' ('.' and '_' map to the same storage name); choose another name",
                                 "name");
@@ -187,7 +184,7 @@ public final class NamespaceStore {
                 Optional<Row> current = get(c, name, true);
                 if (current.isEmpty()) {
                     throw new ServiceException(
-                            Kind.NOT_FOUND, "UNKNOWN_NAMESPACE", "namespace '" + name + "' does not exist", "name");
+                            ErrorCode.UNKNOWN_NAMESPACE, "namespace '" + name + "' does not exist", "name");
                 }
                 checkVersion(name, current, expectedVersion);
                 try (PreparedStatement s = c.prepareStatement("DELETE FROM namespaces WHERE name = ?")) {
@@ -245,8 +242,8 @@ public final class NamespaceStore {
         try {
             NamespaceConfigParser.parse(current.name(), out); // the stored config validates as a whole
         } catch (InvalidConfigException e) {
-            throw ServiceException.invalid(
-                    "INVALID_NAMESPACE_CONFIG",
+            throw new ServiceException(
+                    ErrorCode.INVALID_NAMESPACE_CONFIG,
                     "time_partition cannot change to this now: " + e.getMessage()
                             + " (a change takes effect at a slice boundary of both partitions)",
                     "time_partition");
@@ -261,8 +258,7 @@ public final class NamespaceStore {
         long actual = current.map(Row::version).orElse(0L);
         if (actual != expected) {
             throw new ServiceException(
-                    Kind.CONFLICT,
-                    "VERSION_CONFLICT",
+                    ErrorCode.VERSION_CONFLICT,
                     current.isEmpty()
                             ? "namespace '" + name + "' does not exist (expected version " + expected + ")"
                             : "namespace '" + name + "' is at version " + actual + ", not " + expected

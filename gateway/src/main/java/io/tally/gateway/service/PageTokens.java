@@ -54,8 +54,8 @@ public final class PageTokens {
             }
             ByteBuffer b = ByteBuffer.wrap(body);
             if (b.getLong() != queryDigest) {
-                throw ServiceException.invalid(
-                        "INVALID_PAGE_TOKEN", "the pageToken belongs to another query", "pageToken");
+                throw new ServiceException(
+                        ErrorCode.INVALID_PAGE_TOKEN, "the pageToken belongs to another query", "pageToken");
             }
             long time = b.getLong();
             long returned = b.getLong();
@@ -65,8 +65,8 @@ public final class PageTokens {
         } catch (ServiceException e) {
             throw e;
         } catch (RuntimeException e) {
-            throw ServiceException.invalid(
-                    "INVALID_PAGE_TOKEN", "the pageToken is not one this service issued", "pageToken");
+            throw new ServiceException(
+                    ErrorCode.INVALID_PAGE_TOKEN, "the pageToken is not one this service issued", "pageToken");
         }
     }
 

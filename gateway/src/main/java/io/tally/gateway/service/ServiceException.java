@@ -30,40 +30,30 @@ public final class ServiceException extends RuntimeException {
         INTERNAL
     }
 
-    private final Kind kind;
-    private final String code;
+    private final ErrorCode code;
     private final String field;
     /** The event ids the refused write carried (ids the gateway made included), so a retry reuses them. */
     private java.util.List<String> eventIds = java.util.List.of();
 
-    public ServiceException(Kind kind, String code, String message, String field) {
+    public ServiceException(ErrorCode code, String message, String field) {
         super(message, null, false, false);
-        this.kind = kind;
         this.code = code;
         this.field = field;
     }
 
-    public static ServiceException invalid(String code, String message, String field) {
-        return new ServiceException(Kind.INVALID, code, message, field);
-    }
-
-    public static ServiceException tooLarge(String code, String message, String field) {
-        return new ServiceException(Kind.TOO_LARGE, code, message, field);
-    }
-
-    public static ServiceException notFound(String code, String message, String field) {
-        return new ServiceException(Kind.NOT_FOUND, code, message, field);
-    }
-
-    public static ServiceException unavailable(String code, String message) {
-        return new ServiceException(Kind.UNAVAILABLE, code, message, null);
+    public static ServiceException unavailable(ErrorCode code, String message) {
+        return new ServiceException(code, message, null);
     }
 
     public Kind kind() {
-        return kind;
+        return code.kind();
     }
 
     public String code() {
+        return code.name();
+    }
+
+    public ErrorCode errorCode() {
         return code;
     }
 

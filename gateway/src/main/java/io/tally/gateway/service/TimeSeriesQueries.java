@@ -2,7 +2,6 @@ package io.tally.gateway.service;
 
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
-import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.model.cassandra.SliceTable;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceName;
@@ -105,8 +104,7 @@ public final class TimeSeriesQueries {
                 },
                 (r, pool) -> {
                     throw new ServiceException(
-                            ServiceException.Kind.BACKPRESSURE,
-                            "READ_BACKPRESSURE",
+                            ErrorCode.READ_BACKPRESSURE,
                             "the gateway has too many reads in flight; retry shortly",
                             null);
                 });
@@ -118,8 +116,8 @@ public final class TimeSeriesQueries {
             shortest = Math.min(shortest, earlier.partition().secondsPerSlice());
         }
         if ((end - start) / (shortest * 1_000_000L) + 2 > MAX_SLICES) {
-            throw ServiceException.invalid(
-                    "READ_TOO_WIDE",
+            throw new ServiceException(
+                    ErrorCode.READ_TOO_WIDE,
                     "timeInterval covers more than " + MAX_SLICES + " slices of " + shortest
                             + " s; read a narrower interval",
                     "timeInterval");
@@ -132,8 +130,10 @@ public final class TimeSeriesQueries {
         long start = q.startMicros();
         long end = q.endMicros();
         if (end <= start || end - start > MAX_INTERVAL_MICROS) {
-            throw ServiceException.invalid(
-                    "INVALID_FIELD", "timeInterval must have start < end and span at most 400 days", "timeInterval");
+            throw new ServiceException(
+                    ErrorCode.INVALID_FIELD,
+                    "timeInterval must have start < end and span at most 400 days",
+                    "timeInterval");
         }
         checkWidth(ns, start, end);
         long began = System.nanoTime();
@@ -303,8 +303,7 @@ public final class TimeSeriesQueries {
             throw e.getCause() instanceof ServiceException a
                     ? a
                     : new ServiceException(
-                            Kind.UNAVAILABLE,
-                            "CASSANDRA_UNAVAILABLE",
+                            ErrorCode.CASSANDRA_UNAVAILABLE,
                             "a bucket read failed: " + e.getCause().getMessage(),
                             null);
         }

@@ -1,6 +1,5 @@
 package io.tally.gateway.service;
 
-import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.gateway.service.WriteBatch.Outgoing;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -92,7 +91,7 @@ public final class WriteService {
     public void checkOpen() {
         if (draining) {
             throw ServiceException.unavailable(
-                    "SHUTTING_DOWN", "the gateway is shutting down; retry on another instance");
+                    ErrorCode.SHUTTING_DOWN, "the gateway is shutting down; retry on another instance");
         }
     }
 
@@ -105,7 +104,7 @@ public final class WriteService {
         checkOpen();
         if (durable && !kafkaUp.getAsBoolean()) {
             throw ServiceException.unavailable(
-                    "KAFKA_UNAVAILABLE", "Kafka is unreachable; nothing was written, retry with the same ids");
+                    ErrorCode.KAFKA_UNAVAILABLE, "Kafka is unreachable; nothing was written, retry with the same ids");
         }
         List<Long> claimed = claimIdempotencyKeys(batch, nowMillis);
         CompletableFuture<long[]> acks;
@@ -113,11 +112,11 @@ public final class WriteService {
             acks = sink.send(batch.records());
         } catch (Backpressure e) {
             claimed.forEach(tokens::forget);
-            throw new ServiceException(Kind.BACKPRESSURE, "BACKPRESSURE", e.getMessage() + retryUntil(batch), null)
+            throw new ServiceException(ErrorCode.BACKPRESSURE, e.getMessage() + retryUntil(batch), null)
                     .withEventIds(batch.eventIds());
         } catch (Unavailable e) {
             claimed.forEach(tokens::forget);
-            throw ServiceException.unavailable("KAFKA_UNAVAILABLE", e.getMessage() + retryUntil(batch))
+            throw ServiceException.unavailable(ErrorCode.KAFKA_UNAVAILABLE, e.getMessage() + retryUntil(batch))
                     .withEventIds(batch.eventIds());
         }
         metrics.accepted(batch.records().get(0).topic(), batch.records().size());
@@ -156,8 +155,8 @@ public final class WriteService {
         for (int i = 0; i < batch.records().size() && storedMillis != null && i < storedMillis.length; i++) {
             Outgoing o = batch.records().get(i);
             if (!batch.namespace().accepts(o.eventTimeMicros(), storedMillis[i] * 1000)) {
-                throw ServiceException.invalid(
-                                "OUTSIDE_ACCEPT_WINDOW",
+                throw new ServiceException(
+                                ErrorCode.OUTSIDE_ACCEPT_WINDOW,
                                 o.timeField() + " was outside the accept window of '"
                                         + batch.namespace().name()
                                         + "' by the time Kafka stored it (" + storedMillis[i]
@@ -186,13 +185,13 @@ public final class WriteService {
             return refused;
         }
         if (cause instanceof Backpressure) {
-            return new ServiceException(
-                    Kind.BACKPRESSURE, "BACKPRESSURE", cause.getMessage() + retryUntil(batch), null);
+            return new ServiceException(ErrorCode.BACKPRESSURE, cause.getMessage() + retryUntil(batch), null);
         }
         String why = cause instanceof TimeoutException
                 ? "Kafka did not acknowledge within " + timeoutMs + " ms"
                 : "Kafka did not acknowledge: " + cause.getMessage();
-        return ServiceException.unavailable("KAFKA_UNAVAILABLE", why + retryUntil(batch) + " (writes are idempotent)");
+        return ServiceException.unavailable(
+                ErrorCode.KAFKA_UNAVAILABLE, why + retryUntil(batch) + " (writes are idempotent)");
     }
 
     /**
@@ -220,8 +219,7 @@ public final class WriteService {
                 fresh.forEach(tokens::forget);
                 String field = counter ? "idempotency_token.token" : "events[" + i + "].eventId";
                 throw new ServiceException(
-                        Kind.CONFLICT,
-                        "IDEMPOTENCY_KEY_REUSE",
+                        ErrorCode.IDEMPOTENCY_KEY_REUSE,
                         "the idempotency key of " + field + " was already used with a different payload",
                         field);
             }

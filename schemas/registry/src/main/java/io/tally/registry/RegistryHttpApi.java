@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tally.common.AdminToken;
+import io.tally.common.OpenApiDocument;
 import io.tally.model.TallySchemas;
 import io.tally.registry.RegistryState.Version;
 import io.tally.serde.AvroSerde;
@@ -33,6 +34,8 @@ public final class RegistryHttpApi {
             "application/json",
             "application/octet-stream");
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** The API's contract (OpenAPI 3.1, Confluent's subset), served at /openapi.json. */
+    static final OpenApiDocument DOCUMENT = OpenApiDocument.load(RegistryHttpApi.class, "openapi.json");
 
     /** What a handler answers: a status and a body (JSON-encoded unless already a String of raw text). */
     record Reply(int status, Object body, boolean raw) {
@@ -210,6 +213,12 @@ public final class RegistryHttpApi {
                     .putHeader("Content-Type", "application/json")
                     .end("{\"status\":\"" + (ok ? "UP" : "DOWN") + "\"}");
         });
+        r.get("/openapi.json").handler(ctx -> {
+            ctx.put("endpoint", "GET /openapi.json");
+            ctx.response()
+                    .putHeader("Content-Type", "application/json")
+                    .end(io.vertx.core.buffer.Buffer.buffer(DOCUMENT.bytes()));
+        });
         r.get("/metrics")
                 .blockingHandler(
                         ctx -> {
@@ -222,7 +231,15 @@ public final class RegistryHttpApi {
                             }
                         },
                         false);
-        r.route().last().handler(ctx -> error(ctx, 404, 404, "HTTP 404 Not Found"));
+        r.route().last().handler(ctx -> {
+            java.util.Set<String> allowed = DOCUMENT.methodsOf(ctx.request().path());
+            if (allowed.isEmpty()) {
+                error(ctx, 404, 404, "HTTP 404 Not Found");
+            } else { // RFC 9110: a 405 says what the path takes
+                ctx.response().putHeader("Allow", String.join(", ", allowed));
+                error(ctx, 405, 405, "HTTP 405 Method Not Allowed");
+            }
+        });
         r.route().failureHandler(this::failure);
         return r;
     }
@@ -364,6 +381,9 @@ public final class RegistryHttpApi {
         }
         JsonNode type = body.get("schemaType");
         JsonNode refs = body.get("references");
+        if (refs != null && !refs.isNull() && !refs.isArray()) {
+            throw RegistryError.invalidSchema("\"references\" must be an array");
+        }
         return RegistryService.parse(
                 type == null || type.isNull() ? null : type.asText(),
                 schema.asText(),
@@ -413,7 +433,15 @@ public final class RegistryHttpApi {
         }
     }
 
+    /** A boolean query parameter: absent is false; anything but true or false is refused, not read as false. */
     private static boolean flag(RoutingContext ctx, String name) {
-        return "true".equalsIgnoreCase(ctx.queryParams().get(name));
+        String v = ctx.queryParams().get(name);
+        if (v == null || v.equalsIgnoreCase("false")) {
+            return false;
+        }
+        if (v.equalsIgnoreCase("true")) {
+            return true;
+        }
+        throw new RegistryError(400, 400, "Query parameter '" + name + "' must be true or false, not '" + v + "'");
     }
 }

@@ -1,0 +1,175 @@
+package io.tally.common;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+/**
+ * A service's OpenAPI document, read once from its jar: served as is at /openapi.json, and the
+ * request bodies' schemas that refuse fields they do not name (additionalProperties: false), so
+ * a misspelt field (an idempotency token under another name) is an error, not silently dropped.
+ */
+public final class OpenApiDocument {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final JsonNode root;
+    private final byte[] bytes;
+    /** "POST /v1/counter/GetCount" (paths as the router writes them, :name) to the body's schema. */
+    private final Map<String, JsonNode> requestSchemas = new HashMap<>();
+    /** Each documented path as a pattern ({name}: one segment), with the methods it takes. */
+    private final Map<String, Set<String>> methods = new LinkedHashMap<>();
+
+    private final Map<String, Pattern> patterns = new LinkedHashMap<>();
+
+    private OpenApiDocument(byte[] bytes) throws IOException {
+        this.bytes = bytes;
+        this.root = JSON.readTree(bytes);
+        for (Iterator<Map.Entry<String, JsonNode>> paths = root.path("paths").fields(); paths.hasNext(); ) {
+            Map.Entry<String, JsonNode> p = paths.next();
+            for (Iterator<Map.Entry<String, JsonNode>> ops = p.getValue().fields(); ops.hasNext(); ) {
+                Map.Entry<String, JsonNode> op = ops.next();
+                if (!op.getKey().equals("parameters")) {
+                    patterns.computeIfAbsent(p.getKey(), OpenApiDocument::pattern);
+                    methods.computeIfAbsent(p.getKey(), k -> new TreeSet<>())
+                            .add(op.getKey().toUpperCase(Locale.ROOT));
+                }
+                JsonNode schema = op.getValue()
+                        .path("requestBody")
+                        .path("content")
+                        .path("application/json")
+                        .path("schema");
+                if (!schema.isMissingNode()) {
+                    requestSchemas.put(key(op.getKey(), routerPath(p.getKey())), resolve(schema));
+                }
+            }
+        }
+    }
+
+    /** The document a class's jar holds at {@code resource} (next to that class). */
+    public static OpenApiDocument load(Class<?> owner, String resource) {
+        try (InputStream in = owner.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException("no " + resource + " next to " + owner.getName());
+            }
+            return new OpenApiDocument(in.readAllBytes());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public JsonNode root() {
+        return root;
+    }
+
+    /** The document's bytes, as served. */
+    public byte[] bytes() {
+        return bytes.clone();
+    }
+
+    /** "/v1/namespaces/{name}" as a Vert.x route: "/v1/namespaces/:name". */
+    public static String routerPath(String openApiPath) {
+        return openApiPath.replaceAll("\\{([^}/]+)}", ":$1");
+    }
+
+    /**
+     * The methods the document gives a request path ("/v1/namespaces/playback": GET, PUT, DELETE),
+     * for the Allow header of a 405; empty for a path it does not have (a 404).
+     */
+    public Set<String> methodsOf(String requestPath) {
+        for (Map.Entry<String, Pattern> e : patterns.entrySet()) {
+            if (e.getValue().matcher(requestPath).matches()) {
+                return methods.get(e.getKey());
+            }
+        }
+        return Set.of();
+    }
+
+    private static Pattern pattern(String openApiPath) {
+        StringBuilder re = new StringBuilder();
+        for (String part : openApiPath.split("\\{[^}/]+}", -1)) {
+            if (!re.isEmpty()) {
+                re.append("[^/]+");
+            }
+            re.append(Pattern.quote(part));
+        }
+        return Pattern.compile(re.toString());
+    }
+
+    /**
+     * The first field of {@code body} that the operation's request schema does not have, as a path
+     * ("events[2].eventItem"), or null. Values of the wrong type are left to the parsers (their
+     * errors are more precise); an operation without a documented body checks nothing.
+     */
+    public String unknownField(String method, String routePath, JsonNode body) {
+        JsonNode schema = requestSchemas.get(key(method, routePath));
+        return schema == null ? null : unknown(schema, body, "");
+    }
+
+    private String unknown(JsonNode schema, JsonNode value, String path) {
+        schema = resolve(schema);
+        for (JsonNode part : schema.path("allOf")) {
+            String u = unknown(part, value, path);
+            if (u != null) {
+                return u;
+            }
+        }
+        for (JsonNode alternative : schema.path("anyOf")) { // a nullable field: {anyOf: [schema, null]}
+            if (!resolve(alternative).path("type").asText().equals("null")) {
+                return unknown(alternative, value, path);
+            }
+        }
+        if (value.isObject()) {
+            JsonNode props = schema.path("properties");
+            JsonNode extra = schema.path("additionalProperties");
+            for (Iterator<Map.Entry<String, JsonNode>> it = value.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> f = it.next();
+                String at = path.isEmpty() ? f.getKey() : path + "." + f.getKey();
+                JsonNode sub = props.get(f.getKey());
+                if (sub == null && extra.isBoolean() && !extra.asBoolean()) {
+                    return at;
+                }
+                String u = unknown(sub != null ? sub : extra, f.getValue(), at);
+                if (u != null) {
+                    return u;
+                }
+            }
+        } else if (value.isArray() && schema.has("items")) {
+            for (int i = 0; i < value.size(); i++) {
+                String u = unknown(schema.get("items"), value.get(i), path + "[" + i + "]");
+                if (u != null) {
+                    return u;
+                }
+            }
+        }
+        return null;
+    }
+
+    /** A schema with its local $ref followed ("#/components/schemas/Event"). */
+    private JsonNode resolve(JsonNode schema) {
+        while (schema.has("$ref")) {
+            String ref = schema.get("$ref").asText();
+            if (!ref.startsWith("#/")) {
+                throw new IllegalStateException("only local references are supported: " + ref);
+            }
+            schema = root.at(ref.substring(1));
+            if (schema.isMissingNode()) {
+                throw new IllegalStateException("the document has no " + ref);
+            }
+        }
+        return schema;
+    }
+
+    private static String key(String method, String path) {
+        return method.toUpperCase(Locale.ROOT) + " " + path;
+    }
+}

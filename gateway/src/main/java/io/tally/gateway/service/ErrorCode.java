@@ -1,0 +1,68 @@
+package io.tally.gateway.service;
+
+import io.tally.gateway.service.ServiceException.Kind;
+
+/**
+ * Every code a refusal of the gateway carries, with its kind (and so its HTTP status). The one
+ * home of the codes: the OpenAPI document lists the same set, and a test compares the two.
+ */
+public enum ErrorCode {
+    MALFORMED_JSON(Kind.INVALID),
+    MISSING_FIELD(Kind.INVALID),
+    INVALID_FIELD(Kind.INVALID),
+    /** A field the request's schema does not have (a typo would otherwise be ignored). */
+    UNKNOWN_FIELD(Kind.INVALID),
+    INVALID_FIELD_VALUE(Kind.INVALID),
+    INVALID_BASE64(Kind.INVALID),
+    INVALID_NAME(Kind.INVALID),
+    INVALID_NAMESPACE_NAME(Kind.INVALID),
+    INVALID_NAMESPACE_CONFIG(Kind.INVALID),
+    INVALID_PAGE_TOKEN(Kind.INVALID),
+    INVALID_VERSION(Kind.INVALID),
+    IDEMPOTENCY_TOKEN_REQUIRED(Kind.INVALID),
+    OUTSIDE_ACCEPT_WINDOW(Kind.INVALID),
+    WRONG_NAMESPACE_KIND(Kind.INVALID),
+    UNMAPPED_FIELD(Kind.INVALID),
+    INDEX_DISABLED(Kind.INVALID),
+    NO_EVENT_LOG(Kind.INVALID),
+    RANGE_TOO_LONG(Kind.INVALID),
+    READ_TOO_WIDE(Kind.INVALID),
+    TOO_MANY_CRITERIA(Kind.INVALID),
+    UNAUTHORIZED(Kind.UNAUTHORIZED),
+    NOT_FOUND(Kind.NOT_FOUND),
+    UNKNOWN_NAMESPACE(Kind.NOT_FOUND),
+    NO_ROLLUP(Kind.NOT_FOUND),
+    METHOD_NOT_ALLOWED(Kind.METHOD_NOT_ALLOWED),
+    IDEMPOTENCY_KEY_REUSE(Kind.CONFLICT),
+    VERSION_CONFLICT(Kind.CONFLICT),
+    NAMESPACE_RETIRING(Kind.CONFLICT),
+    NAMESPACE_STORAGE_TAKEN(Kind.CONFLICT),
+    BODY_TOO_LARGE(Kind.TOO_LARGE),
+    FIELD_TOO_LONG(Kind.TOO_LARGE),
+    VALUE_TOO_LARGE(Kind.TOO_LARGE),
+    EVENT_TOO_LARGE(Kind.TOO_LARGE),
+    TOO_MANY_EVENTS(Kind.TOO_LARGE),
+    TOO_MANY_ITEMS(Kind.TOO_LARGE),
+    UNSUPPORTED_MEDIA_TYPE(Kind.UNSUPPORTED_MEDIA_TYPE),
+    BACKPRESSURE(Kind.BACKPRESSURE),
+    READ_BACKPRESSURE(Kind.BACKPRESSURE),
+    KAFKA_UNAVAILABLE(Kind.UNAVAILABLE),
+    CASSANDRA_UNAVAILABLE(Kind.UNAVAILABLE),
+    ELASTICSEARCH_UNAVAILABLE(Kind.UNAVAILABLE),
+    SCHEMA_REGISTRY_UNAVAILABLE(Kind.UNAVAILABLE),
+    CONTROL_PLANE_UNAVAILABLE(Kind.UNAVAILABLE),
+    STORAGE_UNAVAILABLE(Kind.UNAVAILABLE),
+    LOG_RETENTION_RUNNING(Kind.UNAVAILABLE),
+    SHUTTING_DOWN(Kind.UNAVAILABLE),
+    INTERNAL(Kind.INTERNAL);
+
+    private final Kind kind;
+
+    ErrorCode(Kind kind) {
+        this.kind = kind;
+    }
+
+    public Kind kind() {
+        return kind;
+    }
+}
