@@ -7,7 +7,7 @@ import (
 	"github.com/tally/runq-exporter/exporter"
 )
 
-// The exporter's Prometheus metrics (names from shared DESIGN.md).
+// The exporter's Prometheus metrics (names from docs/design.md).
 type metrics struct {
 	runq      *prometheus.HistogramVec
 	switchOut *prometheus.CounterVec

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Creates Tally's topics (shared DESIGN.md) in docker-compose's kafka-init service.
+# Creates Tally's topics (docs/design.md) in docker-compose's kafka-init service.
 # ./tally up creates the same set from infra/tally/components/kafka.py; a unit test keeps
 # the two lists equal.
 set -euo pipefail

@@ -6,6 +6,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -254,7 +255,7 @@ def cmd_test(args, settings: Settings) -> int:
     t0 = time.monotonic()
     results: list[tuple[str, int]] = []
     py = sys.executable
-    env = dict(os.environ, PYTHONPATH=str(REPO / "infra"))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "infra"), str(REPO / "bench")]))
     suite = REPO / "infra" / "tests" / "integration"
     if settings.nodes == 3:  # the three-node profile's own suite; the rest ran on one node
         args.integration_only, suite = True, suite / "test_three_nodes.py"
@@ -303,8 +304,10 @@ def cmd_test(args, settings: Settings) -> int:
 
 def format_checks(py: str, runq_exporter) -> list[tuple[str, int]]:
     """The tree's formats and lints: Java (Spotless, palantir-java-format), Python (ruff), Go (gofmt, go vet).
-    Fix with: mvn spotless:apply; ruff format infra && ruff check --fix infra; gofmt -w connectors/runq-exporter."""
+    Fix with: mvn spotless:apply; ruff format infra bench/tally_bench && ruff check --fix infra bench/tally_bench;
+    gofmt -w connectors/runq-exporter."""
     ruff = [py, "-m", "ruff"]
+    python_trees = [str(REPO / "infra"), str(REPO / "bench" / "tally_bench")]
     go_src = str(runq_exporter.SRC)
     gofmt_bin = str(Path(runq_exporter.go_binary()).with_name("gofmt"))
     gofmt = subprocess.run([gofmt_bin, "-l", go_src], capture_output=True, text=True)
@@ -313,80 +316,37 @@ def format_checks(py: str, runq_exporter) -> list[tuple[str, int]]:
         say(f"gofmt: not formatted:\n{unformatted}")
     return [
         ("java format (spotless:check)", run(build.mvn_cmd("-B", "-q", "spotless:check"))),
-        ("python lint (ruff check)", run(ruff + ["check", str(REPO / "infra")])),
-        ("python format (ruff format --check)", run(ruff + ["format", "--check", str(REPO / "infra")])),
+        ("python lint (ruff check)", run(ruff + ["check", *python_trees])),
+        ("python format (ruff format --check)", run(ruff + ["format", "--check", *python_trees])),
         ("go format (gofmt -l)", 1 if gofmt.returncode != 0 or unformatted else 0),
+        # the reference site, strictly: a broken link, anchor or OpenAPI reference fails
+        (
+            "docs (mkdocs build --strict)",
+            run(mkdocs_cmd(py, "build", "--strict", "--site-dir", tempfile.mkdtemp(prefix="tally-site-"))),
+        ),
     ]
 
 
-README_TABLES = (
-    "cost",
-    "getcount",
-    "reads",
-    "addcount",
-    "gateway",
-    "runq",
-)  # each between <!-- table: bench/out/<name>.json --> and <!-- /table -->
+def cmd_bench_harness(args, settings: Settings) -> int:
+    """`./tally bench ...` and `./tally profile ...`: the harness in bench/tally_bench, as a process
+    of its own (the launcher does not import it; the harness imports the launcher)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "infra"), str(REPO / "bench")]))
+    return subprocess.run([sys.executable, "-m", "tally_bench", args.harness, *args.rest], env=env).returncode
 
 
-def cmd_bench(args, settings: Settings) -> int:
-    from . import bench
-
-    if args.name == "table":
-        return readme_tables(bench.OUT)
-    stack = Stack(settings, say)
-    stack.up()
-    # all: the benchmarks whose reports make the README's tables, then the tables
-    for name in README_TABLES if args.name == "all" else (args.name,):
-        say(f"== bench {name}")
-        path = bench.run(name, stack, say, **bench_options(args, name))
-        say(f"report: {path}")
-    return readme_tables(bench.OUT) if args.name == "all" else 0
+def mkdocs_cmd(py: str, *args: str) -> list[str]:
+    return [py, "-m", "mkdocs", *args, "-f", str(REPO / "mkdocs.yml")]
 
 
-def cmd_profile(args, settings: Settings) -> int:
-    from .bench_profile import profile
-
-    stack = Stack(settings, say)
-    profile(stack, say, args.component, args.operation, seconds=args.seconds, event=args.event)
-    return 0
-
-
-def bench_options(args, name: str) -> dict:
-    """The flags a benchmark takes (cost: --runs, --seconds, --only), those given."""
-    if name != "cost":
-        return {}
-    given = {"runs": args.runs, "seconds": args.seconds, "only": args.only}
-    return {k: v for k, v in given.items() if v is not None}
-
-
-def readme_tables(out) -> int:
-    """Writes the README's benchmark tables from bench/out/*.json (between their markers)."""
-    import importlib
-    import json
-
-    readme = REPO / "README.md"
-    text = readme.read_text()
-    for name in README_TABLES:
-        table = importlib.import_module(f".bench_{name}", __package__).table
-        start, end = f"<!-- table: bench/out/{name}.json -->", "<!-- /table -->"
-        report = out / f"{name}.json"
-        if not report.exists() or start not in text:
-            continue
-        head, rest = text.split(start, 1)
-        _, tail = rest.split(end, 1)
-        text = head + start + "\n" + table(json.loads(report.read_text())) + "\n" + end + tail
-        say(f"README: {name} table from {report}")
-    from .bench_goals import table as goals
-
-    start = "<!-- table: bench/out/*.json (goals) -->"
-    if start in text:
-        head, rest = text.split(start, 1)
-        _, tail = rest.split("<!-- /table -->", 1)
-        text = head + start + "\n" + goals(out) + "\n<!-- /table -->" + tail
-        say("README: the goals table from bench/out/*.json")
-    readme.write_text(text)
-    return 0
+def cmd_docs(args, settings: Settings) -> int:
+    """The reference site (docs/, mkdocs): built strictly into TALLY_HOME/site, or served live."""
+    if args.serve:
+        return run(mkdocs_cmd(sys.executable, "serve", "-a", f"{settings.host}:{args.port}"))
+    site = settings.home / "site"
+    rc = run(mkdocs_cmd(sys.executable, "build", "--strict", "--site-dir", str(site)))
+    if rc == 0:
+        say(f"the docs: {site}/index.html")
+    return rc
 
 
 def run(cmd: list[str], env: dict | None = None) -> int:
@@ -421,39 +381,14 @@ def main(argv: list[str] | None = None) -> int:
     logs.add_argument("-n", "--lines", type=int, default=100)
     logs.add_argument("-f", "--follow", action="store_true")
     logs.set_defaults(fn=cmd_logs)
-    bench = sub.add_parser("bench", help="run a benchmark against the running stack (never fails on numbers)")
-    bench.add_argument(
-        "name",
-        choices=[
-            "all",
-            "cost",
-            "addcount",
-            "gateway",
-            "getcount",
-            "reads",
-            "registry",
-            "timeseries",
-            "counters",
-            "runq",
-            "control",
-            "table",
-        ],
-    )
-    bench.add_argument("--runs", type=int, help="cost: rounds of every operation (default 3)")
-    bench.add_argument("--seconds", type=float, help="cost: seconds of load an operation (default 20)")
-    bench.add_argument("--only", help="cost: the operations to measure, comma-separated (default all)")
-    bench.set_defaults(fn=cmd_bench)
-    prof = sub.add_parser(
-        "profile",
-        help="async-profiler in a component's JVM under one operation of bench cost (CPU by thread, hot frames)",
-    )
-    prof.add_argument("component", help="a JVM component: gateway, kafka, cassandra, flink-taskmanager, ...")
-    prof.add_argument(
-        "operation", help="an operation of bench cost (addcount_eventual, getcount, timeseries_10, ...) or idle"
-    )
-    prof.add_argument("--seconds", type=float, default=20)
-    prof.add_argument("--event", default="itimer", help="async-profiler's event: itimer (default), cpu, alloc, wall")
-    prof.set_defaults(fn=cmd_profile)
+    # the benchmark harness lives in bench/tally_bench (its own CLI); these hand the command to it
+    for name, text in (
+        ("bench", "run a benchmark against the running stack, or `bench table` (bench/tally_bench)"),
+        ("profile", "async-profiler in a component's JVM under one operation of bench cost (bench/tally_bench)"),
+    ):
+        d = sub.add_parser(name, help=text, add_help=False)
+        d.add_argument("rest", nargs=argparse.REMAINDER)
+        d.set_defaults(fn=cmd_bench_harness, harness=name)
     jobs = sub.add_parser("jobs", help="Tally's Flink jobs on the session cluster")
     jobs.add_argument("action", choices=["list", "deploy", "stop-with-savepoint", "resume", "rescale", "cancel"])
     jobs.add_argument("name", nargs="?", choices=[spec.name for spec in JOBS], help="default: every Tally job")
@@ -510,6 +445,10 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument("ref", help="partition:offset, as list prints it")
     show.set_defaults(fn=cmd_deadletters, reason=None, namespace=None)
     sub.add_parser("build", help="build the Java modules (jobs, services)").set_defaults(fn=cmd_build)
+    docs = sub.add_parser("docs", help="build the reference site from docs/ (strict), or --serve it live")
+    docs.add_argument("--serve", action="store_true", help="serve it with live reload instead")
+    docs.add_argument("--port", type=int, default=8000)
+    docs.set_defaults(fn=cmd_docs)
     test = sub.add_parser("test", help="all tests: unit, then integration against the running stack")
     g = test.add_mutually_exclusive_group()
     g.add_argument("--unit-only", action="store_true")

@@ -42,7 +42,7 @@ def matrix(result: list[dict], start: datetime, step_s: int, steps: int) -> tupl
 
 
 def plot(prometheus: str, out: Path, minutes: int = 30, step_s: int = 15, now: datetime | None = None) -> Path:
-    from .bench_http import _pyplot as pyplot
+    from .plots import pyplot
 
     end = now or datetime.now(UTC)
     start = end - timedelta(minutes=minutes)

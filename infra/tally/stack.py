@@ -65,7 +65,7 @@ class Stack:
 
     @staticmethod
     def default_components(settings: Settings, log) -> list[Component]:
-        """The servers of shared DESIGN.md, in start order; Prometheus last, scraping them all."""
+        """The servers of docs/design.md, in start order; Prometheus last, scraping them all."""
         servers: list[Component] = [
             Postgres(settings, log),
             *(Kafka(settings, log, i) for i in range(1, settings.nodes + 1)),

@@ -1,4 +1,4 @@
--- The control plane's source of truth (shared DESIGN.md, "Namespaces and the control plane").
+-- The control plane's source of truth (docs/design.md, "Namespaces and the control plane").
 CREATE TABLE IF NOT EXISTS namespaces (
     name       text        PRIMARY KEY,
     kind       text        NOT NULL,

@@ -1,7 +1,7 @@
 """Flink SQL over Tally, through the SQL gateway's REST API as a user's program talks to it:
 the tally catalog's tables (tally-avro on Tally's registry) agree with what the gateway wrote
 and what it answers, an INSERT goes through the jobs to ReadEventRecords, a topic written with
-a newer compatible schema still reads, and the README's example queries run as written."""
+a newer compatible schema still reads, and the docs' example queries run as written."""
 
 import base64
 import json
@@ -185,20 +185,19 @@ def test_tally_sql_prints_a_count_and_fails_a_bad_statement(stack, jobs):
     assert bad.returncode == 1 and "no_such_table" in bad.stdout
 
 
-def readme_queries() -> list[tuple[str, str]]:
-    """The ```sql blocks of the README's "Query it with SQL" section, with their first line (a
-    comment that says whether it needs streaming)."""
-    text = (REPO / "README.md").read_text()
-    section = text.split("## Query it with SQL", 1)[1].split("\n## ", 1)[0]
+def docs_queries() -> list[tuple[str, str]]:
+    """The ```sql blocks of the docs' "Query it with SQL" page, with their first line (a comment
+    that says whether it needs streaming)."""
+    section = (REPO / "docs" / "sql.md").read_text()
     blocks = re.findall(r"```sql\n(.*?)```", section, re.S)
     return [(b.splitlines()[0], b.strip().rstrip(";")) for b in blocks]
 
 
-def test_the_readme_has_five_example_queries():
-    assert len(readme_queries()) == 5
+def test_the_sql_page_has_five_example_queries():
+    assert len(docs_queries()) == 5
 
 
-@pytest.mark.parametrize("title,query", readme_queries(), ids=[q[0][3:40] for q in readme_queries()])
+@pytest.mark.parametrize("title,query", docs_queries(), ids=[q[0][3:40] for q in docs_queries()])
 def test_a_readme_query_runs_as_written(sql_url, jobs, title, query):
     streaming = "streaming" in title
     session = SqlSession(sql_url, {"execution.runtime-mode": "streaming" if streaming else "batch"})

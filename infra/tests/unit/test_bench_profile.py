@@ -2,7 +2,7 @@
 
 import os
 
-from tally.bench_profile import by_thread_group, hottest
+from tally_bench.profile import by_thread_group, hottest
 
 
 def test_numbered_threads_of_a_pool_count_as_one_group_per_operation():

@@ -1,8 +1,9 @@
 """The benchmark reports' pure parts: summaries, the README tables and the PNG plots, from a
 report shaped as the benchmarks write it (no stack needed)."""
 
-from tally import bench_getcount, bench_reads
-from tally.bench_http import plot_latencies, summary
+from tally_bench import getcount as bench_getcount
+from tally_bench import reads as bench_reads
+from tally_bench.http import plot_latencies, summary
 
 
 def rates() -> dict:
@@ -53,7 +54,7 @@ def test_the_plot_is_a_png(tmp_path):
 def test_the_goals_table_says_what_is_missing_met_or_not(tmp_path):
     import json
 
-    from tally.bench_goals import table
+    from tally_bench.goals import table
 
     empty = table(tmp_path)
     assert empty.count("not measured yet") == 16
@@ -69,7 +70,7 @@ def test_the_goals_table_says_what_is_missing_met_or_not(tmp_path):
 def test_a_goal_measured_in_three_runs_shows_the_median_and_range(tmp_path):
     import json
 
-    from tally.bench_goals import table
+    from tally_bench.goals import table
 
     (tmp_path / "counters.json").write_text(
         json.dumps({"rollup_eventual": {"events_per_s_per_tm_core": summary([4000.0, 2400.0, 5100.0])}})
@@ -85,7 +86,7 @@ def test_a_goal_measured_in_three_runs_shows_the_median_and_range(tmp_path):
 
 
 def test_a_throughput_plot_of_runs_is_a_png(tmp_path):
-    from tally.bench_http import plot_runs
+    from tally_bench.http import plot_runs
 
     png = plot_runs(
         {"a": [1.0, 2.0, 3.0], "b": [10.0, 20.0, 30.0]}, {"ceiling": 100.0}, "t", "events/s", tmp_path / "r.png"
@@ -115,7 +116,7 @@ def runq_run(switch_ns: int, theirs: int | None = None) -> dict:
 
 
 def test_the_runq_report_summarises_each_setting_and_draws_the_side_by_side(tmp_path):
-    from tally import bench_runq
+    from tally_bench import runq as bench_runq
 
     runs = {
         label: [runq_run(n, 400 + n % 7 if label == bench_runq.BESIDE_RUNQLAT else None) for n in (360, 350, 390)]
@@ -166,14 +167,14 @@ def cost_report() -> dict:
         },
         "floor": {"runs": [{"us_per_op": {"kafka": 30.0, "producer-performance": 170.0}, "us_per_op_total": 200.0}]},
     }
-    from tally.bench_cost import _summarise
+    from tally_bench.cost import _summarise
 
     _summarise(report)
     return report
 
 
 def test_the_cost_table_shows_each_operation_by_component_against_the_floor():
-    from tally.bench_cost import table
+    from tally_bench.cost import table
 
     report = cost_report()
     assert report["operations"]["addcount_eventual"]["us_per_op_total"] == summary([300, 200, 250])
@@ -187,7 +188,7 @@ def test_the_cost_table_shows_each_operation_by_component_against_the_floor():
 def test_the_cost_goals_are_judged_by_the_medians(tmp_path):
     import json
 
-    from tally.bench_goals import rows
+    from tally_bench.goals import rows
 
     (tmp_path / "cost.json").write_text(json.dumps(cost_report()))
     got = {figure: (measured, met) for figure, _, measured, met, _ in rows(tmp_path)}
@@ -200,8 +201,8 @@ def test_the_cost_goals_are_judged_by_the_medians(tmp_path):
 def test_a_whole_below_one_of_its_parts_is_not_judged_met(tmp_path):
     import json
 
-    from tally.bench_cost import _summarise
-    from tally.bench_goals import rows
+    from tally_bench.cost import _summarise
+    from tally_bench.goals import rows
 
     run = {"us_per_op": {"gateway": 41.0, "cassandra": -15.0}, "us_per_op_total": 22.0, "p50_ms": 1.0, "p99_ms": 2.0}
     report = {
@@ -217,7 +218,7 @@ def test_a_whole_below_one_of_its_parts_is_not_judged_met(tmp_path):
 
 
 def test_the_cost_plot_is_a_png(tmp_path):
-    from tally.bench_cost import plot
+    from tally_bench.cost import plot
 
     png = plot(cost_report(), tmp_path / "cost.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -32,7 +32,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tally.v1.CounterEvent;
 
-/** The gateway's HTTP endpoints (shared DESIGN.md, "Gateway API"). */
+/** The gateway's HTTP endpoints (docs/design.md, "Gateway API"). */
 final class GatewayHttpApi {
     private static final Logger LOG = LoggerFactory.getLogger(GatewayHttpApi.class);
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -12,7 +12,7 @@ import io.tally.gateway.service.WriteService;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 
-/** The gateway's Prometheus metrics (names from shared DESIGN.md) plus the JVM's. */
+/** The gateway's Prometheus metrics (names from docs/design.md) plus the JVM's. */
 final class GatewayMetrics {
     private final PrometheusRegistry registry = new PrometheusRegistry();
     final Counter requests;

@@ -7,7 +7,7 @@ import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
 import io.vertx.ext.web.RoutingContext;
 
-/** The one place a service's refusal becomes an HTTP status (shared DESIGN.md, "Errors"). */
+/** The one place a service's refusal becomes an HTTP status (docs/design.md, "Errors"). */
 final class HttpErrors {
     private static final ObjectMapper JSON = new ObjectMapper();
 

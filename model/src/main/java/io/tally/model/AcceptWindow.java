@@ -3,7 +3,7 @@ package io.tally.model;
 import java.time.Duration;
 
 /**
- * The accept window (shared DESIGN.md, "Accept window"): an event is accepted when its time is
+ * The accept window (docs/design.md, "Accept window"): an event is accepted when its time is
  * at most accept_limit behind the reference clock and at most {@link #FUTURE_SKEW} ahead of it.
  * The gateway judges it on its clock; the jobs on the Kafka record's timestamp. Both use this
  * one rule with the same skew, so nothing the gateway accepts is refused later for the skew.

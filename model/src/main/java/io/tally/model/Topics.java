@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Tally's Kafka topics (shared DESIGN.md): the one place their names are written in Java. The
+ * Tally's Kafka topics (docs/design.md): the one place their names are written in Java. The
  * launcher creates them from {@code model/topics.json}, which {@link #json()} writes and a unit
  * test keeps equal to this class; the Go exporter's constants are checked against that file too.
  */
@@ -18,7 +18,7 @@ public final class Topics {
     public static final String CONTROL_NAMESPACES = "tally.control.namespaces";
     public static final String SCHEMAS = "_schemas";
 
-    // Scheduler data travels in the event topics under these namespaces (shared DESIGN.md): the
+    // Scheduler data travels in the event topics under these namespaces (docs/design.md): the
     // runq exporter writes samples and switch-outs, NoisyNeighborJob its summaries and alerts.
     /** Run-queue samples: TimeSeriesEvents, time_series_id {@code host/container}. */
     public static final String SCHED_RUNQ = "sched.runq";

@@ -24,7 +24,7 @@ public class NamespaceChange {
 
     public String name;
     public long version;
-    /** The config as stored: the JSON object of DESIGN.md, "kind" included. */
+    /** The config as stored: the JSON object of docs/design.md, "kind" included. */
     public String configJson;
 
     public boolean deleted;

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.Map;
 
 /**
- * A namespace's configuration (shared DESIGN.md, keys after the Counter and TimeSeries
+ * A namespace's configuration (docs/design.md, keys after the Counter and TimeSeries
  * articles). Immutable; made by {@link NamespaceConfigParser}, which validates every key.
  */
 public record NamespaceConfig(

@@ -29,7 +29,7 @@ public final class NamespaceName {
         return name;
     }
 
-    /** The Cassandra keyspace of a namespace (shared DESIGN.md: ns_<name>, dots mapped to '_'). */
+    /** The Cassandra keyspace of a namespace (docs/design.md: ns_<name>, dots mapped to '_'). */
     public static String keyspace(String name) {
         return "ns_" + require(name, "namespace").replace('.', '_');
     }

@@ -53,7 +53,7 @@ public final class NamespaceAdmin {
         return withApplied(controlPlane(() -> store.get(name)).orElseThrow(() -> unknown(name)));
     }
 
-    /** @param config the config as sent (JSON of DESIGN.md); stored as given once it validates */
+    /** @param config the config as sent (JSON of docs/design.md); stored as given once it validates */
     public Put put(String name, JsonNode config, Long expectedVersion) {
         requireName(name);
         NamespaceConfig parsed;

@@ -19,7 +19,7 @@ import java.util.Optional;
 import java.util.Properties;
 
 /**
- * The control plane's source of truth: the namespaces table in Postgres (DESIGN.md). Every
+ * The control plane's source of truth: the namespaces table in Postgres (docs/design.md). Every
  * change is one transaction that bumps the row's version; an expected version that is not the
  * stored one is a 409 (optimistic concurrency). Only bound parameters, never concatenated SQL.
  * A connection per call: the admin API is low-rate, and a pool would hide Postgres being gone.

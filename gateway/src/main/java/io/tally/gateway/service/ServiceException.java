@@ -1,7 +1,7 @@
 package io.tally.gateway.service;
 
 /**
- * A request the gateway's services refuse, in Tally's error model (shared DESIGN.md): a stable
+ * A request the gateway's services refuse, in Tally's error model (docs/design.md): a stable
  * code, a message for people, the field at fault when there is one, and what kind of refusal it
  * is. The HTTP layer maps the kind to a status in one place (HttpErrors); never a stack trace.
  */

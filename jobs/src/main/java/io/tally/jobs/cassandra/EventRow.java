@@ -1,7 +1,7 @@
 package io.tally.jobs.cassandra;
 
 /**
- * One row of a slice table: an event item at its place (shared DESIGN.md, "Storage").
+ * One row of a slice table: an event item at its place (docs/design.md, "Storage").
  * (event_time, event_id, event_item_key) is the idempotency key, so writing a row twice is an
  * identical upsert. An event without items is stored as one row with item key "".
  */

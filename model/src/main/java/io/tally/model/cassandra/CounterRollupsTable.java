@@ -1,7 +1,7 @@
 package io.tally.model.cassandra;
 
 /**
- * A counter namespace's {@code counter_rollups} (shared DESIGN.md, "Storage"): the last rollup
+ * A counter namespace's {@code counter_rollups} (docs/design.md, "Storage"): the last rollup
  * of each counter. Rollups are written {@code USING TIMESTAMP <rollup time>} so an older rollup
  * (a replay, a slow writer) never overwrites a newer one; last_write_ts is written with each rollup
  * (the newest accepted event's time then, which may be after the rollup time).

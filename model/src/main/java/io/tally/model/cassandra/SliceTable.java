@@ -1,7 +1,7 @@
 package io.tally.model.cassandra;
 
 /**
- * A time slice of a namespace's events (shared DESIGN.md, "Storage"): one table per slice,
+ * A time slice of a namespace's events (docs/design.md, "Storage"): one table per slice,
  * {@code events_<slice start>}, partitioned by (time_series_id, time_bucket, event_bucket) and
  * clustered newest first. (event_time, event_id, event_item_key) is the idempotency key, so a
  * replayed write is an identical upsert. event_time is microseconds since the epoch (bigint):

@@ -3,7 +3,7 @@ package io.tally.model.elasticsearch;
 import java.util.Set;
 
 /**
- * The fields every Tally document has besides a namespace's field_mapping (shared DESIGN.md,
+ * The fields every Tally document has besides a namespace's field_mapping (docs/design.md,
  * "Search"). A field_mapping may not name them: the indexer would overwrite the event's own
  * values, and the search API sorts and pages on them.
  */

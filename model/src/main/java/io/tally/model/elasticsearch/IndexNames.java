@@ -1,7 +1,7 @@
 package io.tally.model.elasticsearch;
 
 /**
- * Elasticsearch names of a namespace (shared DESIGN.md, "Search"): one index per slice,
+ * Elasticsearch names of a namespace (docs/design.md, "Search"): one index per slice,
  * {@code tally-<ns>-<slice start>}, behind the alias {@code tally-<ns>}, with one index template
  * per namespace. Callers pass names that passed NamespaceName (lower case, no '*', ',' or spaces).
  */

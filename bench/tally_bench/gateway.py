@@ -7,9 +7,9 @@ import base64
 import time
 import uuid
 
-from .bench_http import attack, fmt, settle, summary, targets, vegeta
-from .bench_tools import cpu_seconds, iso, producer_performance, rss_mb
-from .stack import Stack
+from .http import attack, fmt, settle, summary, targets, vegeta
+from .tools import cpu_seconds, iso, producer_performance, rss_mb
+from tally.stack import Stack
 
 
 def bench_gateway(stack: Stack, say, seconds: float = 20) -> dict:

@@ -13,17 +13,17 @@ from pathlib import Path
 
 import requests
 
-from .bench_addcount import bench_addcount
-from .bench_cost import bench_cost
-from .bench_gateway import bench_gateway
-from .bench_getcount import bench_getcount
-from .bench_http import plot_runs, summary
-from .bench_reads import bench_reads
-from .bench_runq import bench_runq
-from .bench_tools import OUT, bench_jar, commit, cpu_seconds, iso, percentiles, timeseries_tool
-from .components.base import JAVA
-from .model import topic
-from .stack import Stack
+from .addcount import bench_addcount
+from .cost import bench_cost
+from .gateway import bench_gateway
+from .getcount import bench_getcount
+from .http import plot_runs, summary
+from .reads import bench_reads
+from .runq import bench_runq
+from .tools import OUT, bench_jar, commit, cpu_seconds, iso, percentiles, timeseries_tool
+from tally.components.base import JAVA
+from tally.model import topic
+from tally.stack import Stack
 
 
 def bench_registry(stack: Stack, say) -> dict:
@@ -77,7 +77,7 @@ class WriterProbe:
 def bench_timeseries(stack: Stack, say, events: int = 200_000) -> dict:
     """Writer and indexer throughput per TaskManager core against ConsumerPerformance and raw
     async Cassandra inserts of the same rows; ReadEventRecords latency; store-to-visible lag."""
-    from .jobs import Jobs
+    from tally.jobs import Jobs
 
     if not Jobs(stack.s, log=lambda *_: None).running("tally-timeseries-writer"):
         raise RuntimeError("tally-timeseries-writer is not running: ./tally up deploys it")
@@ -362,7 +362,7 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
     beside ConsumerPerformance; AddCount-to-GetCount freshness; GetCount latency at 2,000/s."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from .jobs import Jobs
+    from tally.jobs import Jobs
 
     if not Jobs(stack.s, log=lambda *_: None).running("tally-counter-rollup"):
         raise RuntimeError("tally-counter-rollup is not running: ./tally up deploys it")

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import requests
 
-from .bench_http import _pyplot, _save, attack_lazy, settle, summary, vegeta
-from .bench_tools import OUT, iso, pipeline_backlog, producer_performance
-from .component_cgroups import JOIN, v2_mount
-from .stack import Stack
+from .http import _pyplot, _save, attack_lazy, settle, summary, vegeta
+from .tools import OUT, iso, pipeline_backlog, producer_performance
+from tally.component_cgroups import JOIN, v2_mount
+from tally.stack import Stack
 
 PNG = OUT / "cost.png"
 BACKLOG_DRAINED = 500  # records the jobs may still have to read when a drain counts as done

@@ -10,11 +10,11 @@ import subprocess
 import time
 from pathlib import Path
 
-from .components.base import JAVA
-from .components.java_service import shaded_jar
-from .process import ProcessRef
-from .settings import REPO
-from .stack import Stack
+from tally.components.base import JAVA
+from tally.components.java_service import shaded_jar
+from tally.process import ProcessRef
+from tally.settings import REPO
+from tally.stack import Stack
 
 
 def bench_jar():

@@ -15,8 +15,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from .bench_tools import cpu_seconds, pipeline_backlog
-from .stack import Stack
+from .tools import cpu_seconds, pipeline_backlog
+from tally.plots import pyplot
+from tally.stack import Stack
 
 VEGETA_MODULE = "github.com/tsenart/vegeta/v12@v12.12.0"
 COMPONENTS = ("gateway", "cassandra", "kafka", "flink-taskmanager")
@@ -28,7 +29,7 @@ def vegeta(stack: Stack) -> Path:
     exe = bin_dir / "vegeta"
     if not exe.exists():
         bin_dir.mkdir(parents=True, exist_ok=True)
-        from .components.runq_exporter import go_binary
+        from tally.components.runq_exporter import go_binary
 
         r = subprocess.run(
             [go_binary(), "install", VEGETA_MODULE],
@@ -276,13 +277,7 @@ def runs_at_rates(
 
 
 def _pyplot():
-    """matplotlib's pyplot on the file-only backend (benchmarks run with no display)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return pyplot()
 
 
 def _save(plt, fig, title: str, png: Path) -> Path:

@@ -18,12 +18,12 @@ import uuid
 import zipfile
 from pathlib import Path
 
-from . import bench_cost
-from .bench_http import attack_lazy, vegeta
-from .component_cgroups import v2_mount
-from .fetch import mvn
-from .settings import REPO
-from .stack import Stack
+from . import cost as bench_cost
+from .http import attack_lazy, vegeta
+from tally.component_cgroups import v2_mount
+from tally.fetch import mvn
+from tally.settings import REPO
+from tally.stack import Stack
 
 ASYNC_PROFILER = "tools.profiler:async-profiler:4.2:jar:linux-x64"
 WARMUP_S = 5

@@ -27,11 +27,11 @@ from pathlib import Path
 
 import requests
 
-from .bench_http import _pyplot, _save, component_cpu, fmt, summary
-from .bench_tools import OUT, cpu_seconds
-from .component_cgroups import v2_mount
-from .process import ProcessRef, start_ticks
-from .stack import Stack
+from .http import _pyplot, _save, component_cpu, fmt, summary
+from .tools import OUT, cpu_seconds
+from tally.component_cgroups import v2_mount
+from tally.process import ProcessRef, start_ticks
+from tally.stack import Stack
 
 RUNQLAT = "/usr/sbin/runqlat"  # libbpf-tools: bcc's runqlat, CO-RE (attaches without kernel headers)
 BESIDE_RUNQLAT = "rate limit 10 ms, no Kafka, beside runqlat"
@@ -201,8 +201,8 @@ def _summarise(runs: list[dict]) -> dict:
 
 
 def bench_runq(stack: Stack, say, seconds: int = 15, runs: int = 3) -> dict:
-    from . import runq_plot
-    from .components.runq_exporter import build
+    from tally import runq_plot
+    from tally.components.runq_exporter import build
 
     binary = build(stack.s.home, say)
     mount = v2_mount()

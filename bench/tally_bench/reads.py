@@ -14,9 +14,9 @@ import time
 
 import requests
 
-from .bench_http import fmt, plot_latencies, runs_at_rates, targets
-from .bench_tools import OUT, iso, timeseries_tool
-from .stack import Stack
+from .http import fmt, plot_latencies, runs_at_rates, targets
+from .tools import OUT, iso, timeseries_tool
+from tally.stack import Stack
 
 PNG = OUT / "reads.png"
 NAMESPACE = "bench_ts"

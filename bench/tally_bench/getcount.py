@@ -15,9 +15,9 @@ import uuid
 
 import requests
 
-from .bench_http import attack, fmt, plot_latencies, runs_at_rates, settle, targets, vegeta
-from .bench_tools import OUT
-from .stack import Stack
+from .http import attack, fmt, plot_latencies, runs_at_rates, settle, targets, vegeta
+from .tools import OUT
+from tally.stack import Stack
 
 
 def heap_used_mb(pid: int) -> float:
@@ -47,7 +47,7 @@ def view_memory(stack: Stack, say, counters: int = 100_000) -> dict:
     from confluent_kafka.schema_registry.avro import AvroSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
 
-    from .model import topic
+    from tally.model import topic
 
     gw = stack.component("gateway").url()
     pid = stack.state.ref("gateway").pid

@@ -16,9 +16,9 @@ import uuid
 
 import requests
 
-from .bench_http import attack_lazy, fmt, plot_latencies, runs_at_rates, settle, summary, vegeta
-from .bench_tools import OUT, producer_performance
-from .stack import Stack
+from .http import attack_lazy, fmt, plot_latencies, runs_at_rates, settle, summary, vegeta
+from .tools import OUT, producer_performance
+from tally.stack import Stack
 
 NAMESPACE = "ad_clicks"  # ACCURATE, 5 s accept window
 PNG = OUT / "addcount.png"

@@ -1,0 +1,43 @@
+"""docs/benchmarks.md's tables, made from the reports under bench/out/ (generated, never typed)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+from tally.settings import REPO
+
+BENCHMARKS_PAGE = REPO / "docs" / "benchmarks.md"
+# each between <!-- table: bench/out/<name>.json --> and <!-- /table -->
+TABLES = ("cost", "getcount", "reads", "addcount", "gateway", "runq")
+
+
+def write(out: Path, say=print) -> int:
+    """Writes the page's tables from the reports."""
+    BENCHMARKS_PAGE.write_text(render(BENCHMARKS_PAGE.read_text(), out, say))
+    return 0
+
+
+def render(text: str, out: Path, say=lambda *_: None) -> str:
+    """The page with each table between its markers made anew from its report (a test holds the
+    committed page to this)."""
+    for name in TABLES:
+        table = importlib.import_module(f".{name}", __package__).table
+        start, end = f"<!-- table: bench/out/{name}.json -->", "<!-- /table -->"
+        report = out / f"{name}.json"
+        if not report.exists() or start not in text:
+            continue
+        head, rest = text.split(start, 1)
+        _, tail = rest.split(end, 1)
+        text = head + start + "\n" + table(json.loads(report.read_text())) + "\n" + end + tail
+        say(f"docs/benchmarks.md: {name} table from {report}")
+    from .goals import table as goals
+
+    start = "<!-- table: bench/out/*.json (goals) -->"
+    if start in text:
+        head, rest = text.split(start, 1)
+        _, tail = rest.split("<!-- /table -->", 1)
+        text = head + start + "\n" + goals(out) + "\n<!-- /table -->" + tail
+        say("docs/benchmarks.md: the goals table from bench/out/*.json")
+    return text

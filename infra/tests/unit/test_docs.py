@@ -1,0 +1,39 @@
+"""The reference docs: every benchmark table of docs/benchmarks.md is its report's, as
+`./tally bench table` makes it (generated, never typed), and every figure there names its report."""
+
+import re
+from pathlib import Path
+
+from tally_bench import tables
+
+REPO = Path(__file__).resolve().parents[3]
+OUT = REPO / "bench" / "out"
+
+
+def test_each_generated_table_is_what_its_report_gives():
+    page = tables.BENCHMARKS_PAGE.read_text()
+    assert tables.render(page, OUT) == page, "run ./tally bench table"
+
+
+def test_every_table_marker_names_a_report_that_exists():
+    page = tables.BENCHMARKS_PAGE.read_text()
+    names = re.findall(r"<!-- table: bench/out/([\w-]+)\.json -->", page)
+    assert set(names) == set(tables.TABLES)
+    assert all((OUT / f"{n}.json").exists() for n in names)
+
+
+def test_the_readme_is_a_front_door_and_links_only_to_pages_that_exist():
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) <= 300
+    assert "./tally up" in readme and "./tally test" in readme
+    for link in re.findall(r"\]\((docs/[^)#]+)", readme):
+        assert (REPO / link).exists(), link
+
+
+def test_no_tracked_file_cites_a_document_outside_the_repository():
+    import subprocess
+
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    outside = re.compile(r"\.\./shared|shared (DESIGN|PLATFORM)\.md|shared/(DESIGN|PLATFORM)")
+    citing = [f for f in tracked if (REPO / f).is_file() and outside.search((REPO / f).read_text(errors="ignore"))]
+    assert not citing, citing
