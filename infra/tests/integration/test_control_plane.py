@@ -223,6 +223,9 @@ def test_a_counter_namespace_deleted_and_created_again_starts_from_zero(gw, cql)
     until("the new namespace's count", lambda: count() == 2, 90, 0.5)
     time.sleep(3)  # a rollup later, still 2: nothing of the old namespace came back
     assert count() == 2
+    # the new namespace's slices are its own and OPEN: the old one's catalogue rows went with it
+    statuses = {r.status for r in cql.execute("SELECT status FROM tally_meta.slices WHERE namespace = %s", (name,))}
+    assert statuses == {"OPEN"}, statuses
     requests.delete(f"{gw}/v1/namespaces/{name}", headers=ADMIN, timeout=10)
 
 

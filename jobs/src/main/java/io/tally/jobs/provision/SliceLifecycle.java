@@ -37,6 +37,7 @@ final class SliceLifecycle implements AutoCloseable {
     private final ElasticsearchAdmin elasticsearch;
     private final PreparedStatement list;
     private final PreparedStatement setStatus;
+    private final PreparedStatement forgetNamespace;
     private final CounterLogBases bases;
 
     SliceLifecycle(CqlSession session, KeyspaceReplication replication, ElasticsearchAdmin elasticsearch) {
@@ -46,6 +47,7 @@ final class SliceLifecycle implements AutoCloseable {
         this.elasticsearch = elasticsearch;
         this.list = session.prepare(SliceCatalogTable.LIST);
         this.setStatus = session.prepare(SliceCatalogTable.SET_STATUS);
+        this.forgetNamespace = session.prepare(SliceCatalogTable.DELETE_NAMESPACE);
         this.bases = new CounterLogBases(session);
     }
 
@@ -87,16 +89,15 @@ final class SliceLifecycle implements AutoCloseable {
         }
     }
 
-    /** A deleted namespace's data goes: its keyspace, its catalogue rows become DELETED. */
+    /**
+     * A deleted namespace's data goes: its keyspace, then its catalogue rows (so a namespace created
+     * again under the name provisions OPEN slices of its own, not the old one's DELETED rows).
+     */
     void retire(String namespace) {
         String keyspace = NamespaceName.keyspace(namespace);
         session.execute(NamespaceKeyspace.drop(keyspace));
         tables.forgetKeyspace(keyspace);
-        for (Row r : session.execute(list.bind(namespace))) {
-            if (!SliceCatalogTable.DELETED.equals(r.getString("status"))) {
-                session.execute(setStatus.bind(SliceCatalogTable.DELETED, namespace, r.getInstant("start_time")));
-            }
-        }
+        session.execute(forgetNamespace.bind(namespace));
     }
 
     CqlSession session() {

@@ -22,5 +22,12 @@ public final class SliceCatalogTable {
     public static final String SET_STATUS =
             "UPDATE " + TABLE + " SET status = ? WHERE namespace = ? AND start_time = ?";
 
+    /**
+     * Binds: namespace. A deleted namespace's rows go with its keyspace: a namespace created again
+     * under the name starts a catalogue of its own (rows left DELETED would shadow its new slices,
+     * since {@link #INSERT} keeps the first writer's row).
+     */
+    public static final String DELETE_NAMESPACE = "DELETE FROM " + TABLE + " WHERE namespace = ?";
+
     private SliceCatalogTable() {}
 }
