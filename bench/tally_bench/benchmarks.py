@@ -17,6 +17,7 @@ from .addcount import bench_addcount
 from .cost import bench_cost
 from .gateway import bench_gateway
 from .getcount import bench_getcount
+from .lifecycle import bench_lifecycle
 from .http import plot_runs, summary
 from .reads import bench_reads
 from .runq import bench_runq
@@ -614,6 +615,7 @@ BENCHMARKS = {
     "counters": bench_counters,
     "runq": bench_runq,
     "control": bench_control,
+    "lifecycle": bench_lifecycle,
 }
 
 

@@ -10,7 +10,10 @@ from tally.settings import REPO
 
 BENCHMARKS_PAGE = REPO / "docs" / "benchmarks.md"
 # each between <!-- table: bench/out/<name>.json --> and <!-- /table -->
-TABLES = ("cost", "getcount", "reads", "addcount", "gateway", "runq")
+TABLES = ("cost", "getcount", "reads", "addcount", "gateway", "runq", "control", "registry", "lifecycle")
+# the reports `./tally bench all` makes before writing the tables (control and registry are quick
+# and their own commands)
+RUN_BY_ALL = ("cost", "getcount", "reads", "addcount", "gateway", "runq")
 
 
 def write(out: Path, say=print) -> int:

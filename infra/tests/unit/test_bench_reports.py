@@ -222,3 +222,40 @@ def test_the_cost_plot_is_a_png(tmp_path):
 
     png = plot(cost_report(), tmp_path / "cost.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_lifecycle_control_and_registry_tables_come_from_their_reports():
+    from tally_bench import control, lifecycle, registry
+
+    span = {"median": 70.0, "min": 65.5, "max": 90.1}
+    life = lifecycle.table(
+        {"runs": 3, "noop_up_s": span, "warm_up_s": span, "cold_up_s": span, "measured_at": "T", "commit": "c0ffee"}
+    )
+    assert "| warm `./tally up`" in life and "70.0 s (65.5-90.1)" in life and "`c0ffee`" in life
+    pct = {"n": 99, "p50_ms": 140.0, "p99_ms": 430.0, "max_ms": 500.0}
+    ctl = control.table(
+        {
+            "changes": 100,
+            "admin_put": pct,
+            "in_kafka": pct,
+            "applied_by_gateway": pct,
+            "ratio_applied_over_in_kafka_p50": 1.15,
+            "measured_at": "T",
+            "commit": "c0ffee",
+        }
+    )
+    assert "**1.15x**" in ctl and "p50 140 ms, p99 430 ms" in ctl
+    reg = registry.table(
+        {
+            "report": [
+                "record: TimeSeriesEvent, 230 B Avro binary, 235 B framed",
+                "encode: plain Avro 566 ns/record, Tally serde 729 ns/record, ratio 1.29",
+                "decode: plain Avro 657 ns/record, Tally serde 627 ns/record, ratio 0.95",
+                "register (idempotent): p50 1.20 ms, p99 3.40 ms over 200 calls",
+            ],
+            "measured_at": "T",
+            "commit": "c0ffee",
+        }
+    )
+    assert "| encode | 566 ns/record | 729 ns/record | 1.29 |" in reg
+    assert "| register (idempotent) (200 calls) | 1.20 ms | 3.40 ms |" in reg and "230 B Avro binary" in reg
