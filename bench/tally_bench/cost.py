@@ -25,9 +25,10 @@ from pathlib import Path
 
 import requests
 
-from .http import _pyplot, _save, attack_lazy, settle, summary, vegeta
+from .http import _save, attack_lazy, settle, summary, vegeta
 from .tools import OUT, iso, pipeline_backlog, producer_performance
 from tally.component_cgroups import JOIN, v2_mount
+from tally.plots import pyplot
 from tally.stack import Stack
 
 PNG = OUT / "cost.png"
@@ -458,7 +459,7 @@ SHOWN = ("gateway", "flink-taskmanager", "cassandra", "kafka", "elasticsearch")
 
 def plot(result: dict, png: Path) -> Path:
     """Stacked bars: each operation's µs of CPU by component (medians), the floor beside them."""
-    plt = _pyplot()
+    plt = pyplot()
     rows = [(o["label"], o) for o in result["operations"].values() if o["runs"]]
     if result["floor"]["runs"]:
         rows.append(("floor: Kafka ProducerPerformance record (producer + broker)", result["floor"]))

@@ -276,10 +276,6 @@ def runs_at_rates(
     return out
 
 
-def _pyplot():
-    return pyplot()
-
-
 def _save(plt, fig, title: str, png: Path) -> Path:
     """Titles, lays out and writes a benchmark's figure as PNG, then frees it."""
     fig.suptitle(title)
@@ -292,7 +288,7 @@ def _save(plt, fig, title: str, png: Path) -> Path:
 
 def plot_latencies(rates: dict, title: str, png: Path) -> Path:
     """Two panels: p50/p99 by rate (median, min-max bars), and the last run of each rate over time."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, (by_rate, over_time) = plt.subplots(1, 2, figsize=(12, 4.5))
     xs = sorted(rates, key=int)
     for key, label in (("p50_ms", "p50"), ("p99_ms", "p99")):
@@ -323,7 +319,7 @@ def plot_latencies(rates: dict, title: str, png: Path) -> Path:
 def plot_runs(series: dict[str, list[float]], ceilings: dict[str, float], title: str, ylabel: str, png: Path) -> Path:
     """Each run of each series as a bar (runs side by side), each ceiling of the same run as a
     dashed line: a throughput benchmark's runs and what bounds them, on a log scale."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 4.5))
     width = 0.8 / max(1, max(len(v) for v in series.values()))
     for i, runs in enumerate(series.values()):

@@ -27,10 +27,11 @@ from pathlib import Path
 
 import requests
 
-from .http import _pyplot, _save, component_cpu, fmt, summary
+from .http import _save, component_cpu, fmt, summary
 from .tools import OUT, cpu_seconds
 from tally.component_cgroups import v2_mount
 from tally.process import ProcessRef, start_ticks
+from tally.plots import pyplot
 from tally.stack import Stack
 
 RUNQLAT = "/usr/sbin/runqlat"  # libbpf-tools: bcc's runqlat, CO-RE (attaches without kernel headers)
@@ -269,7 +270,7 @@ def bench_runq(stack: Stack, say, seconds: int = 15, runs: int = 3) -> dict:
 
 def plot(result: dict, png: Path) -> Path:
     """ns per hook call, Tally's exporter beside runqlat in the same runs (median, min-max bars)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 4.5))
     beside = result["settings"][BESIDE_RUNQLAT]
     series = {"Tally's exporter": beside["ns_per_hook"], "runqlat (libbpf-tools)": beside["runqlat"]["ns_per_hook"]}

@@ -24,8 +24,8 @@ public final class OpenApiDocument {
 
     private final JsonNode root;
     private final byte[] bytes;
-    /** "POST /v1/counter/GetCount" (paths as the router writes them, :name) to the body's schema. */
-    private final Map<String, JsonNode> requestSchemas = new HashMap<>();
+    /** A POST's route path as the router writes it (/v1/namespaces/:name) to its body's schema. */
+    private final Map<String, JsonNode> postBodies = new HashMap<>();
     /** Each documented path as a pattern ({name}: one segment), with the methods it takes. */
     private final Map<String, Set<String>> methods = new LinkedHashMap<>();
 
@@ -48,8 +48,8 @@ public final class OpenApiDocument {
                         .path("content")
                         .path("application/json")
                         .path("schema");
-                if (!schema.isMissingNode()) {
-                    requestSchemas.put(key(op.getKey(), routerPath(p.getKey())), resolve(schema));
+                if (!schema.isMissingNode() && op.getKey().equals("post")) {
+                    postBodies.put(routerPath(p.getKey()), resolve(schema));
                 }
             }
         }
@@ -111,7 +111,7 @@ public final class OpenApiDocument {
      * errors are more precise); an operation without a documented body checks nothing.
      */
     public String unknownField(String method, String routePath, JsonNode body) {
-        JsonNode schema = requestSchemas.get(key(method, routePath));
+        JsonNode schema = method.equals("POST") ? postBodies.get(routePath) : null;
         return schema == null ? null : unknown(schema, body, "");
     }
 
@@ -167,9 +167,5 @@ public final class OpenApiDocument {
             }
         }
         return schema;
-    }
-
-    private static String key(String method, String path) {
-        return method.toUpperCase(Locale.ROOT) + " " + path;
     }
 }

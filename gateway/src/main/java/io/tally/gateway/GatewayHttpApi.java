@@ -192,24 +192,21 @@ final class GatewayHttpApi {
                             }
                         },
                         false);
-        r.route()
-                .last()
-                .handler(ctx -> HttpErrors.send(
-                        ctx,
-                        DOCUMENT.methodsOf(ctx.request().path()).isEmpty()
-                                ? new ServiceException(
-                                        ErrorCode.NOT_FOUND,
-                                        "no endpoint " + ctx.request().method() + " "
-                                                + ctx.request().path(),
-                                        null)
-                                : new ServiceException(
-                                        ErrorCode.METHOD_NOT_ALLOWED,
-                                        ctx.request().path() + " takes "
-                                                + String.join(
-                                                        ", ",
-                                                        DOCUMENT.methodsOf(
-                                                                ctx.request().path())),
-                                        null)));
+        r.route().last().handler(ctx -> {
+            java.util.Set<String> allowed = DOCUMENT.methodsOf(ctx.request().path());
+            HttpErrors.send(
+                    ctx,
+                    allowed.isEmpty()
+                            ? new ServiceException(
+                                    ErrorCode.NOT_FOUND,
+                                    "no endpoint " + ctx.request().method() + " "
+                                            + ctx.request().path(),
+                                    null)
+                            : new ServiceException(
+                                    ErrorCode.METHOD_NOT_ALLOWED,
+                                    ctx.request().path() + " takes " + String.join(", ", allowed),
+                                    null));
+        });
         r.route().failureHandler(ctx -> {
             if (ctx.statusCode() == 413) {
                 HttpErrors.send(
