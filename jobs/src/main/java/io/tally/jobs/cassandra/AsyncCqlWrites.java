@@ -29,7 +29,8 @@ import java.util.function.Function;
  * keyspace or table that no longer exists, because its namespace was deleted while the write was
  * on its way (the provisioner dropped the keyspace). The deleted namespace's data is meant to be
  * gone, so the write is dropped, counted and logged; restarting would only meet the same refusal
- * again.
+ * again. Since a node behind on the schema refuses alike, a write is dropped only once the
+ * cluster agrees the keyspace or table is gone ({@link ClusterSchema}); until then it is retried.
  */
 public final class AsyncCqlWrites implements AutoCloseable {
     /**
@@ -40,6 +41,7 @@ public final class AsyncCqlWrites implements AutoCloseable {
     static final long[] RETRY_DELAYS_MS = {250, 1_000, 2_000, 4_000};
 
     private final CqlSession session;
+    private final ClusterSchema schema;
     private final Function<Statement<?>, CompletionStage<?>> execute;
     private final long[] retryDelaysMs;
     private final AtomicLong retried = new AtomicLong();
@@ -54,16 +56,18 @@ public final class AsyncCqlWrites implements AutoCloseable {
     }
 
     public AsyncCqlWrites(CqlSession session, int maxInFlight) {
-        this(session, session::executeAsync, maxInFlight, RETRY_DELAYS_MS);
+        this(session, ClusterSchema.of(session), session::executeAsync, maxInFlight, RETRY_DELAYS_MS);
     }
 
-    /** With the call that runs a statement and the retry delays given (unit tests). */
+    /** With the schema's answers, the call that runs a statement and the retry delays given (unit tests). */
     AsyncCqlWrites(
             CqlSession session,
+            ClusterSchema schema,
             Function<Statement<?>, CompletionStage<?>> execute,
             int maxInFlight,
             long[] retryDelaysMs) {
         this.session = session;
+        this.schema = schema;
         this.execute = execute;
         this.maxInFlight = maxInFlight;
         this.inFlight = new Semaphore(maxInFlight);
@@ -95,20 +99,72 @@ public final class AsyncCqlWrites implements AutoCloseable {
             }
             Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
             String keyspace = goneKeyspace(cause);
-            if (keyspace != null && !stillDefined(statement)) {
-                dropped(keyspace, cause);
-                inFlight.release();
-            } else if ((keyspace != null || transientFailure(cause))
-                    && retries < retryDelaysMs.length
-                    && failure.get() == null) {
-                retried.incrementAndGet();
-                CompletableFuture.delayedExecutor(retryDelaysMs[retries], TimeUnit.MILLISECONDS)
-                        .execute(() -> attempt(statement, retries + 1));
-            } else {
-                failure.compareAndSet(null, cause);
-                inFlight.release();
+            if (keyspace == null) {
+                retryOrFail(statement, retries, cause, transientFailure(cause));
+                return;
             }
+            Table table = tableOf(statement);
+            CompletionStage<Boolean> gone = table == null
+                    ? CompletableFuture.completedFuture(false) // cannot tell: never drop on a doubt
+                    : schema.agreesGone(table.keyspace(), table.name());
+            gone.whenComplete((agreed, checkErr) -> {
+                if (Boolean.TRUE.equals(agreed)) {
+                    dropped(table.keyspace().asInternal(), cause);
+                    inFlight.release();
+                } else {
+                    retryOrFail(statement, retries, cause, true);
+                }
+            });
         });
+    }
+
+    private void retryOrFail(Statement<?> statement, int retries, Throwable cause, boolean retriable) {
+        if (retriable && retries < retryDelaysMs.length && failure.get() == null) {
+            retried.incrementAndGet();
+            CompletableFuture.delayedExecutor(retryDelaysMs[retries], TimeUnit.MILLISECONDS)
+                    .execute(() -> attempt(statement, retries + 1));
+        } else {
+            failure.compareAndSet(null, cause);
+            inFlight.release();
+        }
+    }
+
+    /**
+     * Runs a write's schema step (its DDL, its prepare) in the calling thread. A refusal saying
+     * the keyspace or table does not exist is retried after {@link #RETRY_DELAYS_MS} until the
+     * cluster agrees it is gone: then the write is dropped and this returns null. A transient
+     * failure is retried alike; what outlasts the retries is thrown (the job restarts).
+     */
+    public <T> T schemaStep(String keyspace, String table, java.util.function.Supplier<T> step)
+            throws InterruptedException {
+        for (int retries = 0; ; retries++) {
+            try {
+                return step.get();
+            } catch (RuntimeException e) {
+                boolean goneRefusal = goneKeyspace(e) != null;
+                if (goneRefusal && agreesGone(keyspace, table)) {
+                    dropped(keyspace, e);
+                    return null;
+                }
+                if (!(goneRefusal || transientFailure(e)) || retries >= retryDelaysMs.length) {
+                    throw e;
+                }
+                retried.incrementAndGet();
+                Thread.sleep(retryDelaysMs[retries]);
+            }
+        }
+    }
+
+    private boolean agreesGone(String keyspace, String table) throws InterruptedException {
+        try {
+            return schema.agreesGone(
+                            CqlIdentifier.fromInternal(keyspace),
+                            table == null ? null : CqlIdentifier.fromInternal(table))
+                    .toCompletableFuture()
+                    .get(30, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return false;
+        }
     }
 
     /**
@@ -193,34 +249,24 @@ public final class AsyncCqlWrites implements AutoCloseable {
                     + "|unconfigured table \\w+|table \\S+ does not exist",
             java.util.regex.Pattern.CASE_INSENSITIVE);
 
-    /**
-     * Whether the driver's view of the schema (kept current by the cluster's schema events) still
-     * has the table a refused write went to. A node that has just restarted answers "does not
-     * exist" for tables it has not pulled yet: that refusal is a failure to retry, not a deleted
-     * namespace (taking it for one dropped two acknowledged batches in the three-node suite).
-     */
-    boolean stillDefined(Statement<?> statement) {
+    /** The keyspace and table a bound statement (or a batch's first) writes to. */
+    record Table(CqlIdentifier keyspace, CqlIdentifier name) {}
+
+    /** The table a write goes to, or null when the statement does not tell (not a bound one). */
+    static Table tableOf(Statement<?> statement) {
         Statement<?> row = statement instanceof BatchStatement batch && batch.size() > 0
                 ? batch.iterator().next()
                 : statement;
         if (!(row instanceof BoundStatement bound)
                 || bound.getPreparedStatement().getVariableDefinitions().size() == 0) {
-            return false; // cannot tell: take the refusal at its word
+            return null;
         }
         var column = bound.getPreparedStatement().getVariableDefinitions().get(0);
-        return keyspaceHas(column.getKeyspace(), column.getTable());
-    }
-
-    /** Whether the driver's schema has the keyspace (and, if given, its table). */
-    public boolean keyspaceHas(CqlIdentifier keyspace, CqlIdentifier table) {
-        return session.getMetadata()
-                .getKeyspace(keyspace)
-                .map(k -> table == null || k.getTable(table).isPresent())
-                .orElse(false);
+        return new Table(column.getKeyspace(), column.getTable());
     }
 
     /** Counts and logs a write dropped because its namespace's storage is gone. */
-    public void dropped(String keyspace, Throwable err) {
+    private void dropped(String keyspace, Throwable err) {
         droppedForDeletedNamespace.incrementAndGet();
         if (goneKeyspaces.add(keyspace)) { // once a keyspace: a deleted namespace's backlog is many rows
             org.slf4j.LoggerFactory.getLogger(AsyncCqlWrites.class)

@@ -2,7 +2,6 @@ package io.tally.jobs.cassandra;
 
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
-import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
 import io.tally.model.KeyParts;
 import io.tally.model.cassandra.KeyspaceReplication;
 import io.tally.model.cassandra.SliceTable;
@@ -94,17 +93,17 @@ public class CassandraEventSink implements Sink<EventRow> {
                 }
                 writes.goneKeyspaces().clear();
             }
-            PreparedStatement insert;
-            try {
-                tables.ensure(row);
-                insert = inserts.computeIfAbsent(row.keyspace + "." + row.table, t -> writes.session()
-                        .prepare(SliceTable.insert(row.keyspace, row.table)));
-            } catch (InvalidQueryException e) {
-                if (AsyncCqlWrites.goneKeyspace(e) == null) {
-                    throw e;
+            String qualified = row.keyspace + "." + row.table;
+            PreparedStatement insert = inserts.get(qualified);
+            if (insert == null || !tables.known(qualified)) {
+                insert = writes.schemaStep(row.keyspace, row.table, () -> {
+                    tables.ensure(row);
+                    return inserts.computeIfAbsent(
+                            qualified, t -> writes.session().prepare(SliceTable.insert(row.keyspace, row.table)));
+                });
+                if (insert == null) {
+                    return; // its namespace was deleted between its DDL and this row
                 }
-                writes.dropped(row.keyspace, e); // dropped between its DDL and this row
-                return;
             }
             BoundStatement bound = insert.bind(
                     row.timeSeriesId,

@@ -13,8 +13,10 @@ public final class CounterTables {
     /** @return the namespace's keyspace */
     public static String create(CqlSession session, KeyspaceReplication replication, String namespace) {
         String ks = NamespaceName.keyspace(namespace);
-        session.execute(NamespaceKeyspace.create(ks, replication));
-        session.execute(CounterRollupsTable.create(ks));
+        if (!ClusterSchema.has(session, ks, CounterRollupsTable.TABLE)) {
+            session.execute(NamespaceKeyspace.create(ks, replication));
+            session.execute(CounterRollupsTable.create(ks));
+        }
         return ks;
     }
 }

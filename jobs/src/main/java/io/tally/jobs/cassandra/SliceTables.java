@@ -36,6 +36,11 @@ public final class SliceTables {
         this.catalogInsert = session.prepare(SliceCatalogTable.INSERT);
     }
 
+    /** Whether the table was made sure of (and not forgotten since). */
+    public boolean known(String qualified) {
+        return known.contains(qualified);
+    }
+
     /** Makes sure the slice table of row exists and is catalogued (cached after the first time). */
     public void ensure(EventRow row) {
         ensure(row.namespace, row.keyspace, row.table, row.sliceStartMicros, row.sliceEndMicros);
@@ -46,8 +51,10 @@ public final class SliceTables {
         if (known.contains(qualified)) {
             return;
         }
-        session.execute(NamespaceKeyspace.create(keyspace, replication));
-        session.execute(SliceTable.create(keyspace, tableName));
+        if (!ClusterSchema.has(session, keyspace, tableName)) {
+            session.execute(NamespaceKeyspace.create(keyspace, replication));
+            session.execute(SliceTable.create(keyspace, tableName));
+        }
         session.execute(catalogInsert.bind(
                 namespace,
                 tableName,

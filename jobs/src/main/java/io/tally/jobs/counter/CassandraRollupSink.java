@@ -10,6 +10,7 @@ import io.tally.jobs.cassandra.WriteBatching;
 import io.tally.model.Micros;
 import io.tally.model.cassandra.CounterRollupsTable;
 import io.tally.model.cassandra.KeyspaceReplication;
+import io.tally.namespace.NamespaceName;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.List;
@@ -74,16 +75,25 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
             batches.flush();
         }
 
-        /** A namespace's prepared statements, creating its table first. */
-        private Statements statements(String namespace) {
-            return statements.computeIfAbsent(namespace, n -> {
-                String ks = CounterTables.create(
-                        writes.session(), replication, n); // the provisioner made it already, unless it is new
+        /** A namespace's prepared statements, creating its table first (null: the namespace is gone). */
+        private Statements statements(String namespace) throws InterruptedException {
+            Statements known = statements.get(namespace);
+            if (known != null) {
+                return known;
+            }
+            String keyspace = NamespaceName.keyspace(namespace);
+            Statements made = writes.schemaStep(keyspace, CounterRollupsTable.TABLE, () -> {
+                // the provisioner made them already, unless the namespace is new
+                CounterTables.create(writes.session(), replication, namespace);
                 var session = writes.session();
                 return new Statements(
-                        session.prepare(CounterRollupsTable.insertRollupAndLastWrite(ks)),
-                        session.prepare(CounterRollupsTable.insertRollupWithTtl(ks)));
+                        session.prepare(CounterRollupsTable.insertRollupAndLastWrite(keyspace)),
+                        session.prepare(CounterRollupsTable.insertRollupWithTtl(keyspace)));
             });
+            if (made != null) {
+                statements.put(namespace, made);
+            }
+            return made;
         }
 
         @Override
@@ -92,19 +102,9 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
                 statements.clear();
                 writes.goneKeyspaces().clear();
             }
-            Statements ps;
-            try {
-                ps = statements(w.namespace);
-            } catch (com.datastax.oss.driver.api.core.servererrors.InvalidQueryException e) {
-                if (AsyncCqlWrites.goneKeyspace(e) == null
-                        || writes.keyspaceHas(
-                                com.datastax.oss.driver.api.core.CqlIdentifier.fromInternal(
-                                        io.tally.namespace.NamespaceName.keyspace(w.namespace)),
-                                null)) {
-                    throw e; // a node behind on the schema: retry, the keyspace is there
-                }
-                writes.dropped(w.namespace, e);
-                return;
+            Statements ps = statements(w.namespace);
+            if (ps == null) {
+                return; // deleted meanwhile: its rollups are meant to be gone
             }
             Instant at = Micros.toInstant(w.timeMicros);
             BoundStatement row;

@@ -5,11 +5,21 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.datastax.oss.driver.api.core.ConsistencyLevel;
 import com.datastax.oss.driver.api.core.NoNodeAvailableException;
+import com.datastax.oss.driver.api.core.cql.BoundStatement;
+import com.datastax.oss.driver.api.core.cql.ColumnDefinitions;
+import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
 import com.datastax.oss.driver.api.core.servererrors.WriteTimeoutException;
 import com.datastax.oss.driver.api.core.servererrors.WriteType;
+import com.datastax.oss.driver.internal.core.cql.DefaultColumnDefinition;
+import com.datastax.oss.driver.internal.core.cql.DefaultColumnDefinitions;
+import com.datastax.oss.protocol.internal.ProtocolConstants;
+import com.datastax.oss.protocol.internal.response.result.ColumnSpec;
+import com.datastax.oss.protocol.internal.response.result.RawType;
 import java.io.IOException;
+import java.lang.reflect.Proxy;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -55,8 +65,16 @@ class AsyncCqlWritesTest {
 
     /** Writes whose first `failures` attempts fail with the given error, then succeed. */
     private static AsyncCqlWrites failingFirst(int failures, RuntimeException error, AtomicInteger attempts) {
+        return failingFirst(failures, error, attempts, (keyspace, table) -> {
+            throw new AssertionError("a failure that names no keyspace needs no schema check");
+        });
+    }
+
+    private static AsyncCqlWrites failingFirst(
+            int failures, RuntimeException error, AtomicInteger attempts, ClusterSchema schema) {
         return new AsyncCqlWrites(
                 null,
+                schema,
                 statement -> attempts.incrementAndGet() <= failures
                         ? CompletableFuture.failedFuture(error)
                         : CompletableFuture.completedFuture(null),
@@ -104,5 +122,117 @@ class AsyncCqlWritesTest {
                 .isFalse();
         assertThat(AsyncCqlWrites.transientFailure(new IllegalStateException("x")))
                 .isFalse();
+    }
+
+    private static final InvalidQueryException NOT_PULLED_YET =
+            new InvalidQueryException(null, "table events_20261126 does not exist");
+
+    private static ClusterSchema answering(boolean gone, AtomicInteger asked) {
+        return (keyspace, table) -> {
+            asked.incrementAndGet();
+            return CompletableFuture.completedFuture(gone);
+        };
+    }
+
+    /** A bound insert into ns_playback.events_20261126 (a refusal's table is read from its statement). */
+    private static BoundStatement insertIntoASlice() {
+        ColumnDefinitions columns = DefaultColumnDefinitions.valueOf(List.of(new DefaultColumnDefinition(
+                new ColumnSpec(
+                        "ns_playback",
+                        "events_20261126",
+                        "time_series_id",
+                        0,
+                        RawType.PRIMITIVES.get(ProtocolConstants.DataType.VARCHAR)),
+                null)));
+        PreparedStatement prepared = (PreparedStatement) Proxy.newProxyInstance(
+                PreparedStatement.class.getClassLoader(), new Class<?>[] {PreparedStatement.class}, (p, m, a) -> {
+                    if (m.getName().equals("getVariableDefinitions")) {
+                        return columns;
+                    }
+                    throw new UnsupportedOperationException(m.getName());
+                });
+        return (BoundStatement) Proxy.newProxyInstance(
+                BoundStatement.class.getClassLoader(), new Class<?>[] {BoundStatement.class}, (p, m, a) -> {
+                    if (m.getName().equals("getPreparedStatement")) {
+                        return prepared;
+                    }
+                    throw new UnsupportedOperationException(m.getName());
+                });
+    }
+
+    @Test
+    void aTableANodeHasNotPulledYetIsRetriedNotDropped() throws Exception {
+        AtomicInteger attempts = new AtomicInteger();
+        AtomicInteger asked = new AtomicInteger();
+        AsyncCqlWrites writes = failingFirst(2, NOT_PULLED_YET, attempts, answering(false, asked));
+        writes.submit(insertIntoASlice());
+        writes.flush();
+        assertThat(attempts).hasValue(3);
+        assertThat(asked).hasValue(2);
+        assertThat(writes.droppedForDeletedNamespace()).isZero();
+    }
+
+    @Test
+    void aRefusalTheClusterNeverAgreesOnFailsTheFlushRatherThanDrop() throws Exception {
+        AtomicInteger attempts = new AtomicInteger();
+        AsyncCqlWrites writes = failingFirst(100, NOT_PULLED_YET, attempts, answering(false, new AtomicInteger()));
+        writes.submit(insertIntoASlice());
+        assertThatThrownBy(writes::flush).isInstanceOf(IOException.class).hasCause(NOT_PULLED_YET);
+        assertThat(writes.droppedForDeletedNamespace()).isZero();
+    }
+
+    @Test
+    void aTableTheClusterAgreesIsGoneIsDropped() throws Exception {
+        AtomicInteger attempts = new AtomicInteger();
+        AsyncCqlWrites writes = failingFirst(100, NOT_PULLED_YET, attempts, answering(true, new AtomicInteger()));
+        writes.submit(insertIntoASlice());
+        writes.flush();
+        assertThat(attempts).hasValue(1);
+        assertThat(writes.droppedForDeletedNamespace()).isEqualTo(1);
+        assertThat(writes.goneKeyspaces()).containsExactly("ns_playback");
+    }
+
+    @Test
+    void aRefusalOfAStatementThatNamesNoTableIsNeverDropped() throws Exception {
+        AtomicInteger attempts = new AtomicInteger();
+        AsyncCqlWrites writes = failingFirst(100, NOT_PULLED_YET, attempts, answering(true, new AtomicInteger()));
+        writes.submit(SimpleStatement.newInstance("INSERT"));
+        assertThatThrownBy(writes::flush).isInstanceOf(IOException.class);
+        assertThat(writes.droppedForDeletedNamespace()).isZero();
+    }
+
+    @Test
+    void aSchemaStepIsRetriedWhileTheClusterDisagreesAndDroppedOnceItAgrees() throws Exception {
+        AtomicInteger asked = new AtomicInteger();
+        AtomicInteger steps = new AtomicInteger();
+        AsyncCqlWrites lagging = failingFirst(0, null, new AtomicInteger(), answering(false, asked));
+        assertThat(lagging.schemaStep("ns_playback", "events_20261126", () -> {
+                    if (steps.incrementAndGet() <= 2) {
+                        throw NOT_PULLED_YET;
+                    }
+                    return "prepared";
+                }))
+                .isEqualTo("prepared");
+        assertThat(asked).hasValue(2);
+
+        AsyncCqlWrites deleted = failingFirst(0, null, new AtomicInteger(), answering(true, new AtomicInteger()));
+        assertThat(deleted.<String>schemaStep("ns_gone", "events_20261126", () -> {
+                    throw NOT_PULLED_YET;
+                }))
+                .isNull();
+        assertThat(deleted.droppedForDeletedNamespace()).isEqualTo(1);
+    }
+
+    @Test
+    void aSchemaStepsOtherRefusalIsThrownAtOnce() {
+        AtomicInteger steps = new AtomicInteger();
+        AsyncCqlWrites writes = failingFirst(0, null, new AtomicInteger(), answering(true, new AtomicInteger()));
+        InvalidQueryException syntax = new InvalidQueryException(null, "line 1:0 no viable alternative");
+        assertThatThrownBy(() -> writes.schemaStep("ns_playback", "t", () -> {
+                    steps.incrementAndGet();
+                    throw syntax;
+                }))
+                .isSameAs(syntax);
+        assertThat(steps).hasValue(1);
     }
 }

@@ -1,0 +1,47 @@
+package io.tally.jobs.cassandra;
+
+import com.datastax.oss.driver.api.core.CqlIdentifier;
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.metadata.Metadata;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Asks the cluster whether a keyspace (or a table of it) that a write was refused for is really
+ * gone. A node answers "does not exist" both for a namespace deleted meanwhile (its writes are
+ * meant to be dropped) and for a table it has not pulled yet (a node just restarted: its writes
+ * must be retried). Only a cluster whose live nodes agree on one schema version, read afresh,
+ * can tell the two apart; the driver's cached view alone could not (the three-node suite lost
+ * acknowledged events to it).
+ */
+@FunctionalInterface
+public interface ClusterSchema {
+    /**
+     * Completes true only when every node the driver sees up agrees on the schema and that schema
+     * lacks the keyspace (or, given one, its table); false on a disagreement or any error.
+     */
+    CompletionStage<Boolean> agreesGone(CqlIdentifier keyspace, CqlIdentifier table);
+
+    static ClusterSchema of(CqlSession session) {
+        return (keyspace, table) -> session.checkSchemaAgreementAsync()
+                .thenCompose(agreed -> agreed
+                        ? session.refreshSchemaAsync().thenApply(metadata -> !has(metadata, keyspace, table))
+                        : CompletableFuture.completedFuture(false))
+                .exceptionally(err -> false);
+    }
+
+    /** Whether the metadata has the keyspace and, if given, its table. */
+    static boolean has(Metadata metadata, CqlIdentifier keyspace, CqlIdentifier table) {
+        return metadata.getKeyspace(keyspace)
+                .map(k -> table == null || k.getTable(table).isPresent())
+                .orElse(false);
+    }
+
+    /**
+     * Whether the driver's view already has the table: its DDL is not sent again. A CREATE ... IF
+     * NOT EXISTS that reaches a node behind on the schema would create the table there anew.
+     */
+    static boolean has(CqlSession session, String keyspace, String table) {
+        return has(session.getMetadata(), CqlIdentifier.fromInternal(keyspace), CqlIdentifier.fromInternal(table));
+    }
+}
