@@ -64,7 +64,9 @@ def main(argv: list[str]) -> int:
         help="async-profiler in a component's JVM under one operation of bench cost (CPU by thread, hot frames)",
     )
     pr.add_argument("component", help="a JVM component: gateway, kafka, cassandra, flink-taskmanager, ...")
-    pr.add_argument("operation", help="an operation of bench cost (addcount_eventual, getcount, timeseries_10, ...) or idle")
+    pr.add_argument(
+        "operation", help="an operation of bench cost (addcount_eventual, getcount, timeseries_10, ...) or idle"
+    )
     pr.add_argument("--seconds", type=float, default=20)
     pr.add_argument("--event", default="itimer", help="async-profiler's event: itimer (default), cpu, alloc, wall")
     pr.set_defaults(fn=profile)

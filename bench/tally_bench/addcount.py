@@ -15,10 +15,10 @@ import time
 import uuid
 
 import requests
-
-from .http import attack_lazy, fmt, plot_latencies, runs_at_rates, settle, summary, vegeta
-from .tools import OUT, producer_performance
 from tally.stack import Stack
+
+from .http import attack_lazy, fmt, measured, plot_latencies, runs_at_rates, settle, summary, vegeta
+from .tools import OUT, producer_performance
 
 NAMESPACE = "ad_clicks"  # ACCURATE, 5 s accept window
 PNG = OUT / "addcount.png"
@@ -125,8 +125,8 @@ def table(result: dict) -> str:
         )
     rows.append(
         f"\nAddCount p99 at {ceiling['rate']:,}/s over ProducerPerformance's p99 at the same rate: "
-        f"{result['p99_ratio_to_producer_performance']:.1f} (medians). Median of 3 runs (min-max), measured "
-        f"{result.get('measured_at', '?')} with the whole stack running (`./tally bench addcount`, "
-        "`bench/out/addcount.json`, plot `bench/out/addcount.png`)."
+        f"{result['p99_ratio_to_producer_performance']:.1f} (medians). Median of 3 runs (min-max), with the whole stack running, "
+        + measured(result, "addcount", "plot `bench/out/addcount.png`")
+        + "."
     )
     return "\n".join(rows)

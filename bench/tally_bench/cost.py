@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import requests
-
-from .http import _save, attack_lazy, settle, summary, vegeta
-from .tools import OUT, iso, pipeline_backlog, producer_performance
 from tally.component_cgroups import JOIN, v2_mount
 from tally.plots import pyplot
 from tally.stack import Stack
+
+from .http import _save, attack_lazy, settle, summary, vegeta
+from .tools import OUT, iso, pipeline_backlog, producer_performance
 
 PNG = OUT / "cost.png"
 BACKLOG_DRAINED = 500  # records the jobs may still have to read when a drain counts as done

@@ -7,9 +7,10 @@ import base64
 import time
 import uuid
 
-from .http import attack, fmt, settle, summary, targets, vegeta
-from .tools import cpu_seconds, iso, producer_performance, rss_mb
 from tally.stack import Stack
+
+from .http import attack, fmt, measured, settle, summary, targets, vegeta
+from .tools import cpu_seconds, iso, producer_performance, rss_mb
 
 
 def bench_gateway(stack: Stack, say, seconds: float = 20) -> dict:
@@ -80,7 +81,8 @@ def table(result: dict) -> str:
             f"| {fmt(result['gateway_cpu_percent_of_a_core'], 0)} |",
             "",
             f"Ratio to the ceiling: **{result['ratio_events_per_s_to_ceiling']}** (median events/s over"
-            f" ProducerPerformance). Median of 3 runs (min-max), measured {result.get('measured_at', '?')} with the"
-            " whole stack and the jobs running (`./tally bench gateway`, `bench/out/gateway.json`).",
+            " ProducerPerformance). Median of 3 runs (min-max), with the whole stack and the jobs running, "
+            + measured(result, "gateway")
+            + ".",
         ]
     )

@@ -14,10 +14,10 @@ import time
 import uuid
 
 import requests
-
-from .http import attack, fmt, plot_latencies, runs_at_rates, settle, targets, vegeta
-from .tools import OUT
 from tally.stack import Stack
+
+from .http import attack, fmt, measured, plot_latencies, runs_at_rates, settle, targets, vegeta
+from .tools import OUT
 
 
 def heap_used_mb(pid: int) -> float:
@@ -46,7 +46,6 @@ def view_memory(stack: Stack, say, counters: int = 100_000) -> dict:
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
-
     from tally.model import topic
 
     gw = stack.component("gateway").url()
@@ -219,7 +218,8 @@ def table(result: dict) -> str:
             f" about {mem['bytes_per_counter'] * 1e6 / 2**20:.0f} MB per million counters."
         )
     rows.append(
-        f"\nMedian of 3 runs (min-max), measured {result.get('measured_at', '?')} with the whole stack running "
-        "(`./tally bench getcount`, `bench/out/getcount.json`, plots `bench/out/getcount-*.png`)."
+        "\nMedian of 3 runs (min-max), with the whole stack running, "
+        + measured(result, "getcount", "plots `bench/out/getcount-*.png`")
+        + "."
     )
     return "\n".join(rows)

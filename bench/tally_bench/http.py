@@ -15,9 +15,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from .tools import cpu_seconds, pipeline_backlog
 from tally.plots import pyplot
 from tally.stack import Stack
+
+from .tools import cpu_seconds, pipeline_backlog
 
 VEGETA_MODULE = "github.com/tsenart/vegeta/v12@v12.12.0"
 COMPONENTS = ("gateway", "cassandra", "kafka", "flink-taskmanager")
@@ -343,3 +344,11 @@ def fmt(s: dict | None, digits: int = 2) -> str:
     if not s:
         return "-"
     return f"{s['median']:.{digits}f} ({s['min']:.{digits}f}-{s['max']:.{digits}f})"
+
+
+def measured(result: dict, name: str, plots: str = "") -> str:
+    """Where a table's figures come from: when, at which commit, by which command, into which report."""
+    commit = result.get("commit")
+    at = f"at commit `{commit}`" if commit else "at a commit the report does not record (it predates commit recording)"
+    plots = f", {plots}" if plots else ""
+    return f"measured {result.get('measured_at', '?')} {at} (`./tally bench {name}`, `bench/out/{name}.json`{plots})"

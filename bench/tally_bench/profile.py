@@ -18,12 +18,13 @@ import uuid
 import zipfile
 from pathlib import Path
 
-from . import cost as bench_cost
-from .http import attack_lazy, vegeta
 from tally.component_cgroups import v2_mount
 from tally.fetch import mvn
 from tally.settings import REPO
 from tally.stack import Stack
+
+from . import cost as bench_cost
+from .http import attack_lazy, vegeta
 
 ASYNC_PROFILER = "tools.profiler:async-profiler:4.2:jar:linux-x64"
 WARMUP_S = 5

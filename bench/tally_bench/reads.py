@@ -13,10 +13,10 @@ import subprocess
 import time
 
 import requests
-
-from .http import fmt, plot_latencies, runs_at_rates, targets
-from .tools import OUT, iso, timeseries_tool
 from tally.stack import Stack
+
+from .http import fmt, measured, plot_latencies, runs_at_rates, targets
+from .tools import OUT, iso, timeseries_tool
 
 PNG = OUT / "reads.png"
 NAMESPACE = "bench_ts"
@@ -115,7 +115,8 @@ def table(result: dict) -> str:
             f"{fmt(cpu.get('gateway'), 0)} | {fmt(cpu.get('cassandra'), 0)} | {fmt(r['load1'])} |"
         )
     rows.append(
-        f"\nMedian of 3 runs (min-max), measured {result.get('measured_at', '?')} with the whole stack running "
-        "(`./tally bench reads`, `bench/out/reads.json`, plot `bench/out/reads.png`)."
+        "\nMedian of 3 runs (min-max), with the whole stack running, "
+        + measured(result, "reads", "plot `bench/out/reads.png`")
+        + "."
     )
     return "\n".join(rows)

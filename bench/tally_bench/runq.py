@@ -26,13 +26,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import requests
-
-from .http import _save, component_cpu, fmt, summary
-from .tools import OUT, cpu_seconds
 from tally.component_cgroups import v2_mount
-from tally.process import ProcessRef, start_ticks
 from tally.plots import pyplot
+from tally.process import ProcessRef, start_ticks
 from tally.stack import Stack
+
+from .http import _save, component_cpu, fmt, measured, summary
+from .tools import OUT, cpu_seconds
 
 RUNQLAT = "/usr/sbin/runqlat"  # libbpf-tools: bcc's runqlat, CO-RE (attaches without kernel headers)
 BESIDE_RUNQLAT = "rate limit 10 ms, no Kafka, beside runqlat"
@@ -328,7 +328,7 @@ def table(result: dict) -> str:
     cpu = ", ".join(f"{k} {fmt(v, 1)}%" for k, v in b.get("component_cpu_percent", {}).items())
     rows += [
         "",
-        f"Measured {result.get('measured_at', '?')}; {result['seconds_per_run']} s a run; host load (1 min) {load};"
-        f" the stack's components meanwhile (% of a core): {cpu}. `bench/out/runq.json`, `bench/out/runq.png`.",
+        f"{result['seconds_per_run']} s a run; host load (1 min) {load}; the stack's components meanwhile"
+        f" (% of a core): {cpu}; " + measured(result, "runq", "plot `bench/out/runq.png`") + ".",
     ]
     return "\n".join(rows)

@@ -10,10 +10,22 @@ from tally.settings import REPO
 
 BENCHMARKS_PAGE = REPO / "docs" / "benchmarks.md"
 # each between <!-- table: bench/out/<name>.json --> and <!-- /table -->
-TABLES = ("cost", "getcount", "reads", "addcount", "gateway", "runq", "control", "registry", "lifecycle")
+TABLES = (
+    "cost",
+    "getcount",
+    "reads",
+    "addcount",
+    "gateway",
+    "timeseries",
+    "counters",
+    "runq",
+    "control",
+    "registry",
+    "lifecycle",
+)
 # the reports `./tally bench all` makes before writing the tables (control and registry are quick
 # and their own commands)
-RUN_BY_ALL = ("cost", "getcount", "reads", "addcount", "gateway", "runq")
+RUN_BY_ALL = ("cost", "getcount", "reads", "addcount", "gateway", "timeseries", "counters", "runq")
 
 
 def write(out: Path, say=print) -> int:

@@ -10,6 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import requests
 from tally.components.base import JAVA
 from tally.components.java_service import shaded_jar
 from tally.process import ProcessRef
@@ -144,3 +145,42 @@ def pipeline_backlog(stack: Stack) -> int:
     finally:
         probe.close()
     return total
+
+
+def operator_records_in(metrics_url: str, operator: str) -> float:
+    """numRecordsIn of an operator, live from the TaskManager's Prometheus reporter."""
+    text = requests.get(metrics_url, timeout=10).text
+    return sum(
+        float(l.rsplit(" ", 1)[1])
+        for l in text.splitlines()
+        if l.startswith("flink_taskmanager_job_task_operator_numRecordsIn{") and f'operator_name="{operator}"' in l
+    )
+
+
+def consumer_performance(stack: Stack, topic: str, messages: int, group: str) -> dict:
+    kafka = stack.component("kafka")
+    r = subprocess.run(
+        [
+            JAVA,
+            "-Xmx512m",
+            "-cp",
+            f"{kafka.lib}/*",
+            "org.apache.kafka.tools.ConsumerPerformance",
+            "--bootstrap-server",
+            kafka.bootstrap,
+            "--topic",
+            topic,
+            "--messages",
+            str(messages),
+            "--group",
+            group,
+            "--timeout",
+            "60000",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr[-2000:])
+    header, line = [l for l in r.stdout.splitlines() if l.strip()][-2:]
+    return dict(zip([h.strip() for h in header.split(",")], [v.strip() for v in line.split(",")]))

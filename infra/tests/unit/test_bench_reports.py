@@ -134,7 +134,7 @@ def test_the_runq_report_summarises_each_setting_and_draws_the_side_by_side(tmp_
     table = bench_runq.table(report)
     assert "| rate limit 10 ms, no Kafka | 20000 (20000-20000) | 360 (350-390) |" in table
     assert "| runqlat (libbpf-tools) | 403 (400-405) |" in table
-    assert "median of 3 runs" in table and "Measured T" in table
+    assert "median of 3 runs" in table and "measured T" in table
     png = bench_runq.plot(report, tmp_path / "runq.png")
     assert png.read_bytes()[:4] == b"\x89PNG"
 
@@ -259,3 +259,59 @@ def test_the_lifecycle_control_and_registry_tables_come_from_their_reports():
     )
     assert "| encode | 566 ns/record | 729 ns/record | 1.29 |" in reg
     assert "| register (idempotent) (200 calls) | 1.20 ms | 3.40 ms |" in reg and "230 B Avro binary" in reg
+
+
+def test_the_writer_tables_give_each_servers_cpu_an_event_and_their_commit():
+    from tally_bench import counters, timeseries
+
+    def writer(rate, tm, cas, es):
+        cores = {"flink-taskmanager": tm, "cassandra": cas, "elasticsearch": es}
+        return {
+            "stored_events_per_s": rate,
+            "indexed_events_per_s": rate,
+            "cores_while_storing": cores,
+            "cores_while_indexing": cores,
+        }
+
+    pct = {"p50_ms": 1.0, "p99_ms": 2.0}
+    ts = timeseries.table(
+        {
+            "writer_runs": [writer(10_000, 0.5, 0.4, 0.3), writer(20_000, 0.6, 0.6, 0.6), writer(5_000, 0.5, 0.5, 0.5)],
+            "stored_events_per_s": summary([10_000, 20_000, 5_000]),
+            "stored_events_per_s_per_tm_core": summary([20_000, 33_333, 10_000]),
+            "ceiling_cassandra_raw_insert_runs": [{"events_per_s": 10_000, "cassandra_cores": 0.5}] * 3,
+            "ratio_stored_events_per_s_to_raw_cassandra": summary([1.0, 2.0, 0.5]),
+            "ceiling_consumer_performance": {"nMsg.sec": "100000"},
+            "ratio_stored_events_per_s_to_consumer_performance": 0.1,
+            "read_event_records": {
+                "events_in_window": 10_000,
+                "first_page_of_100": pct,
+                "all_10k_in_pages_of_1000": pct,
+            },
+            "store_to_visible_lag": {"read_cassandra": pct, "search_elasticsearch": pct},
+            "measured_at": "T",
+            "commit": "abc123",
+        }
+    )
+    # TaskManager: 0.5 cores at 10,000/s = 50 µs; 0.6 at 20,000 = 30; 0.5 at 5,000 = 100
+    assert "| CPU an event stored (µs): TaskManager, Cassandra, Elasticsearch | 50.0 (30.0-100.0)," in ts
+    assert "10000 (10000-10000) events/s; 50.0 (50.0-50.0) µs" in ts
+    assert "at commit `abc123`" in ts
+
+    kind = {
+        "runs": [{"events_per_s": 1_000, "cores": {"flink-taskmanager": 0.35, "cassandra": 0.1}}] * 3,
+        "events_per_s": summary([1_000] * 3),
+        "tm_cores": summary([0.35] * 3),
+        "events_per_s_per_tm_core": summary([2_857] * 3),
+    }
+    c = counters.table(
+        {
+            "rollup_eventual": kind,
+            "rollup_best_effort": kind,
+            "ceiling_consumer_performance": {"nMsg.sec": "300000"},
+            "ratio_rollup_eventual_to_consumer_performance": 0.003,
+            "freshness_ack_to_get_count": {"ACCURATE": pct, "EVENTUAL": pct},
+        }
+    )
+    assert "| 350.0 (350.0-350.0), 100.0 (100.0-100.0) |" in c
+    assert "does not record" in c  # a report without a commit says so
