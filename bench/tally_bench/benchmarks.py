@@ -13,6 +13,7 @@ from pathlib import Path
 import requests
 from tally.components.base import JAVA
 from tally.model import topic
+from tally.provenance import stamp
 from tally.stack import Stack
 
 from .addcount import bench_addcount
@@ -24,7 +25,7 @@ from .lifecycle import bench_lifecycle
 from .reads import bench_reads
 from .runq import bench_runq
 from .timeseries import bench_timeseries
-from .tools import OUT, bench_jar, commit, iso, percentiles
+from .tools import OUT, bench_jar, iso, percentiles
 
 
 def bench_registry(stack: Stack, say) -> dict:
@@ -155,8 +156,7 @@ BENCHMARKS = {
 
 def run(name: str, stack: Stack, say, **options) -> Path:
     result = BENCHMARKS[name](stack, say, **options)
-    result["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    result["commit"] = commit()
+    stamp(result)
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / f"{name}.json"
     path.write_text(json.dumps(result, indent=2))

@@ -1,4 +1,5 @@
-"""docs/benchmarks.md's tables, made from the reports under bench/out/ (generated, never typed)."""
+"""The docs' tables, made from the reports under bench/out/ (generated, never typed): the
+benchmarks' in docs/benchmarks.md, the three-node suite's in docs/deploying.md."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from tally.settings import REPO
 
 BENCHMARKS_PAGE = REPO / "docs" / "benchmarks.md"
+DEPLOYING_PAGE = REPO / "docs" / "deploying.md"
 # each between <!-- table: bench/out/<name>.json --> and <!-- /table -->
 TABLES = (
     "cost",
@@ -23,22 +25,25 @@ TABLES = (
     "registry",
     "lifecycle",
 )
+# the page each report's table is on (a report's module is its name with - as _)
+PAGES = {BENCHMARKS_PAGE: TABLES, DEPLOYING_PAGE: ("three-nodes",)}
 # the reports `./tally bench all` makes before writing the tables (control and registry are quick
 # and their own commands)
 RUN_BY_ALL = ("cost", "getcount", "reads", "addcount", "gateway", "timeseries", "counters", "runq")
 
 
 def write(out: Path, say=print) -> int:
-    """Writes the page's tables from the reports."""
-    BENCHMARKS_PAGE.write_text(render(BENCHMARKS_PAGE.read_text(), out, say))
+    """Writes every page's tables from the reports."""
+    for page, names in PAGES.items():
+        page.write_text(render(page.read_text(), out, say, names))
     return 0
 
 
-def render(text: str, out: Path, say=lambda *_: None) -> str:
+def render(text: str, out: Path, say=lambda *_: None, names: tuple[str, ...] = TABLES) -> str:
     """The page with each table between its markers made anew from its report (a test holds the
-    committed page to this)."""
-    for name in TABLES:
-        table = importlib.import_module(f".{name}", __package__).table
+    committed pages to this)."""
+    for name in names:
+        table = importlib.import_module(f".{name.replace('-', '_')}", __package__).table
         start, end = f"<!-- table: bench/out/{name}.json -->", "<!-- /table -->"
         report = out / f"{name}.json"
         if not report.exists() or start not in text:
@@ -46,7 +51,7 @@ def render(text: str, out: Path, say=lambda *_: None) -> str:
         head, rest = text.split(start, 1)
         _, tail = rest.split(end, 1)
         text = head + start + "\n" + table(json.loads(report.read_text())) + "\n" + end + tail
-        say(f"docs/benchmarks.md: {name} table from {report}")
+        say(f"docs: {name} table from {report}")
     from .goals import table as goals
 
     start = "<!-- table: bench/out/*.json (goals) -->"
@@ -54,5 +59,5 @@ def render(text: str, out: Path, say=lambda *_: None) -> str:
         head, rest = text.split(start, 1)
         _, tail = rest.split("<!-- /table -->", 1)
         text = head + start + "\n" + goals(out) + "\n<!-- /table -->" + tail
-        say("docs/benchmarks.md: the goals table from bench/out/*.json")
+        say("docs: the goals table from bench/out/*.json")
     return text

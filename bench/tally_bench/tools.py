@@ -85,15 +85,6 @@ def producer_performance(
     }
 
 
-def commit() -> str:
-    """The commit a report measured (with "+changes" when the work tree differed from it)."""
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True
-    ).stdout.strip()
-    return (head or "unknown") + ("+changes" if dirty else "")
-
-
 def percentiles(samples_ms: list[float]) -> dict:
     xs = sorted(samples_ms)
     pick = lambda q: round(xs[min(len(xs) - 1, int(q * len(xs)))], 2)
