@@ -5,9 +5,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -24,8 +27,8 @@ public final class OpenApiDocument {
 
     private final JsonNode root;
     private final byte[] bytes;
-    /** A POST's route path as the router writes it (/v1/namespaces/:name) to its body's schema. */
-    private final Map<String, JsonNode> postBodies = new HashMap<>();
+    /** A POST's route path as the router writes it (/v1/namespaces/:name) to its body's shape. */
+    private final Map<String, Shape> postBodies = new HashMap<>();
     /** Each documented path as a pattern ({name}: one segment), with the methods it takes. */
     private final Map<String, Set<String>> methods = new LinkedHashMap<>();
 
@@ -34,6 +37,7 @@ public final class OpenApiDocument {
     private OpenApiDocument(byte[] bytes) throws IOException {
         this.bytes = bytes;
         this.root = JSON.readTree(bytes);
+        IdentityHashMap<JsonNode, Shape> shapes = new IdentityHashMap<>();
         for (Iterator<Map.Entry<String, JsonNode>> paths = root.path("paths").fields(); paths.hasNext(); ) {
             Map.Entry<String, JsonNode> p = paths.next();
             for (Iterator<Map.Entry<String, JsonNode>> ops = p.getValue().fields(); ops.hasNext(); ) {
@@ -49,7 +53,7 @@ public final class OpenApiDocument {
                         .path("application/json")
                         .path("schema");
                 if (!schema.isMissingNode() && op.getKey().equals("post")) {
-                    postBodies.put(routerPath(p.getKey()), resolve(schema));
+                    postBodies.put(routerPath(p.getKey()), shape(schema, shapes));
                 }
             }
         }
@@ -111,47 +115,97 @@ public final class OpenApiDocument {
      * errors are more precise); an operation without a documented body checks nothing.
      */
     public String unknownField(String method, String routePath, JsonNode body) {
-        JsonNode schema = method.equals("POST") ? postBodies.get(routePath) : null;
-        return schema == null ? null : unknown(schema, body, "");
+        Shape shape = method.equals("POST") ? postBodies.get(routePath) : null;
+        return shape == null ? null : unknown(shape, body);
     }
 
-    private String unknown(JsonNode schema, JsonNode value, String path) {
+    /**
+     * A request schema as the unknown-field check needs it, made once from the document (a request
+     * is checked without following a $ref or making a path string, on the hot path of every write;
+     * the path of an unknown field is made only when there is one).
+     */
+    private static final class Shape {
+        final Map<String, Shape> properties = new HashMap<>();
+        final List<Shape> allOf = new ArrayList<>();
+        /** A nullable field's schema ({anyOf: [schema, null]}): checked instead of this one. */
+        Shape nonNull;
+        /** additionalProperties: false. */
+        boolean closed;
+        /** What a field the properties do not name is checked against (when not closed). */
+        Shape additional;
+        /** An array's items, or null. */
+        Shape items;
+    }
+
+    private Shape shape(JsonNode schema, IdentityHashMap<JsonNode, Shape> made) {
         schema = resolve(schema);
+        Shape known = made.get(schema);
+        if (known != null) {
+            return known; // one shape a schema: a schema that refers to itself ends here
+        }
+        Shape s = new Shape();
+        made.put(schema, s);
         for (JsonNode part : schema.path("allOf")) {
-            String u = unknown(part, value, path);
+            s.allOf.add(shape(part, made));
+        }
+        for (JsonNode alternative : schema.path("anyOf")) {
+            if (!resolve(alternative).path("type").asText().equals("null")) {
+                s.nonNull = shape(alternative, made);
+                break;
+            }
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it =
+                        schema.path("properties").fields();
+                it.hasNext(); ) {
+            Map.Entry<String, JsonNode> f = it.next();
+            s.properties.put(f.getKey(), shape(f.getValue(), made));
+        }
+        JsonNode extra = schema.path("additionalProperties");
+        s.closed = extra.isBoolean() && !extra.asBoolean();
+        s.additional = s.closed ? null : shape(extra, made);
+        if (schema.has("items")) {
+            s.items = shape(schema.get("items"), made);
+        }
+        return s;
+    }
+
+    /** The path, relative to value, of its first field the shape does not have; or null. */
+    private static String unknown(Shape shape, JsonNode value) {
+        for (Shape part : shape.allOf) {
+            String u = unknown(part, value);
             if (u != null) {
                 return u;
             }
         }
-        for (JsonNode alternative : schema.path("anyOf")) { // a nullable field: {anyOf: [schema, null]}
-            if (!resolve(alternative).path("type").asText().equals("null")) {
-                return unknown(alternative, value, path);
-            }
+        if (shape.nonNull != null) {
+            return unknown(shape.nonNull, value);
         }
         if (value.isObject()) {
-            JsonNode props = schema.path("properties");
-            JsonNode extra = schema.path("additionalProperties");
             for (Iterator<Map.Entry<String, JsonNode>> it = value.fields(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> f = it.next();
-                String at = path.isEmpty() ? f.getKey() : path + "." + f.getKey();
-                JsonNode sub = props.get(f.getKey());
-                if (sub == null && extra.isBoolean() && !extra.asBoolean()) {
-                    return at;
+                Shape sub = shape.properties.get(f.getKey());
+                if (sub == null && shape.closed) {
+                    return f.getKey();
                 }
-                String u = unknown(sub != null ? sub : extra, f.getValue(), at);
+                String u = unknown(sub != null ? sub : shape.additional, f.getValue());
                 if (u != null) {
-                    return u;
+                    return under(f.getKey(), u);
                 }
             }
-        } else if (value.isArray() && schema.has("items")) {
+        } else if (value.isArray() && shape.items != null) {
             for (int i = 0; i < value.size(); i++) {
-                String u = unknown(schema.get("items"), value.get(i), path + "[" + i + "]");
+                String u = unknown(shape.items, value.get(i));
                 if (u != null) {
-                    return u;
+                    return under("[" + i + "]", u);
                 }
             }
         }
         return null;
+    }
+
+    /** "events" and "[2].eventItem" -> "events[2].eventItem"; "[2]" and "eventItem" -> "[2].eventItem". */
+    private static String under(String parent, String child) {
+        return child.startsWith("[") ? parent + child : parent + "." + child;
     }
 
     /** A schema with its local $ref followed ("#/components/schemas/Event"). */

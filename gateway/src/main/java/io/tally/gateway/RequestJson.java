@@ -147,16 +147,21 @@ final class RequestJson {
 
     /** The request's JSON body: 415 for another content type, 400 for what does not parse. */
     static JsonNode body(RoutingContext ctx) {
-        String ct = ctx.request().getHeader("Content-Type");
-        if (ct == null || !ct.split(";")[0].trim().equalsIgnoreCase("application/json")) {
+        if (!isJson(ctx.request().getHeader("Content-Type"))) {
             throw new ServiceException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, "send the request as application/json", null);
         }
         JsonNode body;
         try {
-            body = JSON.readTree(
-                    ctx.body().buffer() == null
-                            ? new byte[0]
-                            : ctx.body().buffer().getBytes());
+            io.vertx.core.buffer.Buffer buffer = ctx.body().buffer();
+            if (buffer == null) {
+                body = JSON.readTree(new byte[0]);
+            } else {
+                // parsed where the body lies, not from a copy of it (Buffer.getBytes copied every body)
+                io.netty.buffer.ByteBuf bytes = buffer.getByteBuf();
+                body = bytes.hasArray()
+                        ? JSON.readTree(bytes.array(), bytes.arrayOffset() + bytes.readerIndex(), bytes.readableBytes())
+                        : JSON.readTree(buffer.getBytes());
+            }
         } catch (Exception e) {
             throw new ServiceException(
                     ErrorCode.MALFORMED_JSON, "the body is not valid JSON: " + firstLine(e.getMessage()), null);
@@ -177,6 +182,16 @@ final class RequestJson {
             }
         }
         return body;
+    }
+
+    /** Whether a Content-Type is application/json, with or without parameters (charset). */
+    static boolean isJson(String contentType) {
+        if (contentType == null) {
+            return false;
+        }
+        int end = contentType.indexOf(';');
+        String type = (end < 0 ? contentType : contentType.substring(0, end)).trim();
+        return type.equalsIgnoreCase("application/json");
     }
 
     private static String firstLine(String s) {
