@@ -34,7 +34,7 @@ from .tools import OUT, iso, pipeline_backlog, producer_performance
 PNG = OUT / "cost.png"
 BACKLOG_DRAINED = 500  # records the jobs may still have to read when a drain counts as done
 FLOOR_RATE = 2000
-WARMUP_S = 5
+WARMUP_S = 20  # the C2 compiler was still at 7 µs a GetCount after 5 s (profile, docs/benchmarks.md)
 
 
 def now_iso(offset_s: float = 0.0) -> str:
