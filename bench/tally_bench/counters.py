@@ -14,7 +14,7 @@ from tally.components.base import JAVA
 from tally.model import topic
 from tally.stack import Stack
 
-from .http import fmt, measured, plot_runs, summary
+from .http import fmt, measured, plot_runs, settle, summary
 from .tools import OUT, bench_jar, consumer_performance, cpu_seconds, iso, operator_records_in, percentiles
 
 
@@ -111,6 +111,7 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
         out["cassandra_cores"] = summary([r["cores"]["cassandra"] for r in runs])
         return out
 
+    settle(say, stack=stack)  # what earlier benchmarks left for the rollup job (bench addcount: over a million)
     durable = three("video_views", "counter_rollup", "rollup job (EVENTUAL: dedup, event log, rollups)")
     best = three("page_hits", "best_effort_aggregate", "rollup job (BEST_EFFORT: aggregation only)")
     say(f"ceiling: Kafka ConsumerPerformance, {events:,} records of tally.counter.events ...")
