@@ -15,7 +15,10 @@ from tally.model import topic
 from tally.stack import Stack
 
 from .http import fmt, measured, plot_runs, settle, summary
-from .tools import OUT, bench_jar, consumer_performance, cpu_seconds, iso, operator_records_in, percentiles
+from .tools import OUT, Standing, bench_jar, consumer_performance, cpu_seconds, iso, operator_records_in, percentiles
+
+#: records beyond the standing load (heartbeats) that mark the benchmark's first
+FIRST_EVENTS = 200
 
 
 def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
@@ -55,18 +58,8 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
             raise RuntimeError(r.stderr[-2000:])
         return json.loads(r.stdout.strip().splitlines()[-1])
 
-    def wait_idle(operator):
-        last = operator_records_in(metrics_url, operator)
-        for _ in range(300):
-            time.sleep(2)
-            now = operator_records_in(metrics_url, operator)
-            if now == last:
-                return now
-            last = now
-        raise RuntimeError(f"{operator} did not go idle in 10 minutes")
-
     def drain(ns, operator, label):
-        base = wait_idle(operator)
+        taken = Standing(lambda: operator_records_in(metrics_url, operator), operator).wait(say)
         say(f"{label}: {events:,} AddCount events over 100,000 counters of {ns}, straight to Kafka ...")
         producer = subprocess.Popen(
             tool
@@ -77,17 +70,15 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
         t_first = t_done = cpu0 = None
         deadline = time.monotonic() + 900
         while t_done is None and time.monotonic() < deadline:
-            now, seen = time.monotonic(), operator_records_in(metrics_url, operator)
-            if t_first is None and seen > base:
+            now, seen = time.monotonic(), taken.added()
+            if t_first is None and seen > FIRST_EVENTS:
                 t_first, cpu0 = now, {c: cpu_seconds(r) for c, r in refs.items()}
-            if seen >= base + events:
+            if seen >= events:
                 t_done, cpu1 = now, {c: cpu_seconds(r) for c, r in refs.items()}
             time.sleep(0.2)
         produced = json.loads(producer.communicate(timeout=300)[0].strip().splitlines()[-1])
         if t_done is None:
-            raise RuntimeError(
-                f"{operator} took in {operator_records_in(metrics_url, operator) - base:.0f} of {events} in 15 minutes"
-            )
+            raise RuntimeError(f"{operator} took in {taken.added():.0f} of {events} in 15 minutes")
         wall = t_done - t_first
         cores = {c: round((cpu1[c] - cpu0[c]) / wall, 2) for c in refs}
         out = {
@@ -97,6 +88,7 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
             "events_per_s": round(events / wall),
             "cores": cores,
             "events_per_s_per_tm_core": round(events / wall / max(cores["flink-taskmanager"], 0.01)),
+            "standing_per_s": round(taken.rate),
         }
         say(f"  {out}")
         return out

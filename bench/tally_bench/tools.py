@@ -175,3 +175,35 @@ def consumer_performance(stack: Stack, topic: str, messages: int, group: str) ->
         raise RuntimeError(r.stderr[-2000:])
     header, line = [l for l in r.stdout.splitlines() if l.strip()][-2:]
     return dict(zip([h.strip() for h in header.split(",")], [v.strip() for v in line.split(",")]))
+
+
+class Standing:
+    """A job's count of records taken in, net of the stack's standing load. The count is never
+    still: the runq exporter's samples reach the TimeSeries writer (hundreds of rows a second)
+    and heartbeats the rollup job (about 20 records a second), so a benchmark that waited for it
+    to stop waited forever. `wait` waits until it grows no faster than STANDING_PER_S for three
+    windows in a row and takes that rate; `added` is what came in since, beyond that rate."""
+
+    STANDING_PER_S = 1000.0
+
+    def __init__(self, read, what: str):
+        self.read, self.what = read, what
+        self.base = self.rate = self.since = 0.0
+
+    def wait(self, say, window_s: float = 2.0, timeout_s: float = 900) -> Standing:
+        deadline = time.monotonic() + timeout_s
+        last, t_last, calm = self.read(), time.monotonic(), []
+        while time.monotonic() < deadline:
+            time.sleep(window_s)
+            value, t = self.read(), time.monotonic()
+            rate = (value - last) / (t - t_last)
+            calm = calm + [rate] if rate <= self.STANDING_PER_S else []
+            last, t_last = value, t
+            if len(calm) >= 3:
+                self.base, self.since, self.rate = value, t, sum(calm) / len(calm)
+                say(f"  {self.what}: standing load {self.rate:.0f} a second")
+                return self
+        raise RuntimeError(f"{self.what} did not fall to a standing load in {timeout_s:.0f} s (a backlog?)")
+
+    def added(self) -> float:
+        return self.read() - self.base - self.rate * (time.monotonic() - self.since)

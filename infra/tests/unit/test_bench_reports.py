@@ -315,3 +315,16 @@ def test_the_writer_tables_give_each_servers_cpu_an_event_and_their_commit():
     )
     assert "| 350.0 (350.0-350.0), 100.0 (100.0-100.0) |" in c
     assert "does not record" in c  # a report without a commit says so
+
+
+def test_a_jobs_count_is_measured_net_of_the_stacks_standing_load():
+    import time
+
+    from tally_bench.tools import Standing
+
+    t0, extra = time.monotonic(), [0]
+    count = lambda: 300.0 * (time.monotonic() - t0) + extra[0]  # 300 records a second, always
+    taken = Standing(count, "rows").wait(lambda *_: None, window_s=0.05)
+    assert 250 < taken.rate < 350
+    extra[0] = 5_000  # a benchmark's records arrive
+    assert 4_900 < taken.added() < 5_100
