@@ -10,10 +10,15 @@ from .settings import REPO
 
 
 def commit() -> str:
-    """HEAD, with "+changes" when tracked files differed from it (the figure measured uncommitted code)."""
+    """HEAD, with "+changes" when tracked files differed from it (the figure measured uncommitted
+    code); the reports and plots under bench/out/ do not count (a benchmark writes its plot, and
+    one benchmark after another the earlier ones' reports, before a report records its commit)."""
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True
+        ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)bench/out"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     return (head or "unknown") + ("+changes" if dirty else "")
 
