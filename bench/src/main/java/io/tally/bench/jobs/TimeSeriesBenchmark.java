@@ -126,6 +126,15 @@ public final class TimeSeriesBenchmark {
         return r;
     }
 
+    /**
+     * A schema change with time to finish: dropping the table of 400,000 rows right after the
+     * writer's run (a flush and a snapshot) took longer than the driver's 2 s and failed the run.
+     */
+    private static void ddl(CqlSession session, String cql) {
+        session.execute(com.datastax.oss.driver.api.core.cql.SimpleStatement.newInstance(cql)
+                .setTimeout(java.time.Duration.ofSeconds(60)));
+    }
+
     private static void cassandraCeiling(Map<String, String> o) throws Exception {
         String[] hp = o.get("cassandra").split(":");
         int events = Integer.parseInt(o.get("events"));
@@ -140,10 +149,13 @@ public final class TimeSeriesBenchmark {
                                 .withLocalDatacenter("datacenter1"),
                         security)
                 .build()) {
-            session.execute("CREATE KEYSPACE IF NOT EXISTS tally_bench WITH replication = "
-                    + "{'class': 'SimpleStrategy', 'replication_factor': 1}");
-            session.execute("DROP TABLE IF EXISTS tally_bench.ceiling_rows");
-            session.execute(
+            ddl(
+                    session,
+                    "CREATE KEYSPACE IF NOT EXISTS tally_bench WITH replication = "
+                            + "{'class': 'SimpleStrategy', 'replication_factor': 1}");
+            ddl(session, "DROP TABLE IF EXISTS tally_bench.ceiling_rows");
+            ddl(
+                    session,
                     "CREATE TABLE tally_bench.ceiling_rows (time_series_id text, time_bucket int, "
                             + "event_bucket int, event_time bigint, event_id text, event_item_key text, event_item_value blob, "
                             + "value_metadata blob, PRIMARY KEY ((time_series_id, time_bucket, event_bucket), event_time, "
@@ -190,7 +202,7 @@ public final class TimeSeriesBenchmark {
             }
             double seconds = (System.nanoTime() - t0) / 1e9;
             double clientCores = (processCpuNanos() - cpu0) / 1e9 / seconds;
-            session.execute("DROP TABLE tally_bench.ceiling_rows");
+            ddl(session, "DROP TABLE tally_bench.ceiling_rows");
             System.out.printf(
                     "{\"events\": %d, \"rows\": %d, \"seconds\": %.3f, \"events_per_s\": %.0f, "
                             + "\"rows_per_s\": %.0f, \"client_cores\": %.2f}%n",
