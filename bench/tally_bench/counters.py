@@ -15,7 +15,17 @@ from tally.model import topic
 from tally.stack import Stack
 
 from .http import fmt, measured, plot_runs, settle, summary
-from .tools import OUT, Standing, bench_jar, consumer_performance, cpu_seconds, iso, operator_records_in, percentiles
+from .tools import (
+    OUT,
+    REACHED,
+    Standing,
+    bench_jar,
+    consumer_performance,
+    cpu_seconds,
+    iso,
+    operator_records_in,
+    percentiles,
+)
 
 #: records beyond the standing load (heartbeats) that mark the benchmark's first
 FIRST_EVENTS = 200
@@ -73,7 +83,7 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
             now, seen = time.monotonic(), taken.added()
             if t_first is None and seen > FIRST_EVENTS:
                 t_first, cpu0 = now, {c: cpu_seconds(r) for c, r in refs.items()}
-            if seen >= events:
+            if taken.reached(events):
                 t_done, cpu1 = now, {c: cpu_seconds(r) for c, r in refs.items()}
             time.sleep(0.2)
         produced = json.loads(producer.communicate(timeout=300)[0].strip().splitlines()[-1])
@@ -85,9 +95,9 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
             "events": events,
             "producer": produced,
             "seconds": round(wall, 2),
-            "events_per_s": round(events / wall),
+            "events_per_s": round(REACHED * events / wall),
             "cores": cores,
-            "events_per_s_per_tm_core": round(events / wall / max(cores["flink-taskmanager"], 0.01)),
+            "events_per_s_per_tm_core": round(REACHED * events / wall / max(cores["flink-taskmanager"], 0.01)),
             "standing_per_s": round(taken.rate),
         }
         say(f"  {out}")
