@@ -18,6 +18,7 @@ from tally.stack import Stack
 from .http import fmt, measured, plot_runs, settle, summary
 from .tools import (
     OUT,
+    REACHED,
     Standing,
     consumer_performance,
     cpu_seconds,
