@@ -21,8 +21,15 @@ def bench(args, settings: Settings) -> int:
 
     if args.name == "table":
         return tables.write(benchmarks.OUT, say)
+    # as `./tally up` does: a benchmark measures the code of the tree, and its own tools (the
+    # bench jar) must be of it too (a run used a jar older than its sources)
+    from tally import build
+    from tally.jobs import Jobs
+
+    build.build_java(say)
     stack = Stack(settings, say)
     stack.up()
+    Jobs(settings, say).ensure_deployed()
     # all: the benchmarks whose reports make the docs' tables, then the tables
     for name in tables.RUN_BY_ALL if args.name == "all" else (args.name,):
         say(f"== bench {name}")
