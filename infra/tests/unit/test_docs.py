@@ -1,6 +1,7 @@
 """The reference docs: every benchmark table of docs/benchmarks.md is its report's, as
 `./tally bench table` makes it (generated, never typed), and every figure there names its report."""
 
+import json
 import re
 from pathlib import Path
 
@@ -16,11 +17,13 @@ def test_each_generated_table_is_what_its_report_gives():
         assert tables.render(text, OUT, names=names) == text, f"{page.name}: run ./tally bench table"
 
 
-def test_every_table_marker_names_a_report_that_exists():
+def test_every_table_marker_names_a_report_that_exists_and_its_commit():
     for page, names in tables.PAGES.items():
         cited = re.findall(r"<!-- table: bench/out/([\w-]+)\.json -->", page.read_text())
         assert set(cited) == set(names), page.name
-        assert all((OUT / f"{name}.json").exists() for name in cited)
+        for name in cited:
+            report = json.loads((OUT / f"{name}.json").read_text())
+            assert report.get("commit"), f"bench/out/{name}.json names no commit: measure it again"
 
 
 def test_the_readme_is_a_front_door_and_links_only_to_pages_that_exist():
