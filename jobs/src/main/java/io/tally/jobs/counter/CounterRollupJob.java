@@ -6,6 +6,7 @@ import io.tally.jobs.cassandra.EventRow;
 import io.tally.jobs.config.JobArgs;
 import io.tally.jobs.config.JobSetting;
 import io.tally.jobs.config.JobSettings;
+import io.tally.jobs.config.ObjectReuse;
 import io.tally.jobs.control.ControlPlane;
 import io.tally.jobs.kafka.AvroRecordSerializer;
 import io.tally.jobs.kafka.DeadLetterRecord;
@@ -103,6 +104,7 @@ public final class CounterRollupJob {
             SerializableSupplier<SchemaRegistryClient> registry,
             long unknownNamespaceGraceMs,
             Heartbeats.Branch heartbeats) {
+        ObjectReuse.enable(records.getExecutionEnvironment());
         SingleOutputStreamOperator<CounterMutation> decoded = records.connect(ControlPlane.broadcast(control))
                 .process(new CounterEventDecoder(registry, unknownNamespaceGraceMs))
                 .uid("counter-decode")

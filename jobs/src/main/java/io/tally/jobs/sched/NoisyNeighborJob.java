@@ -3,6 +3,7 @@ package io.tally.jobs.sched;
 import io.tally.jobs.config.JobArgs;
 import io.tally.jobs.config.JobSetting;
 import io.tally.jobs.config.JobSettings;
+import io.tally.jobs.config.ObjectReuse;
 import io.tally.jobs.kafka.AvroRecordSerializer.Keyed;
 import io.tally.jobs.kafka.JobKafka;
 import io.tally.jobs.kafka.RawRecord;
@@ -150,6 +151,7 @@ public final class NoisyNeighborJob {
             NoisyNeighborRule rule,
             AlertHoldDown holdDown,
             Duration forgetAfter) {
+        ObjectReuse.enable(records.getExecutionEnvironment());
         DataStream<ContainerWindow> windows = records.process(new SchedDecoder(registry))
                 .uid("sched-decode")
                 .name("sched-decode")

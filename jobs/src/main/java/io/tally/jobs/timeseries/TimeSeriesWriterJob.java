@@ -6,6 +6,7 @@ import io.tally.jobs.cassandra.EventRow;
 import io.tally.jobs.config.JobArgs;
 import io.tally.jobs.config.JobSetting;
 import io.tally.jobs.config.JobSettings;
+import io.tally.jobs.config.ObjectReuse;
 import io.tally.jobs.control.ControlPlane;
 import io.tally.jobs.elasticsearch.IndexDoc;
 import io.tally.jobs.kafka.DeadLetterRecord;
@@ -57,6 +58,23 @@ public final class TimeSeriesWriterJob {
             JobSetting.Kind.URL,
             "http://127.0.0.1:9200",
             "Elasticsearch (documents of indexed namespaces, index templates)");
+    /** A bulk request closes at this size: what a bulk costs Elasticsearch is per request and per byte. */
+    public static final JobSetting ELASTICSEARCH_BULK_MB = new JobSetting(
+            "elasticsearch.bulk.mb",
+            JobSetting.Kind.COUNT,
+            "5",
+            "MiB of documents a bulk request carries at most (Elasticsearch advises bulks of a few MB)");
+
+    public static final JobSetting ELASTICSEARCH_BULK_ACTIONS = new JobSetting(
+            "elasticsearch.bulk.actions",
+            JobSetting.Kind.COUNT,
+            "20000",
+            "documents a bulk request carries at most (a bound for many tiny documents; the size closes it first)");
+    public static final JobSetting ELASTICSEARCH_BULK_INTERVAL_MS = new JobSetting(
+            "elasticsearch.bulk.interval.ms",
+            JobSetting.Kind.MILLIS,
+            "1000",
+            "how long a document waits for its bulk at most (added to the time until it is searchable)");
     public static final JobSetting LIFECYCLE_INTERVAL_MS = new JobSetting(
             "lifecycle.interval.ms",
             JobSetting.Kind.MILLIS,
@@ -66,7 +84,13 @@ public final class TimeSeriesWriterJob {
     public static final List<JobSetting> SETTINGS = JobSettings.of(
             JobSettings.kafka(NAME),
             JobSettings.CASSANDRA,
-            List.of(ELASTICSEARCH_URL, LIFECYCLE_INTERVAL_MS, JobSettings.UNKNOWN_NAMESPACE_GRACE_MS));
+            List.of(
+                    ELASTICSEARCH_URL,
+                    ELASTICSEARCH_BULK_MB,
+                    ELASTICSEARCH_BULK_ACTIONS,
+                    ELASTICSEARCH_BULK_INTERVAL_MS,
+                    LIFECYCLE_INTERVAL_MS,
+                    JobSettings.UNKNOWN_NAMESPACE_GRACE_MS));
 
     private TimeSeriesWriterJob() {}
 
@@ -87,8 +111,9 @@ public final class TimeSeriesWriterJob {
                 .setHosts(new HttpHost(es.getHost(), es.getPort(), es.getScheme()))
                 .setEmitter((doc, context, indexer) ->
                         indexer.add(new IndexRequest(doc.index).id(doc.id).source(doc.source)))
-                .setBulkFlushMaxActions(1000)
-                .setBulkFlushInterval(1000)
+                .setBulkFlushMaxSizeMb((int) p.number(ELASTICSEARCH_BULK_MB))
+                .setBulkFlushMaxActions((int) p.number(ELASTICSEARCH_BULK_ACTIONS))
+                .setBulkFlushInterval(p.number(ELASTICSEARCH_BULK_INTERVAL_MS))
                 .setBulkFlushBackoffStrategy(FlushBackoffType.EXPONENTIAL, 8, 500)
                 .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                 .build();
@@ -129,6 +154,7 @@ public final class TimeSeriesWriterJob {
             long unknownNamespaceGraceMs,
             String elasticsearch,
             Provisioning provisioning) {
+        ObjectReuse.enable(records.getExecutionEnvironment());
         SingleOutputStreamOperator<EventRow> planned = records.connect(ControlPlane.broadcast(control))
                 .process(new EventDecoder(registry, unknownNamespaceGraceMs))
                 .uid("decode-and-plan")
