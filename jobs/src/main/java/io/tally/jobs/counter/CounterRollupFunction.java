@@ -139,7 +139,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
                 .getMapState(new MapStateDescriptor<>(
                         "pending-mutations", Types.LONG, TypeInformation.of(PendingMutations.class)));
         rollup = getRuntimeContext()
-                .getState(new ValueStateDescriptor<>("rollup-state", TypeInformation.of(CounterRollupState.class)));
+                .getState(new ValueStateDescriptor<>("rollup-state", new CounterRollupStateSerializer()));
         ValueStateDescriptor<long[]> historyDesc = new ValueStateDescriptor<>(
                 "recent-rollup-history", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO);
         historyDesc.enableTimeToLive(StateTtlConfig.newBuilder(HISTORY_TTL)

@@ -1,8 +1,9 @@
 package io.tally.jobs.counter;
 
 /**
- * What {@link CounterRollupFunction} keeps per counter (a Flink POJO: its serializer evolves when
- * a field is added). Times are microseconds since the epoch unless named millis.
+ * What {@link CounterRollupFunction} keeps per counter, written into checkpoints by {@link
+ * CounterRollupStateSerializer} (a field added here needs a new format version there; its test
+ * fails otherwise). Times are microseconds since the epoch unless named millis.
  */
 public class CounterRollupState {
     /** The count at the last rollup. */

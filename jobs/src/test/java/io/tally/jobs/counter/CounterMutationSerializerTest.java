@@ -3,9 +3,7 @@ package io.tally.jobs.counter;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tally.jobs.kafka.RawRecord;
-import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
-import java.nio.charset.StandardCharsets;
+import io.tally.jobs.testing.EveryField;
 import java.util.Random;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.SerializerTestBase;
@@ -87,41 +85,10 @@ class CounterMutationSerializerTest extends SerializerTestBase<CounterMutation> 
         }
     }
 
-    /** Every public field set by reflection to a random non-default value, so new fields are covered too. */
+    /** Every field set (the raw record's too), so new fields are covered as well. */
     private static CounterMutation filled(Random random) {
-        CounterMutation m = new CounterMutation();
-        fill(m, random);
-        RawRecord raw = new RawRecord();
-        fill(raw, random);
-        m.raw = raw;
+        CounterMutation m = EveryField.fill(new CounterMutation(), random);
+        m.raw = EveryField.fill(new RawRecord(), random);
         return m;
-    }
-
-    private static void fill(Object target, Random random) {
-        for (Field f : target.getClass().getFields()) {
-            if (Modifier.isStatic(f.getModifiers())) {
-                continue;
-            }
-            try {
-                Class<?> t = f.getType();
-                if (t == String.class) {
-                    f.set(target, "s" + random.nextInt(1_000_000));
-                } else if (t == long.class) {
-                    f.setLong(target, random.nextLong() | 1);
-                } else if (t == int.class) {
-                    f.setInt(target, random.nextInt() | 1);
-                } else if (t == boolean.class) {
-                    f.setBoolean(target, true);
-                } else if (t == byte[].class) {
-                    f.set(target, ("b" + random.nextInt()).getBytes(StandardCharsets.UTF_8));
-                } else if (t == RawRecord.class) {
-                    continue; // filled by the caller
-                } else {
-                    throw new AssertionError("a field of a type this test cannot fill: " + f);
-                }
-            } catch (IllegalAccessException e) {
-                throw new AssertionError(e);
-            }
-        }
     }
 }

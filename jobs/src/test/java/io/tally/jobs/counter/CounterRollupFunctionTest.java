@@ -457,4 +457,40 @@ class CounterRollupFunctionTest {
         h.processWatermark(T0 + 6_000);
         assertThat(rollups()).extracting(w -> w.count).containsExactly(42L);
     }
+
+    /** The rollup state as releases up to 2026-11-26 wrote it: through Flink's POJO serializer. */
+    static final class PojoStateLayout extends KeyedProcessFunction<String, CounterMutation, RollupWrite> {
+        @Override
+        public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
+            CounterRollupState r = new CounterRollupState();
+            r.count = 40;
+            r.rollupMicros = (T0 - 10_000) * 1000;
+            r.lastWriteMicros = (T0 - 11_000) * 1000;
+            r.acceptLimitMs = 5_000;
+            r.coalesceMs = 1_000;
+            r.clockSkewMs = 500;
+            getRuntimeContext()
+                    .getState(new ValueStateDescriptor<>("rollup-state", TypeInformation.of(CounterRollupState.class)))
+                    .update(r);
+        }
+    }
+
+    @Test
+    void aCountKeptByThePojoSerializerRestoresAndSurvivesTheNextCheckpointInTheNewFormat() throws Exception {
+        h.close();
+        var pojo = stateLeftBy(new PojoStateLayout(), add("old", T0 - 20_000, 0));
+        h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new CounterRollupFunction()), CounterMutation::key, Types.STRING);
+        h.initializeState(pojo);
+        h.open();
+        send(add("new", T0, 2)); // pending, its timer set
+        var next = h.snapshot(2, T0); // the state written by CounterRollupStateSerializer now
+        h.close();
+        h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new CounterRollupFunction()), CounterMutation::key, Types.STRING);
+        h.initializeState(next);
+        h.open();
+        h.processWatermark(T0 + 6_000);
+        assertThat(rollups()).extracting(w -> w.count).containsExactly(42L);
+    }
 }
