@@ -133,11 +133,8 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
                 .setStateVisibility(StateTtlConfig.StateVisibility.NeverReturnExpired)
                 .build());
         seen = getRuntimeContext().getMapState(seenDesc);
-        seenIds = getRuntimeContext()
-                .getMapState(new MapStateDescriptor<>("event-ids-until-rollup", Types.STRING, Types.STRING));
-        pending = getRuntimeContext()
-                .getMapState(new MapStateDescriptor<>(
-                        "pending-mutations", Types.LONG, TypeInformation.of(PendingMutations.class)));
+        seenIds = getRuntimeContext().getMapState(idsUntilRollup());
+        pending = getRuntimeContext().getMapState(pendingMutations());
         rollup = getRuntimeContext()
                 .getState(new ValueStateDescriptor<>("rollup-state", new CounterRollupStateSerializer()));
         ValueStateDescriptor<long[]> historyDesc = new ValueStateDescriptor<>(
@@ -380,6 +377,11 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
                 next = Math.min(next, time);
             }
         }
+        if (next == Long.MAX_VALUE) {
+            // removing through an iterator leaves the counter an empty map, which every checkpoint
+            // would write (with the counter's key) for as long as the counter exists
+            pending.clear();
+        }
         r.timerMillis = 0;
         if (next != Long.MAX_VALUE) {
             r.timerMillis = dueMillis(r, next);
@@ -401,6 +403,16 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
      * The history as releases up to 2026-11-25 kept it, without an expiry: {@link
      * CounterRollupOperator} drops it when the job starts.
      */
+    /** The ids of a counter's events its rollup has not passed yet, with each one's payload and time. */
+    static MapStateDescriptor<String, String> idsUntilRollup() {
+        return new MapStateDescriptor<>("event-ids-until-rollup", Types.STRING, Types.STRING);
+    }
+
+    /** A counter's mutations waiting for a rollup, folded by event time. */
+    static MapStateDescriptor<Long, PendingMutations> pendingMutations() {
+        return new MapStateDescriptor<>("pending-mutations", Types.LONG, TypeInformation.of(PendingMutations.class));
+    }
+
     static ValueStateDescriptor<long[]> untimedHistory() {
         return new ValueStateDescriptor<>("rollup-history", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO);
     }
@@ -488,6 +500,9 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             if (eventTime < rollupMicros) {
                 it.remove();
             }
+        }
+        if (seenIds.isEmpty()) {
+            seenIds.clear(); // no empty map left behind (see onTimer)
         }
     }
 

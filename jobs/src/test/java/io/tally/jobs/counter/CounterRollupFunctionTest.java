@@ -493,4 +493,73 @@ class CounterRollupFunctionTest {
         h.processWatermark(T0 + 6_000);
         assertThat(rollups()).extracting(w -> w.count).containsExactly(42L);
     }
+
+    /** How many counters have an entry in a state of the operator's backend. */
+    static long countersIn(CounterRollupOperator operator, String state) throws Exception {
+        try (var keys =
+                operator.getKeyedStateBackend().getKeys(state, org.apache.flink.runtime.state.VoidNamespace.INSTANCE)) {
+            return keys.count();
+        }
+    }
+
+    @Test
+    void aRolledUpCounterKeepsNoEmptyMapOfIdsOrPendingMutations() throws Exception {
+        h.close();
+        var operator = new CounterRollupOperator();
+        h = new KeyedOneInputStreamOperatorTestHarness<>(operator, CounterMutation::key, Types.STRING);
+        h.open();
+        send(add("a", T0, 2));
+        send(add("b", T0 + 100, 3));
+        assertThat(countersIn(operator, "pending-mutations")).isEqualTo(1);
+        assertThat(countersIn(operator, "event-ids-until-rollup")).isEqualTo(1);
+        h.processWatermark(T0 + 7_000);
+        assertThat(rollups()).extracting(w -> w.count).containsExactly(5L);
+        assertThat(countersIn(operator, "pending-mutations")).isZero();
+        assertThat(countersIn(operator, "event-ids-until-rollup")).isZero();
+        assertThat(countersIn(operator, "rollup-state")).isEqualTo(1);
+    }
+
+    /** What a rollup of releases up to 2026-11-26 left: the counter's id and pending maps emptied, not removed. */
+    static final class EmptyMapsLayout extends KeyedProcessFunction<String, CounterMutation, RollupWrite> {
+        @Override
+        public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
+            CounterRollupState r = new CounterRollupState();
+            r.count = 40;
+            r.rollupMicros = (T0 - 10_000) * 1000;
+            r.acceptLimitMs = 5_000;
+            r.coalesceMs = 1_000;
+            r.clockSkewMs = 500;
+            getRuntimeContext()
+                    .getState(new ValueStateDescriptor<>("rollup-state", TypeInformation.of(CounterRollupState.class)))
+                    .update(r);
+            MapState<String, String> ids = getRuntimeContext().getMapState(CounterRollupFunction.idsUntilRollup());
+            ids.put("old", "ADD|1|0");
+            for (var it = ids.iterator(); it.hasNext(); ) {
+                it.next();
+                it.remove();
+            }
+            MapState<Long, PendingMutations> pending =
+                    getRuntimeContext().getMapState(CounterRollupFunction.pendingMutations());
+            pending.put(1L, new PendingMutations());
+            for (var it = pending.iterator(); it.hasNext(); ) {
+                it.next();
+                it.remove();
+            }
+        }
+    }
+
+    @Test
+    void theEmptyMapsAnEarlierReleaseLeftAreRemovedWhenTheJobStarts() throws Exception {
+        h.close();
+        var snapshot = stateLeftBy(new EmptyMapsLayout(), add("old", T0 - 20_000, 0));
+        var operator = new CounterRollupOperator();
+        h = new KeyedOneInputStreamOperatorTestHarness<>(operator, CounterMutation::key, Types.STRING);
+        h.initializeState(snapshot);
+        h.open();
+        assertThat(countersIn(operator, "pending-mutations")).isZero();
+        assertThat(countersIn(operator, "event-ids-until-rollup")).isZero();
+        send(add("new", T0, 2));
+        h.processWatermark(T0 + 7_000);
+        assertThat(rollups()).extracting(w -> w.count).containsExactly(42L);
+    }
 }
