@@ -4,33 +4,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tally.jobs.kafka.RawRecord;
 import io.tally.jobs.testing.EveryField;
+import io.tally.jobs.testing.FieldByField;
 import java.util.Random;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.SerializerTestBase;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
-import org.apache.flink.testutils.DeeplyEqualsChecker;
 import org.junit.jupiter.api.Test;
 
 /** Flink's own serializer contract (copy, snapshot, sequences, reuse) plus: no field is left out. */
 class CounterMutationSerializerTest extends SerializerTestBase<CounterMutation> {
 
     CounterMutationSerializerTest() {
-        // field by field: CounterMutation has no equals of its own (nothing else compares them)
-        super(new DeeplyEqualsChecker()
-                .withCustomCheck(
-                        (a, b) -> a instanceof CounterMutation && b instanceof CounterMutation,
-                        (a, b, checker) -> sameFields(a, b)));
-    }
-
-    private static boolean sameFields(Object a, Object b) {
-        try {
-            assertThat(b).usingRecursiveComparison().isEqualTo(a);
-            return true;
-        } catch (AssertionError e) {
-            return false;
-        }
+        super(FieldByField.checker(CounterMutation.class));
     }
 
     @Override

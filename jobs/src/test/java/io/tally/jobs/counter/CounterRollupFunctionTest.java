@@ -296,19 +296,24 @@ class CounterRollupFunctionTest {
         assertThat(rollups()).extracting(w -> w.count).containsExactly(5L, 7L, 6L);
     }
 
+    /** A counter's rollup (video_views' config) kept through the POJO serializer, as releases up to 2026-11-26 did. */
+    static void keepAsPojo(org.apache.flink.api.common.functions.RuntimeContext rc, long count, long rollupMicros)
+            throws Exception {
+        CounterRollupState r = new CounterRollupState();
+        r.count = count;
+        r.rollupMicros = rollupMicros;
+        r.acceptLimitMs = 5_000;
+        r.coalesceMs = 1_000;
+        r.clockSkewMs = 500;
+        rc.getState(new ValueStateDescriptor<>("rollup-state", TypeInformation.of(CounterRollupState.class)))
+                .update(r);
+    }
+
     /** A counter as the release before the expiring history left it: rolled up to 7, its history untimed. */
     static final class UntimedHistoryLayout extends KeyedProcessFunction<String, CounterMutation, RollupWrite> {
         @Override
         public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
-            CounterRollupState r = new CounterRollupState();
-            r.count = 7;
-            r.rollupMicros = (T0 + 3_000) * 1000;
-            r.acceptLimitMs = 5_000;
-            r.coalesceMs = 1_000;
-            r.clockSkewMs = 500;
-            getRuntimeContext()
-                    .getState(new ValueStateDescriptor<>("rollup-state", TypeInformation.of(CounterRollupState.class)))
-                    .update(r);
+            keepAsPojo(getRuntimeContext(), 7, (T0 + 3_000) * 1000);
             getRuntimeContext()
                     .getState(new ValueStateDescriptor<>(
                             "rollup-history", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO))
@@ -459,19 +464,10 @@ class CounterRollupFunctionTest {
     }
 
     /** The rollup state as releases up to 2026-11-26 wrote it: through Flink's POJO serializer. */
-    static final class PojoStateLayout extends KeyedProcessFunction<String, CounterMutation, RollupWrite> {
+    static class PojoStateLayout extends KeyedProcessFunction<String, CounterMutation, RollupWrite> {
         @Override
         public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
-            CounterRollupState r = new CounterRollupState();
-            r.count = 40;
-            r.rollupMicros = (T0 - 10_000) * 1000;
-            r.lastWriteMicros = (T0 - 11_000) * 1000;
-            r.acceptLimitMs = 5_000;
-            r.coalesceMs = 1_000;
-            r.clockSkewMs = 500;
-            getRuntimeContext()
-                    .getState(new ValueStateDescriptor<>("rollup-state", TypeInformation.of(CounterRollupState.class)))
-                    .update(r);
+            keepAsPojo(getRuntimeContext(), 40, (T0 - 10_000) * 1000);
         }
     }
 
@@ -520,18 +516,10 @@ class CounterRollupFunctionTest {
     }
 
     /** What a rollup of releases up to 2026-11-26 left: the counter's id and pending maps emptied, not removed. */
-    static final class EmptyMapsLayout extends KeyedProcessFunction<String, CounterMutation, RollupWrite> {
+    static final class EmptyMapsLayout extends PojoStateLayout {
         @Override
         public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
-            CounterRollupState r = new CounterRollupState();
-            r.count = 40;
-            r.rollupMicros = (T0 - 10_000) * 1000;
-            r.acceptLimitMs = 5_000;
-            r.coalesceMs = 1_000;
-            r.clockSkewMs = 500;
-            getRuntimeContext()
-                    .getState(new ValueStateDescriptor<>("rollup-state", TypeInformation.of(CounterRollupState.class)))
-                    .update(r);
+            super.processElement(m, ctx, out); // a count of 40
             MapState<String, String> ids = getRuntimeContext().getMapState(CounterRollupFunction.idsUntilRollup());
             ids.put("old", "ADD|1|0");
             for (var it = ids.iterator(); it.hasNext(); ) {

@@ -3,6 +3,7 @@ package io.tally.jobs.counter;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tally.jobs.testing.EveryField;
+import io.tally.jobs.testing.FieldByField;
 import java.util.Random;
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -11,26 +12,13 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
-import org.apache.flink.testutils.DeeplyEqualsChecker;
 import org.junit.jupiter.api.Test;
 
 /** Flink's serializer contract, every field, and the move from the POJO serializer's state. */
 class CounterRollupStateSerializerTest extends SerializerTestBase<CounterRollupState> {
 
     CounterRollupStateSerializerTest() {
-        super(new DeeplyEqualsChecker()
-                .withCustomCheck(
-                        (a, b) -> a instanceof CounterRollupState && b instanceof CounterRollupState,
-                        (a, b, checker) -> sameFields(a, b)));
-    }
-
-    private static boolean sameFields(Object a, Object b) {
-        try {
-            assertThat(b).usingRecursiveComparison().isEqualTo(a);
-            return true;
-        } catch (AssertionError e) {
-            return false;
-        }
+        super(FieldByField.checker(CounterRollupState.class));
     }
 
     @Override
