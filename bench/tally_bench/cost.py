@@ -29,7 +29,7 @@ from tally.plots import pyplot
 from tally.stack import Stack
 
 from .http import _save, attack_lazy, settle, summary, vegeta
-from .tools import OUT, iso, pipeline_backlog, producer_performance
+from .tools import OUT, iso, jobs_state_bytes, pipeline_backlog, producer_performance
 
 PNG = OUT / "cost.png"
 BACKLOG_DRAINED = 500  # records the jobs may still have to read when a drain counts as done
@@ -335,7 +335,10 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
     idle0 = cpu.rate(30)
     say(f"idle stack: {sum(idle0.values()):.2f} cores ({_top(idle0)})")
     idle_total = sum(idle0.values())
+    state = jobs_state_bytes(stack)
+    say("the jobs' state: " + ", ".join(f"{job} {size / 1e6:.1f} MB" for job, size in sorted(state.items())))
     result: dict = {
+        "jobs_state_bytes": state,
         "seconds": seconds,
         "idle_seconds": idle_s,
         "runs": runs,
@@ -525,11 +528,20 @@ def table(result: dict) -> str:
         f"\nThe idle stack (every server up, the jobs running, nothing asked): "
         f"**{result['idle_cores_total']:.2f} cores** (median of its {len(next(iter(idle.values()))['runs'])} idle windows per"
         f" component; largest: {largest}). "
+        f"{_state(result.get('jobs_state_bytes'))}"
         f"Median of {result['runs']} runs (min-max), {result['seconds']:g} s of load each, measured "
         f"{result.get('measured_at', '?')} at commit `{result.get('commit', '?')}` with the whole stack running "
         "(`./tally bench cost`, `bench/out/cost.json`, plot `bench/out/cost.png`)."
     )
     return "\n".join(head + rows) + "\n" + tail
+
+
+def _state(sizes: dict | None) -> str:
+    """The jobs' checkpointed state at the start, which the TaskManager's share grows with."""
+    if not sizes:
+        return ""
+    jobs = ", ".join(f"{job} {size / 1e6:.1f} MB" for job, size in sorted(sizes.items(), key=lambda kv: -kv[1]))
+    return f"The jobs' state at the start (last checkpoint): {jobs}. "
 
 
 def load_report(path: Path) -> dict:

@@ -116,6 +116,21 @@ def timeseries_tool(stack: Stack, ns: str) -> tuple[list[str], list[str]]:
 BACKLOG_GROUPS = ("tally-counter-rollup", "tally-timeseries-writer")
 
 
+def jobs_state_bytes(stack: Stack) -> dict[str, int]:
+    """Each running job's state as its last completed checkpoint holds it (Flink's REST API). The heap
+    backend writes a job's whole state at every checkpoint, so the TaskManager's CPU, at rest and
+    under load, grows with it: a benchmark names it beside its figures."""
+    rest = stack.component("flink-jobmanager").url().rstrip("/")
+    sizes = {}
+    for job in requests.get(f"{rest}/jobs/overview", timeout=10).json()["jobs"]:
+        if job["state"] != "RUNNING":
+            continue
+        latest = requests.get(f"{rest}/jobs/{job['jid']}/checkpoints", timeout=10).json()["latest"]["completed"]
+        if latest:
+            sizes[job["name"]] = int(latest["state_size"])
+    return sizes
+
+
 def pipeline_backlog(stack: Stack) -> int:
     """Records the jobs have not consumed yet (log end minus the group's committed offset, which
     Flink commits at each checkpoint), summed over their topics' partitions."""

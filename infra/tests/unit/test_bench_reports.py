@@ -183,6 +183,9 @@ def test_the_cost_table_shows_each_operation_by_component_against_the_floor():
     assert "**250 (200-300)**" in line and "| 60 (50-100) |" in line and "| 1.2 |" in line  # 250 / 200
     assert "2,000 events/s" in text  # a TimeSeries row's rate is in events
     assert "commit `abc123`" in text and "0.17 cores" in text  # idle: medians 0.02 + 0.15 + 0
+    assert "state at the start" not in text  # a report from before the jobs' state was recorded
+    report["jobs_state_bytes"] = {"tally-counter-rollup": 60_679_252, "tally-noisy-neighbor": 41_334}
+    assert "tally-counter-rollup 60.7 MB, tally-noisy-neighbor 0.0 MB" in table(report)
 
 
 def test_the_cost_goals_are_judged_by_the_medians(tmp_path):
