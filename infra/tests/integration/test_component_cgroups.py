@@ -75,11 +75,16 @@ def test_the_exporter_reports_the_stacks_components_in_prometheus_and_tally(stac
     until(f"run-queue histograms of {WATCHED} in Prometheus", lambda: set(WATCHED) <= containers_in_prometheus(), 90)
     for container in WATCHED:
         until(f"sched.runq events of {container} through ReadEventRecords", lambda c=container: read_runq(gw, c), 90)
-    event = read_runq(gw, "kafka")[0]
-    assert event["timeSeriesId"] == f"{HOST}/kafka"
-    items = decoded(event)
-    assert int(items["runq_lat_us"]) >= 0
-    assert items["cause"] in ("same_container", "other_container", "system"), items
+    events = read_runq(gw, "kafka", page=50)
+    assert {e["timeSeriesId"] for e in events} == {f"{HOST}/kafka"}
+    for event in events:
+        items = decoded(event)
+        assert int(items["runq_lat_us"]) >= 0
+        # a wait that ended on an idle CPU displaced no one: such a sample names no task and no cause
+        if "prev_container" in items:
+            assert items["cause"] in ("same_container", "other_container", "system"), items
+        else:
+            assert "cause" not in items, items
 
 
 def test_loading_the_gateway_raises_its_neighbors_other_container_switch_outs(stack, cgroups, gw):

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 import requests
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 from support import add_counts, free_port, stored_event_ids, until, write_canary
 from tally import process
@@ -18,6 +18,9 @@ from tally.components.registry import registry_jar
 from tally.tls import LocalCa
 
 TOPIC = "tally.timeseries.events"
+
+# what a partition answers while its new topic has no leader yet (not a failure: not there yet)
+NOT_READY = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART)
 
 
 @pytest.fixture(scope="module")
@@ -288,7 +291,14 @@ def test_a_connect_worker_over_sasl_ssl_streams_the_control_plane(stack, setting
             md = consumer.list_topics(topic, timeout=5).topics.get(topic)
             if md is None or md.error is not None:
                 return 0
-            return sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)[1] for p in md.partitions)
+            try:
+                return sum(
+                    consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)[1] for p in md.partitions
+                )
+            except KafkaException as e:
+                if e.args[0].code() in NOT_READY:  # Connect has just made the topic: no leader yet
+                    return 0
+                raise
 
         assert until("the namespaces' snapshot in Kafka over SASL_SSL", snapshot, 120, 1) >= 1
         assert secure["password"] not in (tmp_path / "connect.log").read_text()
