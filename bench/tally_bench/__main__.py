@@ -72,7 +72,9 @@ def main(argv: list[str]) -> int:
     )
     pr.add_argument("component", help="a JVM component: gateway, kafka, cassandra, flink-taskmanager, ...")
     pr.add_argument(
-        "operation", help="an operation of bench cost (addcount_eventual, getcount, timeseries_10, ...) or idle"
+        "operation",
+        help="an operation of bench cost (addcount_eventual, getcount, timeseries_10, ...), idle, or"
+        " timeseries_drain (200,000 events produced straight to Kafka, stored by the writer)",
     )
     pr.add_argument("--seconds", type=float, default=20)
     pr.add_argument("--event", default="itimer", help="async-profiler's event: itimer (default), cpu, alloc, wall")

@@ -25,6 +25,7 @@ from tally.stack import Stack
 
 from . import cost as bench_cost
 from .http import attack_lazy, vegeta
+from .tools import timeseries_tool
 
 ASYNC_PROFILER = "tools.profiler:async-profiler:4.2:jar:linux-x64"
 WARMUP_S = 5
@@ -116,15 +117,21 @@ def agent(pid: int, so: Path, command: str) -> None:
 def profile(stack: Stack, say, component: str, operation: str, seconds: float = 20, event: str = "itimer") -> Path:
     """Profiles `component` under `operation` of bench cost, or at rest ("idle": nothing asked)."""
     ops = {o.name: o for o in bench_cost.operations()}
-    if operation != "idle" and operation not in ops:
-        raise RuntimeError(f"no operation {operation!r}; one of: idle, {', '.join(ops)}")
+    if operation not in (*SPECIAL, *ops):
+        raise RuntimeError(f"no operation {operation!r}; one of: {', '.join(SPECIAL)}, {', '.join(ops)}")
     so = library(stack, say)
     pid = jvm_pid(stack, component)
     out = stack.s.home / "profiles"
     out.mkdir(parents=True, exist_ok=True)
     out.chmod(0o777)  # the server writes the profile as its own service user
     stem = out / f"{component}-{operation}"
-    load = _idle(seconds) if operation == "idle" else _load(stack, say, ops[operation], seconds)
+    load = (
+        _idle(seconds)
+        if operation == "idle"
+        else _drain(stack, say, seconds)
+        if operation == "timeseries_drain"
+        else _load(stack, say, ops[operation], seconds)
+    )
     say(f"profiling {component} (pid {pid}, {event}) under {operation} for {seconds:g} s ...")
     agent(pid, so, f"start,event={event},interval=1ms")
     before, t0 = thread_cpu(pid), time.monotonic()
@@ -149,6 +156,31 @@ def profile(stack: Stack, say, component: str, operation: str, seconds: float = 
         say(f"  {share * 100:5.1f}%  {frame[:140]}")
     say(f"collapsed stacks: {stem}.collapsed")
     return Path(f"{stem}.collapsed")
+
+
+# besides bench cost's operations: the stack at rest, and the writer storing a backlog (bench
+# timeseries' load: events of 2 items over 1,000 ids produced straight to Kafka)
+SPECIAL = ("idle", "timeseries_drain")
+DRAIN_EVENTS = 200_000
+
+
+def _drain(stack: Stack, say, seconds: float):
+    tool, common = timeseries_tool(stack, "bench_ts")
+
+    def load() -> tuple[int, str]:
+        run = f"prof{uuid.uuid4().hex[:8]}"
+        subprocess.run(
+            tool
+            + ["produce", *common, "--events", str(DRAIN_EVENTS), "--ids", "1000", "--spread-seconds", "600"]
+            + ["--run", run],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        time.sleep(seconds)  # the writer stores the backlog meanwhile
+        return DRAIN_EVENTS, f"{DRAIN_EVENTS:,} events produced and stored"
+
+    return load
 
 
 def _idle(seconds: float):

@@ -32,3 +32,12 @@ def test_self_counts_the_top_frame_only(tmp_path):
     collapsed = tmp_path / "p.collapsed"
     collapsed.write_text("[main tid=1];a;b;a 3\n[main tid=1];a;c 1\n[other tid=2];c 4\n")
     assert dict((f, s) for s, f in hottest(collapsed, inclusive=False)) == {"a": 0.375, "c": 0.625}
+
+
+def test_an_unknown_operation_is_refused_naming_every_one_it_can_profile():
+    import pytest
+    from tally_bench.profile import profile
+
+    with pytest.raises(RuntimeError) as refused:
+        profile(None, print, "flink-taskmanager", "nope")
+    assert "idle, timeseries_drain, addcount_eventual" in str(refused.value)

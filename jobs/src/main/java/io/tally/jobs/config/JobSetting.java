@@ -23,6 +23,8 @@ public record JobSetting(String name, Kind kind, String defaultValue, String des
         MILLIS,
         /** A whole number >= 0. */
         COUNT,
+        /** A size a client library takes as an int: a whole number 1 .. 2^31-1. */
+        SIZE,
         /** A number > 0. */
         RATIO,
         /** A Flink state backend Tally's jobs run on: hashmap or rocksdb. */
@@ -77,6 +79,7 @@ public record JobSetting(String name, Kind kind, String defaultValue, String des
             }
             case MILLIS -> range(name, value, 1, 7L * 24 * 3600 * 1000);
             case COUNT -> range(name, value, 0, Long.MAX_VALUE);
+            case SIZE -> range(name, value, 1, Integer.MAX_VALUE);
             case RATIO -> {
                 double d;
                 try {

@@ -61,13 +61,13 @@ public final class TimeSeriesWriterJob {
     /** A bulk request closes at this size: what a bulk costs Elasticsearch is per request and per byte. */
     public static final JobSetting ELASTICSEARCH_BULK_MB = new JobSetting(
             "elasticsearch.bulk.mb",
-            JobSetting.Kind.COUNT,
+            JobSetting.Kind.SIZE,
             "5",
             "MiB of documents a bulk request carries at most (Elasticsearch advises bulks of a few MB)");
 
     public static final JobSetting ELASTICSEARCH_BULK_ACTIONS = new JobSetting(
             "elasticsearch.bulk.actions",
-            JobSetting.Kind.COUNT,
+            JobSetting.Kind.SIZE,
             "20000",
             "documents a bulk request carries at most (a bound for many tiny documents; the size closes it first)");
     public static final JobSetting ELASTICSEARCH_BULK_INTERVAL_MS = new JobSetting(
