@@ -57,8 +57,8 @@ class JobArgsTest {
         assertThatThrownBy(() -> JobArgs.parse("j", s, new String[] {"--window.size.ms", "-5"}))
                 .hasMessageContaining("--window.size.ms -5: must be within 1..");
         // the Elasticsearch sink takes its bulk bounds as ints above 0: refused here, by name
-        assertThatThrownBy(() -> JobArgs.parse(
-                        "j", TimeSeriesWriterJob.SETTINGS, new String[] {"--elasticsearch.bulk.mb", "0"}))
+        assertThatThrownBy(() ->
+                        JobArgs.parse("j", TimeSeriesWriterJob.SETTINGS, new String[] {"--elasticsearch.bulk.mb", "0"}))
                 .hasMessageContaining("--elasticsearch.bulk.mb 0: must be within 1..2147483647");
         assertThatThrownBy(() -> JobArgs.parse(
                         "j", TimeSeriesWriterJob.SETTINGS, new String[] {"--elasticsearch.bulk.actions", "3000000000"}))
