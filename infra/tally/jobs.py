@@ -22,6 +22,8 @@ class JobSpec:
     entry_class: str
     stores: tuple[str, ...] = ()  # which of the stores' arguments the job takes (it refuses others)
     extra: tuple[str, ...] = ()  # job-specific arguments
+    # job-specific arguments whose values are settings: (argument, setting)
+    from_settings: tuple[tuple[str, str], ...] = ()
 
     def args(self, s: Settings, targets=None) -> list[str]:
         """The job's arguments; `targets` (deploy's Targets): the servers of a deployment,
@@ -63,6 +65,8 @@ class JobSpec:
                 "--lifecycle.interval.ms",
                 s.get("TALLY_SLICE_LIFECYCLE_MS"),
             ]
+        for arg, setting in self.from_settings:
+            args += [arg, s.get(setting)]
         return args + list(self.extra)
 
 
@@ -124,7 +128,12 @@ def cassandra_security_args(s: Settings) -> list[str]:
 
 JOBS = [
     JobSpec("tally-timeseries-writer", "io.tally.jobs.timeseries.TimeSeriesWriterJob", ("cassandra", "elasticsearch")),
-    JobSpec("tally-counter-rollup", "io.tally.jobs.counter.CounterRollupJob", ("cassandra",)),
+    JobSpec(
+        "tally-counter-rollup",
+        "io.tally.jobs.counter.CounterRollupJob",
+        ("cassandra",),
+        from_settings=(("--counter.state.idle.ms", "TALLY_COUNTER_STATE_IDLE_MS"),),
+    ),
     # short windows on the local stack, so a test sees an incident within seconds; the
     # switch-out and wait floors scale with the window (100 and 100 ms a minute by default, so
     # ~20 and 20 ms in 10 s), and so do the alerts' hold-downs (a window's size)

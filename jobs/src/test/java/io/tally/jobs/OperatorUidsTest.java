@@ -56,7 +56,8 @@ class OperatorUidsTest {
                 new CollectSink<>("u-dead"),
                 StaticRegistry::new,
                 0,
-                new Heartbeats.Branch(new CollectSink<>("u-heartbeats"), 3, 100, 1));
+                new Heartbeats.Branch(new CollectSink<>("u-heartbeats"), 3, 100, 1),
+                CounterRollupJob.IdleCounterPolicy.KEEP);
         assertThat(withoutUid()).isEmpty();
     }
 

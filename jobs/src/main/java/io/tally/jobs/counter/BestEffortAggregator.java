@@ -14,8 +14,13 @@ import org.apache.flink.util.Collector;
 /**
  * BEST_EFFORT counters: a processing-time running total per counter, no dedup and no event
  * log (retries count twice; it is approximate by design). The total is flushed at most
- * FLUSH_MS (or coalesce_ms, if shorter) after a change, and both the state and the Cassandra
- * row expire after the namespace's retention.delete_after without writes.
+ * FLUSH_MS (or coalesce_ms, if shorter) after a change, and the Cassandra row expires after the
+ * namespace's retention.delete_after without writes. A counter's state expires sooner, once it has
+ * been idle for the job's idle time: its next mutation carries on from the total in the store (the
+ * heap backend writes every counter's state into every checkpoint, so state kept a week cost every
+ * checkpoint all of them). A total flushed just before it expired and not yet stored would be
+ * read back short; with an idle time of minutes against a flush of milliseconds, that is within
+ * what BEST_EFFORT promises.
  */
 public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMutation, RollupWrite> {
     static final long FLUSH_MS = 250;
@@ -26,11 +31,26 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
     /** The layout up to 2026-11, read once per counter after an upgrade from such a savepoint. */
     private transient ValueState<long[]> legacyTotal;
 
-    public BestEffortAggregator() {}
+    /** Where an expired counter's total is read back from. */
+    private final CounterRollupStore store;
+    /** How long an idle counter's state is kept (0: {@link #IDLE_TTL}). */
+    private final long idleMs;
+
+    /** An aggregator that keeps an idle counter's total {@link #IDLE_TTL} (and reads none back). */
+    public BestEffortAggregator() {
+        this(CounterRollupStore.NONE, 0);
+    }
+
+    public BestEffortAggregator(CounterRollupStore store, long idleMs) {
+        this.store = store;
+        this.idleMs = idleMs;
+    }
 
     @Override
     public void open(OpenContext ctx) throws Exception {
-        Duration ttl = IDLE_TTL;
+        // at least a second: the state must outlive its pending flush
+        Duration ttl = idleMs > 0 ? Duration.ofMillis(Math.max(1_000, idleMs)) : IDLE_TTL;
+        store.open();
         ValueStateDescriptor<BestEffortTotal> desc =
                 new ValueStateDescriptor<>("best-effort-state", TypeInformation.of(BestEffortTotal.class));
         desc.enableTimeToLive(StateTtlConfig.newBuilder(ttl).build());
@@ -50,6 +70,8 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
         if (t == null) {
             t = new BestEffortTotal();
             t.namespaceCreatedMicros = m.namespaceCreatedMicros;
+            CounterRollupStore.StoredRollup stored = store.rollupOf(m.namespace, m.counter);
+            t.total = stored == null ? 0 : stored.count();
         } else if (t.namespaceCreatedMicros == 0) {
             t.namespaceCreatedMicros = m.namespaceCreatedMicros; // state of an earlier release
         }
@@ -61,6 +83,12 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
             ctx.timerService().registerProcessingTimeTimer(t.flushAtMillis);
         }
         total.update(t);
+    }
+
+    @Override
+    public void close() throws Exception {
+        store.close();
+        super.close();
     }
 
     private BestEffortTotal load() throws Exception {

@@ -64,6 +64,15 @@ import org.apache.flink.util.OutputTag;
  *
  * <p>A namespace deleted and created again is a new one: a counter's state remembers when its
  * namespace was created, and a mutation of a later creation starts the counter from zero.
+ *
+ * <p>Idle counters leave the state: the heap backend writes every counter's state into every
+ * checkpoint, so a job that kept each counter ever touched paid for all of them at each checkpoint.
+ * A counter rolled up with nothing pending is idle; once it has been for a while (and a checkpoint
+ * has passed, so its last rollup is in the store: see {@link IdleCounters}) {@link
+ * CounterRollupOperator} drops its state, and the next mutation of it carries on from the rollup
+ * the {@link CounterRollupStore} holds. That rollup can be newer than a restored checkpoint's
+ * (written after it, before a failure): the events it counted then come again behind it, and each
+ * one the event log already holds is a retry (dropped), not a late event.
  */
 public class CounterRollupFunction extends KeyedProcessFunction<String, CounterMutation, RollupWrite> {
     public static final OutputTag<EventRow> EVENT_LOG = new OutputTag<>("counter-event-log") {};
@@ -118,9 +127,29 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
     private transient Counter rollups;
     private transient Counter recounts;
     private transient Counter countersRestarted;
+    private transient Counter countersEvicted;
+    private transient Counter countersReloaded;
+    private transient Counter retriesBehindRollup;
     private transient Histogram rollupLagMs;
 
-    public CounterRollupFunction() {}
+    /** Where an idle counter's rollup is read back from when the counter is touched again. */
+    private final CounterRollupStore store;
+    /** Where a counter that went idle is reported (null: idle counters stay). */
+    private transient IdleCounters idle;
+
+    /** A function whose counters never leave the state (and no counter is read back). */
+    public CounterRollupFunction() {
+        this(CounterRollupStore.NONE);
+    }
+
+    public CounterRollupFunction(CounterRollupStore store) {
+        this.store = store;
+    }
+
+    /** From now on, counters that go idle are reported to `idle` (the operator lets them go). */
+    void reportIdleTo(IdleCounters idle) {
+        this.idle = idle;
+    }
 
     @Override
     public void open(OpenContext ctx) throws Exception {
@@ -157,6 +186,16 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         recounts = metrics.counter("recountsApplied");
         countersRestarted = metrics.counter("countersOfRecreatedNamespaces");
         rollupLagMs = metrics.histogram("rollupLagMs", new DescriptiveStatisticsHistogram(10_000));
+        countersEvicted = metrics.counter("countersLetGo");
+        countersReloaded = metrics.counter("countersReadBack");
+        retriesBehindRollup = metrics.counter("loggedEventsBehindRollup");
+        store.open();
+    }
+
+    @Override
+    public void close() throws Exception {
+        store.close();
+        super.close();
     }
 
     @Override
@@ -196,6 +235,11 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         r.clockSkewMs = m.clockSkewMs;
         r.accurate = m.accurate;
         if (m.eventTimeMicros < r.rollupMicros) {
+            if (store.holds(eventRow(m))) { // counted by a stored rollup newer than the restored state
+                retriesBehindRollup.inc();
+                dedupHits.inc();
+                return;
+            }
             ctx.output(
                     DEAD_LETTERS,
                     new DeadLetterRecord(
@@ -262,7 +306,10 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
      */
     private CounterRollupState current(CounterMutation m) throws Exception {
         CounterRollupState r = load();
-        if (r == null || m.namespaceCreatedMicros == r.namespaceCreatedMicros) {
+        if (r == null) {
+            return readBack(m);
+        }
+        if (m.namespaceCreatedMicros == r.namespaceCreatedMicros) {
             return r;
         }
         if (m.ofLaterNamespaceThan(r.namespaceCreatedMicros)) {
@@ -278,6 +325,54 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             r.namespaceCreatedMicros = m.namespaceCreatedMicros;
         }
         return r;
+    }
+
+    /**
+     * A counter without state: its rollup from the store (a counter that was let go), or null (a new
+     * one). Kept only once the mutation changes it.
+     */
+    private CounterRollupState readBack(CounterMutation m) {
+        CounterRollupStore.StoredRollup stored = store.rollupOf(m.namespace, m.counter);
+        if (stored == null) {
+            return null;
+        }
+        CounterRollupState r = new CounterRollupState();
+        r.count = stored.count();
+        r.rollupMicros = stored.rollupMicros();
+        r.lastWriteMicros = stored.lastWriteMicros();
+        r.repairs = stored.repairs();
+        r.namespaceCreatedMicros = m.namespaceCreatedMicros;
+        r.acceptLimitMs = m.acceptLimitMs;
+        r.coalesceMs = m.coalesceMs;
+        r.clockSkewMs = m.clockSkewMs;
+        r.accurate = m.accurate;
+        countersReloaded.inc();
+        return r;
+    }
+
+    /**
+     * Drops the current counter's state when it is idle (rolled up, nothing pending, no timer set);
+     * whether it did. Its next mutation reads its rollup back from the store.
+     */
+    boolean letGoIfIdle() throws Exception {
+        CounterRollupState r = load();
+        if (r == null || r.timerMillis != 0 || r.liveTimerMillis != 0 || !pending.isEmpty() || !seenIds.isEmpty()) {
+            return false;
+        }
+        rollup.clear();
+        history.clear();
+        seen.clear();
+        pending.clear();
+        seenIds.clear();
+        countersEvicted.inc();
+        return true;
+    }
+
+    /** Reports the counter as idle when nothing waits for it (no rollup or live total due). */
+    private void idleIfQuiet(String key, CounterRollupState r, long nowMillis) {
+        if (idle != null && r.timerMillis == 0 && r.liveTimerMillis == 0) {
+            idle.idle(key, nowMillis);
+        }
     }
 
     /** The counter's state, moved from the slot-array layout the first time it is touched. */
@@ -341,6 +436,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
                 r.lastLiveMillis = timestamp;
                 out.collect(live(namespace, counter, r));
                 rollup.update(r);
+                idleIfQuiet(key, r, timestamp);
             }
             return;
         }
@@ -388,6 +484,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             ctx.timerService().registerEventTimeTimer(r.timerMillis);
         }
         rollup.update(r);
+        idleIfQuiet(key, r, ctx.timerService().currentProcessingTime());
     }
 
     /** The counter's current rollup as a counter_rollups write (with what the view needs of it). */
@@ -490,6 +587,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         }
         rollup.update(r);
         recounts.inc();
+        idleIfQuiet(ctx.getCurrentKey(), r, ctx.timerService().currentProcessingTime());
     }
 
     /** Ids of events older than the rollup: a retry of one is refused by its time now, not by its id. */

@@ -46,11 +46,27 @@ public final class CounterRollupJob {
             JobSetting.Kind.MILLIS,
             "250",
             "how often every partition of the topic gets a heartbeat (event time moves on quiet partitions)");
+    public static final JobSetting IDLE_COUNTER_MS = new JobSetting(
+            "counter.state.idle.ms",
+            JobSetting.Kind.COUNT,
+            "600000",
+            "how long a counter stays rolled up with nothing pending before its state leaves the job (read back from"
+                    + " counter_rollups when it is touched again); 0 keeps every counter ever touched");
     /** Every argument the job takes. */
     public static final List<JobSetting> SETTINGS = JobSettings.of(
             JobSettings.kafka(NAME),
             JobSettings.CASSANDRA,
-            List.of(HEARTBEAT_INTERVAL_MS, JobSettings.UNKNOWN_NAMESPACE_GRACE_MS));
+            List.of(HEARTBEAT_INTERVAL_MS, JobSettings.UNKNOWN_NAMESPACE_GRACE_MS, IDLE_COUNTER_MS));
+
+    /**
+     * When an idle counter leaves the job's state, and where it is read back from.
+     *
+     * @param idleMs 0: never (every counter ever touched stays)
+     */
+    public record IdleCounterPolicy(CounterRollupStore store, long idleMs) implements java.io.Serializable {
+        /** Counters stay: the policy of tests whose sinks are not a store. */
+        public static final IdleCounterPolicy KEEP = new IdleCounterPolicy(CounterRollupStore.NONE, 0);
+    }
 
     private CounterRollupJob() {}
 
@@ -90,7 +106,8 @@ public final class CounterRollupJob {
                 kafka.deadLetters(),
                 registry,
                 p.number(JobSettings.UNKNOWN_NAMESPACE_GRACE_MS),
-                heartbeats);
+                heartbeats,
+                new IdleCounterPolicy(new CassandraCounterRollupStore(cassandra), p.number(IDLE_COUNTER_MS)));
         env.execute(NAME);
     }
 
@@ -103,7 +120,8 @@ public final class CounterRollupJob {
             Sink<DeadLetterRecord> deadLetters,
             SerializableSupplier<SchemaRegistryClient> registry,
             long unknownNamespaceGraceMs,
-            Heartbeats.Branch heartbeats) {
+            Heartbeats.Branch heartbeats,
+            IdleCounterPolicy idleCounters) {
         ObjectReuse.enable(records.getExecutionEnvironment());
         SingleOutputStreamOperator<CounterMutation> decoded = records.connect(ControlPlane.broadcast(control))
                 .process(new CounterEventDecoder(registry, unknownNamespaceGraceMs))
@@ -113,14 +131,17 @@ public final class CounterRollupJob {
                 .uid("durable-counters")
                 .name("durable-counters")
                 .keyBy(CounterMutation::key)
-                .transform("counter-rollup", TypeInformation.of(RollupWrite.class), new CounterRollupOperator())
+                .transform(
+                        "counter-rollup",
+                        TypeInformation.of(RollupWrite.class),
+                        new CounterRollupOperator(idleCounters.store(), idleCounters.idleMs()))
                 .uid("counter-rollup")
                 .name("counter-rollup");
         DataStream<RollupWrite> bestEffort = decoded.filter(m -> m.bestEffort)
                 .uid("best-effort-counters")
                 .name("best-effort-counters")
                 .keyBy(CounterMutation::key)
-                .process(new BestEffortAggregator())
+                .process(new BestEffortAggregator(idleCounters.store(), idleCounters.idleMs()))
                 .uid("best-effort-aggregate")
                 .name("best-effort-aggregate");
         DataStream<RollupWrite> written = durable.union(bestEffort);

@@ -6,6 +6,7 @@ import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.runtime.state.KeyedStateBackend;
+import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
@@ -20,16 +21,44 @@ import org.slf4j.LoggerFactory;
  * as RECOUNT_STALE (nothing changes; the message says to recount again). It also removes the
  * empty maps of ids and pending mutations that rollups of releases up to 2026-11-26 left behind
  * for every counter (written into each checkpoint with the counter's key).
+ *
+ * <p>It lets idle counters go ({@link IdleCounters}): every few seconds the counters idle long
+ * enough, with a checkpoint since, leave the state. A restored state's idle counters are not
+ * known one by one; once the idle time has passed after the restore (and a checkpoint), one pass
+ * over the restored counters lets those go that are still idle.
  */
 public final class CounterRollupOperator extends KeyedProcessOperator<String, CounterMutation, RollupWrite> {
     private static final Logger LOG = LoggerFactory.getLogger(CounterRollupOperator.class);
 
+    private final long idleMs;
+    private transient IdleCounters idle;
+    /** When the task started with a restored state, until its idle counters were let go (0: done). */
+    private transient long restoredAtMillis;
+
+    /** An operator whose counters never leave the state. */
     public CounterRollupOperator() {
-        super(new CounterRollupFunction());
+        this(CounterRollupStore.NONE, 0);
+    }
+
+    /**
+     * @param store where a counter that was let go is read back from
+     * @param idleMs how long a counter stays idle before it leaves the state (0: never)
+     */
+    public CounterRollupOperator(CounterRollupStore store, long idleMs) {
+        super(new CounterRollupFunction(store));
+        this.idleMs = idleMs;
+    }
+
+    private CounterRollupFunction function() {
+        return (CounterRollupFunction) userFunction;
     }
 
     @Override
     public void open() throws Exception {
+        if (idleMs > 0) {
+            idle = new IdleCounters(idleMs);
+            function().reportIdleTo(idle);
+        }
         super.open();
         int dropped = dropUntimedHistory(getKeyedStateBackend());
         if (dropped > 0) {
@@ -39,6 +68,72 @@ public final class CounterRollupOperator extends KeyedProcessOperator<String, Co
                 + dropEmpty(getKeyedStateBackend(), CounterRollupFunction.pendingMutations());
         if (empty > 0) {
             LOG.info("removed {} empty maps of ids or pending mutations (left by an earlier release)", empty);
+        }
+        if (idle != null) {
+            long now = getProcessingTimeService().getCurrentProcessingTime();
+            restoredAtMillis = now;
+            getProcessingTimeService().registerTimer(now + sweepMs(), this::sweep);
+        }
+    }
+
+    /** How often idle counters are looked for: a tenth of the idle time, from 1 s to 1 min. */
+    long sweepMs() {
+        return Math.max(1_000, Math.min(60_000, idleMs / 10));
+    }
+
+    /** Lets go the counters idle long enough (in the task's thread, like the records and timers). */
+    private void sweep(long now) throws Exception {
+        int let = 0;
+        for (String key : idle.due(now)) {
+            setCurrentKey(key);
+            if (function().letGoIfIdle()) {
+                let++;
+            }
+        }
+        if (restoredAtMillis != 0 && idle.settled(restoredAtMillis, now)) {
+            let += letGoIdleRestored();
+            restoredAtMillis = 0;
+        }
+        if (let > 0) {
+            LOG.debug("let {} idle counters go", let);
+        }
+        getProcessingTimeService().registerTimer(now + sweepMs(), this::sweep);
+    }
+
+    /** One pass over every counter in the state: those idle leave it; how many did. */
+    private int letGoIdleRestored() throws Exception {
+        KeyedStateBackend<String> backend = getKeyedStateBackend();
+        List<String> keys = new java.util.ArrayList<>();
+        for (String state : List.of("rollup-state", "rollup")) { // the layout up to 2026-11 too
+            try (Stream<String> s = backend.getKeys(state, VoidNamespace.INSTANCE)) {
+                s.forEach(keys::add); // collected first: the heap backend's key stream must not see its map change
+            }
+        }
+        int let = 0;
+        for (String key : keys) {
+            setCurrentKey(key);
+            if (function().letGoIfIdle()) {
+                let++;
+            }
+        }
+        LOG.info("let {} of the {} restored counters go (idle for {} ms)", let, keys.size(), idleMs);
+        return let;
+    }
+
+    @Override
+    public void snapshotState(StateSnapshotContext context) throws Exception {
+        super.snapshotState(context);
+        if (idle != null) {
+            idle.snapshotTaken(
+                    context.getCheckpointId(), getProcessingTimeService().getCurrentProcessingTime());
+        }
+    }
+
+    @Override
+    public void notifyCheckpointComplete(long checkpointId) throws Exception {
+        super.notifyCheckpointComplete(checkpointId);
+        if (idle != null) {
+            idle.checkpointCompleted(checkpointId);
         }
     }
 

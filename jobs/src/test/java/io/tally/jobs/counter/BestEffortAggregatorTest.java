@@ -43,6 +43,29 @@ class BestEffortAggregatorTest {
         }
     }
 
+    @Test
+    void aCounterIdleForTheIdleTimeLeavesTheStateAndCarriesOnFromTheStoredTotal() throws Exception {
+        CounterIdleStateTest.WrittenStore store = new CounterIdleStateTest.WrittenStore();
+        try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new BestEffortAggregator(store, 60_000)),
+                CounterMutation::key,
+                Types.STRING)) {
+            h.open();
+            h.setStateTtlProcessingTime(1_000);
+            h.setProcessingTime(1_000);
+            h.processElement(new StreamRecord<>(add(2)));
+            h.setProcessingTime(1_000 + BestEffortAggregator.FLUSH_MS);
+            store.store(h);
+            assertThat(store.rollups.get("page_hits/c1").count()).isEqualTo(2);
+            h.setStateTtlProcessingTime(1_000 + 61_000);
+            h.setProcessingTime(1_000 + 61_000);
+            h.processElement(new StreamRecord<>(add(3))); // the state expired: 2 comes from the store
+            h.setProcessingTime(1_000 + 61_000 + BestEffortAggregator.FLUSH_MS);
+            assertThat(h.extractOutputValues()).extracting(w -> w.count).containsExactly(2L, 5L);
+            assertThat(store.reads).isEqualTo(2); // when new, and when it came back
+        }
+    }
+
     /** The layout up to 2026-11: long[] {total, pending flush time, delete_after seconds}. */
     static final class LegacyLayout extends KeyedProcessFunction<String, CounterMutation, RollupWrite> {
         @Override

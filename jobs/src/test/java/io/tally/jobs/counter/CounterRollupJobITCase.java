@@ -108,7 +108,8 @@ class CounterRollupJobITCase {
                 dead,
                 StaticRegistry::new,
                 0,
-                new Heartbeats.Branch(new CollectSink<>("counter-heartbeats"), 3, 100, 6));
+                new Heartbeats.Branch(new CollectSink<>("counter-heartbeats"), 3, 100, 6),
+                CounterRollupJob.IdleCounterPolicy.KEEP);
         env.execute("test");
         // the heartbeat branch runs with the job: every tick reaches its sink (partition = tick mod 3)
         assertThat(CollectSink.<Long>get("counter-heartbeats")).containsExactlyInAnyOrder(0L, 1L, 2L, 3L, 4L, 5L);

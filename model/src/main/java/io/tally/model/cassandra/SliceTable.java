@@ -63,6 +63,15 @@ public final class SliceTable {
     }
 
     /**
+     * One event's item rows (its id at its time, in its partition). Binds: time_series_id,
+     * time_bucket, event_bucket, event_time, event_id. Columns: event_item_key, event_item_value.
+     */
+    public static String selectEvent(String keyspace, String table) {
+        return "SELECT event_item_key, event_item_value FROM " + CqlNames.qualified(keyspace, table)
+                + " WHERE time_series_id = ? AND time_bucket = ? AND event_bucket = ? AND event_time = ? AND event_id = ?";
+    }
+
+    /**
      * The rows of several event buckets of one time bucket in an event-time range, at most a number
      * of rows a partition (each partition's newest), partition by partition; binds:
      * time_series_id, time_bucket, the event buckets (a list), lowest and highest event_time
