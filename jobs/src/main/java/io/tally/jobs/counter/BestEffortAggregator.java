@@ -53,11 +53,11 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
         store.open();
         ValueStateDescriptor<BestEffortTotal> desc =
                 new ValueStateDescriptor<>("best-effort-state", TypeInformation.of(BestEffortTotal.class));
-        desc.enableTimeToLive(StateTtlConfig.newBuilder(ttl).build());
+        desc.enableTimeToLive(ttl(ttl));
         total = getRuntimeContext().getState(desc);
         ValueStateDescriptor<long[]> legacy =
                 new ValueStateDescriptor<>("best-effort-total", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO);
-        legacy.enableTimeToLive(StateTtlConfig.newBuilder(ttl).build());
+        legacy.enableTimeToLive(ttl(ttl));
         legacyTotal = getRuntimeContext().getState(legacy);
     }
 
@@ -83,6 +83,17 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
             ctx.timerService().registerProcessingTimeTimer(t.flushAtMillis);
         }
         total.update(t);
+    }
+
+    /**
+     * Expired totals are left out of checkpoints (the heap backend's are full snapshots) and removed
+     * from the heap a few at each state access, not only when their counter is read again.
+     */
+    private static StateTtlConfig ttl(Duration ttl) {
+        return StateTtlConfig.newBuilder(ttl)
+                .cleanupFullSnapshot()
+                .cleanupIncrementally(10, false)
+                .build();
     }
 
     @Override
