@@ -336,16 +336,9 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         if (stored == null) {
             return null;
         }
-        CounterRollupState r = new CounterRollupState();
-        r.count = stored.count();
-        r.rollupMicros = stored.rollupMicros();
+        CounterRollupState r = CounterRollupState.at(m, stored.count(), stored.rollupMicros());
         r.lastWriteMicros = stored.lastWriteMicros();
         r.repairs = stored.repairs();
-        r.namespaceCreatedMicros = m.namespaceCreatedMicros;
-        r.acceptLimitMs = m.acceptLimitMs;
-        r.coalesceMs = m.coalesceMs;
-        r.clockSkewMs = m.clockSkewMs;
-        r.accurate = m.accurate;
         countersReloaded.inc();
         return r;
     }
@@ -537,14 +530,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
             throws Exception {
         long at = m.eventTimeMicros;
         if (r == null) { // the job holds nothing of the counter (its state was lost): the log's count is the rollup
-            r = new CounterRollupState();
-            r.count = m.delta;
-            r.rollupMicros = at;
-            r.acceptLimitMs = m.acceptLimitMs;
-            r.coalesceMs = m.coalesceMs;
-            r.clockSkewMs = m.clockSkewMs;
-            r.accurate = m.accurate;
-            r.namespaceCreatedMicros = m.namespaceCreatedMicros;
+            r = CounterRollupState.at(m, m.delta, at);
             countersTracked.inc();
             remember(at, r.count);
         } else {

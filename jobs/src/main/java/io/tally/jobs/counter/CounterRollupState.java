@@ -39,6 +39,22 @@ public class CounterRollupState {
     public CounterRollupState() {}
 
     /**
+     * A counter's state at a rollup the job did not make itself (read back from the store, or a
+     * RECOUNT's count of a counter it holds nothing of), with the config of the mutation at hand.
+     */
+    static CounterRollupState at(CounterMutation m, long count, long rollupMicros) {
+        CounterRollupState s = new CounterRollupState();
+        s.count = count;
+        s.rollupMicros = rollupMicros;
+        s.acceptLimitMs = m.acceptLimitMs;
+        s.coalesceMs = m.coalesceMs;
+        s.clockSkewMs = m.clockSkewMs;
+        s.accurate = m.accurate;
+        s.namespaceCreatedMicros = m.namespaceCreatedMicros;
+        return s;
+    }
+
+    /**
      * The state as the job kept it up to 2026-11 (ValueState of a long[8]: count, rollup time,
      * last write, last write stored, timer, accept, coalesce, skew), read once per counter after
      * an upgrade from such a savepoint.
