@@ -58,6 +58,18 @@ def login_refused(error: Exception) -> bool:
     )
 
 
+def auth_unavailable(error: Exception) -> bool:
+    """Whether connecting failed because the node could not read the roles at the consistency
+    logins need (Cassandra 5 reads them at LOCAL_QUORUM): a node just started that does not see
+    its peers alive yet, which gossip settles within seconds."""
+    from cassandra import Unavailable
+    from cassandra.cluster import NoHostAvailable
+
+    if isinstance(error, Unavailable):
+        return True
+    return isinstance(error, NoHostAvailable) and any(isinstance(e, Unavailable) for e in (error.errors or {}).values())
+
+
 ONE_NODE_REPLICATION = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
 CONSISTENCY_LEVELS = {"ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_ONE", "LOCAL_QUORUM", "EACH_QUORUM"}
 
@@ -238,17 +250,23 @@ dynamic_snitch: false
         return argv, self.env()
 
     def session(self, **login):
-        """A session on this node with Tally's login and TLS (`login`: another auth_provider)."""
+        """A session on this node with Tally's login and TLS (`login`: another auth_provider). A
+        login the node cannot check yet (its peers not seen alive: `auth_unavailable`) is tried
+        again for up to a minute."""
         from cassandra.cluster import Cluster
 
-        cluster = Cluster(
-            [self.host], port=self.ports()["cql"], connect_timeout=3, **{**self.s.cassandra_connect_args(), **login}
-        )
-        try:
-            return cluster, cluster.connect()
-        except Exception:
-            cluster.shutdown()
-            raise
+        deadline = time.monotonic() + 60
+        while True:
+            cluster = Cluster(
+                [self.host], port=self.ports()["cql"], connect_timeout=3, **{**self.s.cassandra_connect_args(), **login}
+            )
+            try:
+                return cluster, cluster.connect()
+            except Exception as e:
+                cluster.shutdown()
+                if not auth_unavailable(e) or time.monotonic() > deadline:
+                    raise
+            time.sleep(1)
 
     def ready(self):
         try:
