@@ -49,9 +49,11 @@ public final class CounterRollupJob {
     public static final JobSetting IDLE_COUNTER_MS = new JobSetting(
             "counter.state.idle.ms",
             JobSetting.Kind.COUNT,
-            "600000",
+            "0",
             "how long a counter stays rolled up with nothing pending before its state leaves the job (read back from"
-                    + " counter_rollups when it is touched again); 0 keeps every counter ever touched");
+                    + " counter_rollups when it is touched again: a synchronous read for every counter the job holds no"
+                    + " state of, new ones too); 0 keeps every counter ever touched and reads nothing back. Once on,"
+                    + " keep it on: a counter let go would start from 0 with it off");
     /** Every argument the job takes. */
     public static final List<JobSetting> SETTINGS = JobSettings.of(
             JobSettings.kafka(NAME),
@@ -64,7 +66,7 @@ public final class CounterRollupJob {
      * @param idleMs 0: never (every counter ever touched stays)
      */
     public record IdleCounterPolicy(CounterRollupStore store, long idleMs) implements java.io.Serializable {
-        /** Counters stay: the policy of tests whose sinks are not a store. */
+        /** Counters stay, and nothing is read back (the default; tests whose sinks are not a store). */
         public static final IdleCounterPolicy KEEP = new IdleCounterPolicy(CounterRollupStore.NONE, 0);
     }
 
@@ -107,7 +109,9 @@ public final class CounterRollupJob {
                 registry,
                 p.number(JobSettings.UNKNOWN_NAMESPACE_GRACE_MS),
                 heartbeats,
-                new IdleCounterPolicy(new CassandraCounterRollupStore(cassandra), p.number(IDLE_COUNTER_MS)));
+                p.number(IDLE_COUNTER_MS) > 0
+                        ? new IdleCounterPolicy(new CassandraCounterRollupStore(cassandra), p.number(IDLE_COUNTER_MS))
+                        : IdleCounterPolicy.KEEP);
         env.execute(NAME);
     }
 
