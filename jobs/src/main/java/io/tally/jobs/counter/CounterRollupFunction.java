@@ -93,6 +93,10 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
      * releases (+1), below the next rollup (rollup times lie on a millisecond grid).
      */
     static final long REPAIR_WRITE_OFFSET_MICROS = 500;
+    /** The names of a counter's rollup state, and of its layout up to 2026-11 (the operator lists their keys). */
+    static final String ROLLUP_STATE = "rollup-state";
+
+    static final String LEGACY_ROLLUP_STATE = "rollup";
 
     /**
      * Event ids seen (id to payload|event time), kept until the rollup passes their event time:
@@ -165,7 +169,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         seenIds = getRuntimeContext().getMapState(idsUntilRollup());
         pending = getRuntimeContext().getMapState(pendingMutations());
         rollup = getRuntimeContext()
-                .getState(new ValueStateDescriptor<>("rollup-state", new CounterRollupStateSerializer()));
+                .getState(new ValueStateDescriptor<>(ROLLUP_STATE, new CounterRollupStateSerializer()));
         ValueStateDescriptor<long[]> historyDesc = new ValueStateDescriptor<>(
                 "recent-rollup-history", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO);
         historyDesc.enableTimeToLive(StateTtlConfig.newBuilder(HISTORY_TTL)
@@ -178,7 +182,8 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
                 .getMapState(new MapStateDescriptor<>(
                         "pending-by-event-time", Types.LONG, PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
         legacyRollup = getRuntimeContext()
-                .getState(new ValueStateDescriptor<>("rollup", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
+                .getState(new ValueStateDescriptor<>(
+                        LEGACY_ROLLUP_STATE, PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
         var metrics = getRuntimeContext().getMetricGroup().addGroup("tally");
         dedupHits = metrics.counter("dedupHits");
         countersTracked = metrics.counter("countersTracked");

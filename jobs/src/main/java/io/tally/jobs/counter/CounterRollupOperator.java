@@ -104,7 +104,7 @@ public final class CounterRollupOperator extends KeyedProcessOperator<String, Co
     private int letGoIdleRestored() throws Exception {
         KeyedStateBackend<String> backend = getKeyedStateBackend();
         List<String> keys = new java.util.ArrayList<>();
-        for (String state : List.of("rollup-state", "rollup")) { // the layout up to 2026-11 too
+        for (String state : List.of(CounterRollupFunction.ROLLUP_STATE, CounterRollupFunction.LEGACY_ROLLUP_STATE)) {
             try (Stream<String> s = backend.getKeys(state, VoidNamespace.INSTANCE)) {
                 s.forEach(keys::add); // collected first: the heap backend's key stream must not see its map change
             }
