@@ -391,8 +391,8 @@ def test_eventual_counts_come_from_the_view_of_the_compacted_rollups_topic(stack
 
 def test_a_counter_never_written_is_remembered_as_such_until_its_first_rollup(gw, cql, jobs):
     """GetCount of an EVENTUAL counter nobody wrote reads Cassandra once, then the view answers 0;
-    its first rollup, through the topic, replaces that (the job, which lets no counter go by
-    default, holds no state of it and reads nothing back: it counts from 0)."""
+    its first rollup, through the topic, replaces that (the job holds no state of it and reads
+    back only counters it let go: the row planted in Cassandra is not its, and it counts from 0)."""
     c = f"unwritten-{uuid.uuid4().hex[:8]}"
     assert get_count(gw, "video_views", c)["count"] == 0  # read from Cassandra, remembered
     # a rollup row behind the view's back (the oldest write time, so the job's own rollup wins)

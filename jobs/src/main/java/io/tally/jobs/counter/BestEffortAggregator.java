@@ -8,6 +8,9 @@ import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 
@@ -20,9 +23,11 @@ import org.apache.flink.util.Collector;
  * heap backend writes every counter's state into every checkpoint, so state kept a week cost every
  * checkpoint all of them). A total flushed just before it expired and not yet stored would be
  * read back short; with an idle time of minutes against a flush of milliseconds, that is within
- * what BEST_EFFORT promises.
+ * what BEST_EFFORT promises. Only counters whose total was flushed ({@link LetGoCounters}) are read
+ * back, so a new counter costs no read.
  */
-public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMutation, RollupWrite> {
+public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMutation, RollupWrite>
+        implements CheckpointedFunction {
     static final long FLUSH_MS = 250;
     /** How long an idle counter's total is kept (its rollup row outlives it by the namespace's delete_after). */
     static final Duration IDLE_TTL = Duration.ofDays(7);
@@ -35,6 +40,8 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
     private final CounterRollupStore store;
     /** How long an idle counter's state is kept (0: {@link #IDLE_TTL}). */
     private final long idleMs;
+    /** The counters with a total in the store (flushed at least once): only these are read back. */
+    private transient LetGoCounters.Kept flushed;
 
     /** An aggregator that keeps an idle counter's total {@link #IDLE_TTL} (and reads none back). */
     public BestEffortAggregator() {
@@ -70,7 +77,8 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
         if (t == null) {
             t = new BestEffortTotal();
             t.namespaceCreatedMicros = m.namespaceCreatedMicros;
-            CounterRollupStore.StoredRollup stored = store.rollupOf(m.namespace, m.counter);
+            CounterRollupStore.StoredRollup stored =
+                    flushed.filter.mightContain(ctx.getCurrentKey()) ? store.rollupOf(m.namespace, m.counter) : null;
             t.total = stored == null ? 0 : stored.count();
         } else if (t.namespaceCreatedMicros == 0) {
             t.namespaceCreatedMicros = m.namespaceCreatedMicros; // state of an earlier release
@@ -94,6 +102,16 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
                 .cleanupFullSnapshot()
                 .cleanupIncrementally(10, false)
                 .build();
+    }
+
+    @Override
+    public void initializeState(FunctionInitializationContext context) throws Exception {
+        flushed = LetGoCounters.Kept.restore(context.getOperatorStateStore(), "flushed-best-effort-counters");
+    }
+
+    @Override
+    public void snapshotState(FunctionSnapshotContext context) throws Exception {
+        flushed.snapshot();
     }
 
     @Override
@@ -127,6 +145,7 @@ public class BestEffortAggregator extends KeyedProcessFunction<String, CounterMu
                 Math.min(Integer.MAX_VALUE, ttlSeconds));
         w.namespaceCreatedMicros = t.namespaceCreatedMicros;
         out.collect(w);
+        flushed.filter.add(key);
         t.flushAtMillis = 0;
         total.update(t);
     }

@@ -140,6 +140,11 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
     private final CounterRollupStore store;
     /** Where a counter that went idle is reported (null: idle counters stay). */
     private transient IdleCounters idle;
+    /**
+     * The counters that may have been let go: only these are read back when they have no state
+     * (null: every counter without state is, as when the function runs without its operator).
+     */
+    private transient LetGoCounters letGo;
 
     /** A function whose counters never leave the state (and no counter is read back). */
     public CounterRollupFunction() {
@@ -148,6 +153,11 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
 
     public CounterRollupFunction(CounterRollupStore store) {
         this.store = store;
+    }
+
+    /** A counter without state is read back from the store only when `letGo` may name it. */
+    void readBackOnly(LetGoCounters letGo) {
+        this.letGo = letGo;
     }
 
     /** From now on, counters that go idle are reported to `idle` (the operator lets them go). */
@@ -205,7 +215,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
 
     @Override
     public void processElement(CounterMutation m, Context ctx, Collector<RollupWrite> out) throws Exception {
-        CounterRollupState r = current(m);
+        CounterRollupState r = current(m, ctx.getCurrentKey());
         if (m.recount) {
             recount(m, r, ctx, out);
             return;
@@ -309,10 +319,10 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
      * same name, which starts from zero, with no ids remembered). State of an earlier release,
      * which does not know its namespace's creation, takes the mutation's.
      */
-    private CounterRollupState current(CounterMutation m) throws Exception {
+    private CounterRollupState current(CounterMutation m, String key) throws Exception {
         CounterRollupState r = load();
         if (r == null) {
-            return readBack(m);
+            return letGo == null || letGo.mightContain(key) ? readBack(m) : null;
         }
         if (m.namespaceCreatedMicros == r.namespaceCreatedMicros) {
             return r;

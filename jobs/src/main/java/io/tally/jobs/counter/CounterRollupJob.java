@@ -49,11 +49,11 @@ public final class CounterRollupJob {
     public static final JobSetting IDLE_COUNTER_MS = new JobSetting(
             "counter.state.idle.ms",
             JobSetting.Kind.COUNT,
-            "0",
-            "how long a counter stays rolled up with nothing pending before its state leaves the job (read back from"
-                    + " counter_rollups when it is touched again: a synchronous read for every counter the job holds no"
-                    + " state of, new ones too); 0 keeps every counter ever touched and reads nothing back. Once on,"
-                    + " keep it on: a counter let go would start from 0 with it off");
+            "600000",
+            "how long a counter stays rolled up with nothing pending before its state leaves the job (the heap"
+                    + " backend writes every counter it holds into every checkpoint); its next mutation reads its rollup"
+                    + " back from counter_rollups. 0 keeps every counter ever touched. Only counters that were let go"
+                    + " are read back (a filter in the job's state), whatever this is set to later");
     /** Every argument the job takes. */
     public static final List<JobSetting> SETTINGS = JobSettings.of(
             JobSettings.kafka(NAME),
@@ -109,9 +109,7 @@ public final class CounterRollupJob {
                 registry,
                 p.number(JobSettings.UNKNOWN_NAMESPACE_GRACE_MS),
                 heartbeats,
-                p.number(IDLE_COUNTER_MS) > 0
-                        ? new IdleCounterPolicy(new CassandraCounterRollupStore(cassandra), p.number(IDLE_COUNTER_MS))
-                        : IdleCounterPolicy.KEEP);
+                new IdleCounterPolicy(new CassandraCounterRollupStore(cassandra), p.number(IDLE_COUNTER_MS)));
         env.execute(NAME);
     }
 

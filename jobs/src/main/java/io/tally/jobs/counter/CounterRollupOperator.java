@@ -6,6 +6,7 @@ import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.runtime.state.KeyedStateBackend;
+import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
@@ -25,7 +26,10 @@ import org.slf4j.LoggerFactory;
  * <p>It lets idle counters go ({@link IdleCounters}): every few seconds the counters idle long
  * enough, with a checkpoint since, leave the state. A restored state's idle counters are not
  * known one by one; once the idle time has passed after the restore (and a checkpoint), one pass
- * over the restored counters lets those go that are still idle.
+ * over the restored counters lets those go that are still idle. Each counter let go is added to
+ * {@link LetGoCounters}, kept in the operator's state: a counter without state is read back from the
+ * store only when that filter may name it, so new counters cost no read. The filter outlives the
+ * setting: with the idle time set back to 0, counters let go earlier are still read back.
  */
 public final class CounterRollupOperator extends KeyedProcessOperator<String, CounterMutation, RollupWrite> {
     private static final Logger LOG = LoggerFactory.getLogger(CounterRollupOperator.class);
@@ -34,6 +38,8 @@ public final class CounterRollupOperator extends KeyedProcessOperator<String, Co
     private transient IdleCounters idle;
     /** When the task started with a restored state, until its idle counters were let go (0: done). */
     private transient long restoredAtMillis;
+
+    private transient LetGoCounters.Kept letGo;
 
     /** An operator whose counters never leave the state. */
     public CounterRollupOperator() {
@@ -51,6 +57,19 @@ public final class CounterRollupOperator extends KeyedProcessOperator<String, Co
 
     private CounterRollupFunction function() {
         return (CounterRollupFunction) userFunction;
+    }
+
+    @Override
+    public void initializeState(StateInitializationContext context) throws Exception {
+        super.initializeState(context);
+        letGo = LetGoCounters.Kept.restore(context.getOperatorStateStore(), "let-go-counters");
+        function().readBackOnly(letGo.filter);
+        if (!letGo.filter.isEmpty()) {
+            LOG.info(
+                    "counters let go: a filter with {}% of its bits set (a new counter is read for nothing at"
+                            + " about that to the fifth)",
+                    String.format("%.2f", 100 * letGo.filter.fill()));
+        }
     }
 
     @Override
@@ -85,8 +104,7 @@ public final class CounterRollupOperator extends KeyedProcessOperator<String, Co
     private void sweep(long now) throws Exception {
         int let = 0;
         for (String key : idle.due(now)) {
-            setCurrentKey(key);
-            if (function().letGoIfIdle()) {
+            if (letGo(key)) {
                 let++;
             }
         }
@@ -111,8 +129,7 @@ public final class CounterRollupOperator extends KeyedProcessOperator<String, Co
         }
         int let = 0;
         for (String key : keys) {
-            setCurrentKey(key);
-            if (function().letGoIfIdle()) {
+            if (letGo(key)) {
                 let++;
             }
         }
@@ -120,9 +137,25 @@ public final class CounterRollupOperator extends KeyedProcessOperator<String, Co
         return let;
     }
 
+    /** Whether the counter may have been let go (tests). */
+    boolean mayHaveLetGo(String key) {
+        return letGo.filter.mightContain(key);
+    }
+
+    /** Lets the counter go if it is idle, and remembers that it may have been; whether it was. */
+    private boolean letGo(String key) throws Exception {
+        setCurrentKey(key);
+        if (!function().letGoIfIdle()) {
+            return false;
+        }
+        letGo.filter.add(key);
+        return true;
+    }
+
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
+        letGo.snapshot();
         if (idle != null) {
             idle.snapshotTaken(
                     context.getCheckpointId(), getProcessingTimeService().getCurrentProcessingTime());

@@ -78,7 +78,9 @@ class CounterIdleStateTest {
 
     @AfterEach
     void close() throws Exception {
-        h.close();
+        if (h != null) {
+            h.close();
+        }
     }
 
     void send(CounterMutation m) throws Exception {
@@ -104,10 +106,10 @@ class CounterIdleStateTest {
         h.notifyOfCompletedCheckpoint(1);
         h.setProcessingTime(1_000 + 3 * IDLE_MS);
         assertThat(countersIn(operator, "rollup-state")).isZero();
-        assertThat(store.reads).isEqualTo(1); // when it was new
+        assertThat(store.reads).isZero(); // a new counter is not read
 
         send(add("e2", T0 + 20_000, 2));
-        assertThat(store.reads).isEqualTo(2);
+        assertThat(store.reads).isEqualTo(1); // let go: read back
         h.processWatermark(T0 + 30_000);
         assertThat(rollupCounts()).containsExactly(5L, 7L); // from the stored 5, not from 0
     }
@@ -125,30 +127,104 @@ class CounterIdleStateTest {
         assertThat(countersIn(operator, "rollup-state")).isEqualTo(1);
         h.processWatermark(T0 + 30_000);
         assertThat(rollupCounts()).containsExactly(5L, 6L);
-        assertThat(store.reads).isEqualTo(1); // when it was new, not again
+        assertThat(store.reads).isZero();
+    }
+
+    /** Lets the counter of `e` (rolled up, idle) go, and returns a snapshot taken after: the filter names it. */
+    org.apache.flink.runtime.checkpoint.OperatorSubtaskState letGoAndSnapshot(CounterMutation e) throws Exception {
+        send(e);
+        h.processWatermark(e.eventTimeMicros / 1000 + 10_000);
+        store.store(h);
+        h.setProcessingTime(1_000 + 2 * IDLE_MS);
+        h.snapshot(1, 1_000 + 2 * IDLE_MS);
+        h.notifyOfCompletedCheckpoint(1);
+        h.setProcessingTime(1_000 + 3 * IDLE_MS);
+        assertThat(countersIn(operator, "rollup-state")).isZero();
+        return h.snapshot(2, 1_000 + 3 * IDLE_MS);
     }
 
     @Test
     void eventsCountedByAStoredRollupNewerThanTheStateAreRetriesAndAnUnloggedOneIsStillLate() throws Exception {
-        // a run that crashed after writing a rollup of 5 at T0 + 0.5 s, with e1's row in the log
         harness(IDLE_MS).open();
-        send(add("e1", T0, 5));
-        h.processWatermark(T0 + 6_000);
-        store.store(h);
-        h.close();
-        // the restored state knew nothing of the counter (it had left the state): e1 comes again
-        harness(IDLE_MS).open();
-        send(add("e1", T0, 5));
-        send(add("e9", T0, 4)); // behind the rollup and never logged: late, as without a store
-        send(add("e2", T0 + 20_000, 1));
+        var snapshot = letGoAndSnapshot(add("e0", T0, 5));
+        // then the counter came back, was rolled up to 7 and stored, and the job crashed
+        send(add("e1", T0 + 20_000, 2));
         h.processWatermark(T0 + 30_000);
-        assertThat(rollupCounts()).containsExactly(6L);
+        store.store(h);
+        assertThat(rollupCounts()).containsExactly(5L, 7L);
+        h.close();
+        // restored from the snapshot taken while the counter was let go: e1 comes again
+        harness(IDLE_MS);
+        h.initializeState(snapshot);
+        h.open();
+        send(add("e1", T0 + 20_000, 2));
+        send(add("e9", T0 + 20_000, 4)); // behind the rollup and never logged: late, as without a store
+        send(add("e2", T0 + 40_000, 1));
+        h.processWatermark(T0 + 50_000);
+        assertThat(rollupCounts()).containsExactly(8L);
         assertThat(h.getSideOutput(CounterRollupFunction.EVENT_LOG))
                 .extracting(r -> r.getValue().eventId)
                 .containsExactly("e2");
         assertThat(h.getSideOutput(CounterRollupFunction.DEAD_LETTERS))
                 .extracting(r -> ((DeadLetterRecord) r.getValue()).reason)
                 .containsExactly(DeadLetterReason.OUTSIDE_ACCEPT_WINDOW);
+    }
+
+    @Test
+    void aNewCounterCostsNoReadEvenWhenTheStoreHasARowOfItsName() throws Exception {
+        store.rollups.put("video_views/c1", new CounterRollupStore.StoredRollup(99, 0, 0, 0)); // never this job's
+        harness(IDLE_MS).open();
+        send(add("e1", T0, 5));
+        h.processWatermark(T0 + 10_000);
+        assertThat(rollupCounts()).containsExactly(5L);
+        assertThat(store.reads).isZero();
+    }
+
+    @Test
+    void countersLetGoAreReadBackAfterTheSettingIsSetBackToZero() throws Exception {
+        harness(IDLE_MS).open();
+        var snapshot = letGoAndSnapshot(add("e0", T0, 5));
+        h.close();
+        harness(0);
+        h.initializeState(snapshot);
+        h.open();
+        send(add("e1", T0 + 20_000, 2));
+        h.processWatermark(T0 + 30_000);
+        assertThat(rollupCounts()).containsExactly(7L);
+        assertThat(store.reads).isEqualTo(1);
+    }
+
+    @Test
+    void afterARescaleTheTaskThatGetsACounterLetGoStillReadsItBack() throws Exception {
+        int maxParallelism = 128;
+        operator = new CounterRollupOperator(store, IDLE_MS);
+        h = new KeyedOneInputStreamOperatorTestHarness<>(
+                operator, CounterMutation::key, Types.STRING, maxParallelism, 1, 0);
+        h.setProcessingTime(1_000);
+        h.open();
+        var snapshot = letGoAndSnapshot(add("e0", T0, 5));
+        h.close();
+        String key = add("e1", T0, 1).key();
+        int owner = org.apache.flink.runtime.state.KeyGroupRangeAssignment.assignKeyToParallelOperator(
+                key, maxParallelism, 2);
+        for (int subtask = 0; subtask < 2; subtask++) {
+            operator = new CounterRollupOperator(store, IDLE_MS);
+            h = new KeyedOneInputStreamOperatorTestHarness<>(
+                    operator, CounterMutation::key, Types.STRING, maxParallelism, 2, subtask);
+            h.setProcessingTime(1_000);
+            h.initializeState(
+                    org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness.repartitionOperatorState(
+                            snapshot, maxParallelism, 1, 2, subtask));
+            h.open();
+            assertThat(operator.mayHaveLetGo(key)).isTrue(); // every task holds the whole filter
+            if (subtask == owner) {
+                send(add("e1", T0 + 20_000, 2));
+                h.processWatermark(T0 + 30_000);
+                assertThat(rollupCounts()).containsExactly(7L);
+            }
+            h.close();
+        }
+        h = null;
     }
 
     @Test
