@@ -6,7 +6,6 @@ import io.tally.serde.AvroSerde;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -28,8 +27,8 @@ import tally.v1.CounterRollup;
  * The counters' current rollups in memory: an event-sourced view of the compacted topic
  * tally.counter.rollups that CounterRollupJob publishes every rollup to. Rebuilt from the topic's
  * start when the gateway starts (compaction keeps it one record a counter), then followed; GetCount
- * answers from it without a Cassandra read. Bounded: past maxCounters an arbitrary counter is
- * dropped and read from Cassandra again when asked (then cached). Until the rebuild reached the
+ * answers from it without a Cassandra read. Bounded: past maxCounters the counter that came into
+ * the view longest ago is dropped, and read from Cassandra again when asked (then cached). Until the rebuild reached the
  * topic's end as it was at start, {@link #get} answers nothing and reads go to Cassandra.
  */
 public final class CounterView implements AutoCloseable {
@@ -47,6 +46,15 @@ public final class CounterView implements AutoCloseable {
     }
 
     private final Map<String, Rollup> counters = new ConcurrentHashMap<>();
+    /**
+     * The keys in the order they came into the view, for the bound. Dropping a map's first key
+     * instead degrades: a hash map does not shrink, so each removal left one more empty bin at the
+     * front for the next iterator to walk past (a full view of a million counters applied a few
+     * hundred rollups a second). A key removed otherwise stays here until it comes up; dropping
+     * it then is harmless.
+     */
+    private final java.util.Queue<String> arrivals = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
     private final int maxCounters;
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final AvroSerde serde;
@@ -99,7 +107,7 @@ public final class CounterView implements AutoCloseable {
         Rollup current = new Rollup(
                 r.count(), r.rollupMicros(), r.lastWriteMicros(), r.live(), namespaceCreated.applyAsLong(namespace));
         if (caughtUp && counters.putIfAbsent(key(namespace, counter), current) == null) {
-            bound(key(namespace, counter));
+            arrived(key(namespace, counter));
         }
     }
 
@@ -127,20 +135,26 @@ public final class CounterView implements AutoCloseable {
     }
 
     private void put(String key, Rollup r) {
+        boolean[] arrived = {false};
         // a later record of the same rollup time wins too: live totals move without a new rollup
-        counters.merge(key, r, (old, now) -> now.rollupMicros() >= old.rollupMicros() ? now : old);
-        bound(key);
+        counters.compute(key, (k, old) -> {
+            arrived[0] = old == null;
+            return old == null || r.rollupMicros() >= old.rollupMicros() ? r : old;
+        });
+        if (arrived[0]) {
+            arrived(key);
+        }
     }
 
-    private void bound(String key) {
-        if (counters.size() > maxCounters) { // bounded: drop some counter; it is read again when asked
-            Iterator<String> it = counters.keySet().iterator();
-            if (it.hasNext()) {
-                String victim = it.next();
-                if (!victim.equals(key)) {
-                    counters.remove(victim);
-                }
+    /** A counter came into the view: the oldest ones leave while the view holds too many. */
+    private void arrived(String key) {
+        arrivals.add(key);
+        while (counters.size() > maxCounters) {
+            String oldest = arrivals.poll();
+            if (oldest == null) {
+                break;
             }
+            counters.remove(oldest);
         }
     }
 
