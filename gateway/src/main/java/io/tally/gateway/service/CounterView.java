@@ -49,9 +49,9 @@ public final class CounterView implements AutoCloseable {
     /**
      * The keys in the order they came into the view, for the bound. Dropping a map's first key
      * instead degrades: a hash map does not shrink, so each removal left one more empty bin at the
-     * front for the next iterator to walk past (a full view of a million counters applied a few
-     * hundred rollups a second). A key removed otherwise stays here until it comes up; dropping
-     * it then is harmless.
+     * front for the next iterator to walk past (after bench counters filled a view of a million,
+     * EVENTUAL counts showed their rollups up to a minute late). A key removed otherwise stays here
+     * until it comes up; dropping it then is harmless.
      */
     private final java.util.Queue<String> arrivals = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
