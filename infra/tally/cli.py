@@ -259,6 +259,8 @@ def cmd_test(args, settings: Settings) -> int:
     suite = REPO / "infra" / "tests" / "integration"
     if settings.nodes == 3:  # the three-node profile's own suite; the rest ran on one node
         args.integration_only, suite = True, suite / "test_three_nodes.py"
+    if settings.secure:  # the secure profile's own suite: refusals, deploy, end to end
+        args.integration_only, suite = True, suite / "test_secure_profile.py"
     if not args.integration_only:
         results += format_checks(py, runq_exporter)
         results.append(("maven unit tests", run(build.mvn_cmd("-B", "test"))))
@@ -358,7 +360,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="tally",
         description="Tally's local stack and tools. Any command takes --nodes 3: the profile of three Kafka "
-        "brokers and three Cassandra nodes (its own state in .tally/nodes-3; same as TALLY_NODES=3).",
+        "brokers and three Cassandra nodes (its own state in .tally/nodes-3; same as TALLY_NODES=3), or "
+        "--secure: the profile with every server's authentication and TLS on (.tally/secure; TALLY_SECURE=1).",
     )
     sub = p.add_subparsers(dest="cmd", required=True)
     up = sub.add_parser("up", help="install, fetch, build and start the whole stack (idempotent)")
@@ -461,6 +464,9 @@ def main(argv: list[str] | None = None) -> int:
             p.error("--nodes takes 1 or 3")
         os.environ["TALLY_NODES"] = argv[i + 1]
         del argv[i : i + 2]
+    if "--secure" in argv:  # any command: the secure profile (its own state in .tally/secure)
+        argv.remove("--secure")
+        os.environ["TALLY_SECURE"] = "1"
     args = p.parse_args(argv)
     try:
         settings = Settings.load()

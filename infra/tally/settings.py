@@ -28,10 +28,26 @@ def read_env_file(path: Path) -> dict[str, str]:
 
 #: The three-node profile's defaults (TALLY_NODES=3): keyspaces replicated three times in the
 #: local datacenter, every Cassandra read and write at LOCAL_QUORUM (one node can be down).
+#: The identity of the broker's own links in the secure profile (PLAIN over TLS, in its config).
+KAFKA_BROKER_USER = "tally-broker"
+
 THREE_NODES = {
     "TALLY_CASSANDRA_REPLICATION_STRATEGY": "NetworkTopologyStrategy",
     "TALLY_CASSANDRA_REPLICATION_FACTOR": "3",
     "TALLY_CASSANDRA_CONSISTENCY": "LOCAL_QUORUM",
+}
+
+
+#: The secure profile's client settings (TALLY_SECURE=1), unless set otherwise: every Tally client
+#: speaks SASL_SSL to Kafka as the stack's SCRAM user and TLS with a login to Cassandra, trusting
+#: the stack's own CA. `{home}` is the profile's TALLY_HOME.
+SECURE = {
+    "TALLY_KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
+    "TALLY_KAFKA_SASL_MECHANISM": "SCRAM-SHA-512",
+    "TALLY_KAFKA_SASL_PASSWORD_FILE": "{home}/service-secrets/kafka-scram-password",
+    "TALLY_KAFKA_SSL_TRUSTSTORE": "{home}/tls/ca.pem",
+    "TALLY_CASSANDRA_SSL": "true",
+    "TALLY_CASSANDRA_SSL_TRUSTSTORE": "{home}/tls/ca.pem",
 }
 
 
@@ -62,6 +78,13 @@ class Settings:
             for key, value in THREE_NODES.items():
                 if not env.get(key):
                     values[key] = value
+        if values.get("TALLY_SECURE") == "1":
+            home = cls(values).home
+            if not env.get("TALLY_KAFKA_SASL_USERNAME"):
+                values["TALLY_KAFKA_SASL_USERNAME"] = values["TALLY_KAFKA_SCRAM_USER"]
+            for key, value in SECURE.items():
+                if not env.get(key):
+                    values[key] = value.format(home=home)
         return cls(values)
 
     def get(self, key: str) -> str:
@@ -98,6 +121,16 @@ class Settings:
             raise ValueError(f"TALLY_NODES={n}: 1 or 3")
         return n
 
+    @property
+    def secure(self) -> bool:
+        """The secure profile (TALLY_SECURE=1): no plaintext listener, TLS and a login everywhere."""
+        flag = self.get("TALLY_SECURE")
+        if flag not in ("0", "1"):
+            raise ValueError(f"TALLY_SECURE={flag!r}: 0 or 1")
+        if flag == "1" and self.nodes != 1:
+            raise ValueError("the secure profile runs one node (TALLY_SECURE=1 with TALLY_NODES=1)")
+        return flag == "1"
+
     def node_host(self, node: int) -> str:
         """Node i's address: TALLY_HOST for the first, then the next loopback aliases (127.0.0.2,
         127.0.0.3), as Cassandra's ccm runs a cluster on one machine with the same ports."""
@@ -115,6 +148,26 @@ class Settings:
             return self.kafka_secure_bootstrap()
         return self.kafka_plaintext_bootstrap()
 
+    def kafka_admin_config(self) -> dict[str, str]:
+        """The launcher's own administration of its brokers (topics, SCRAM users): the plaintext
+        listener, or in the secure profile the SASL_SSL one as the broker's PLAIN identity (the
+        SCRAM users do not exist before the launcher makes them)."""
+        if not self.secure:
+            return {"bootstrap.servers": self.kafka_plaintext_bootstrap(), "log_level": 0}
+        return {
+            "bootstrap.servers": self.kafka_secure_bootstrap(),
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "PLAIN",
+            "sasl.username": KAFKA_BROKER_USER,
+            "sasl.password": self.kafka_broker_password(),
+            "ssl.ca.location": str(self.home / "tls" / "ca.pem"),
+            "log_level": 0,
+        }
+
+    def kafka_broker_password(self) -> str:
+        """The password of the broker's own identity in the secure profile (made once, mode 600)."""
+        return self.generated_secret(self.home / "secrets" / "kafka-broker-password")
+
     def kafka_plaintext_bootstrap(self) -> str:
         """Every broker's plaintext listener: the launcher's own administration of its brokers."""
         port = self.port("TALLY_KAFKA_PORT")
@@ -129,11 +182,13 @@ class Settings:
 
     @property
     def home(self) -> Path:
-        """TALLY_HOME, else .tally/ (the three-node profile: .tally/nodes-3/, its own data and
-        state beside the one-node stack's)."""
+        """TALLY_HOME, else .tally/ (the three-node profile: .tally/nodes-3/, the secure one
+        .tally/secure/: their own data and state beside the one-node stack's)."""
         raw = self.get("TALLY_HOME")
         if raw:
             return Path(raw).resolve()
+        if self.values.get("TALLY_SECURE") == "1":
+            return REPO / ".tally" / "secure"
         return REPO / ".tally" / "nodes-3" if self.nodes == 3 else REPO / ".tally"
 
     def admin_token(self) -> str:

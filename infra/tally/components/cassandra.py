@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import time
@@ -166,10 +167,11 @@ endpoint_snitch: SimpleSnitch
 # every client logs in (the role `up` makes, TALLY_CASSANDRA_USERNAME); what a role may do is not
 # restricted (AllowAllAuthorizer): Tally's one role creates the namespaces' keyspaces and tables
 authenticator: PasswordAuthenticator
-# TLS on the native port beside plaintext (optional): clients with TALLY_CASSANDRA_SSL=true
+# TLS on the native port: beside plaintext (optional) for clients with TALLY_CASSANDRA_SSL=true,
+# or only TLS in the secure profile
 client_encryption_options:
   enabled: true
-  optional: true
+  optional: {"false" if self.s.secure else "true"}
   keystore: {keystore}
   keystore_password: {store_password}
   store_type: PKCS12
@@ -205,6 +207,7 @@ batch_size_fail_threshold: 640KiB
 unlogged_batch_across_partitions_warn_threshold: {max(10, int(self.s.get("TALLY_CASSANDRA_BATCH_PARTITIONS")))}
 dynamic_snitch: false
 """)
+        os.chmod(self.conf_dir / "cassandra.yaml", 0o600)  # it holds the key store's password
         (self.conf_dir / "logback.xml").write_text("""<configuration>
   <appender name="STDOUT" class="ch.qos.logback.core.ConsoleAppender">
     <encoder><pattern>%-5level [%thread] %date{ISO8601} %F:%L - %msg%n</pattern></encoder>

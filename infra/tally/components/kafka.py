@@ -3,11 +3,13 @@ three on loopback aliases (TALLY_NODES=3) with every topic replicated three time
 
 from __future__ import annotations
 
+import os
 import subprocess
 import uuid
 
 from ..model import tally_topics
 from ..process import tcp_open
+from ..settings import KAFKA_BROKER_USER
 from ..tls import LocalCa
 from .base import JAVA, ClusterNode
 
@@ -39,10 +41,14 @@ class Kafka(ClusterNode):
 
     @property
     def bootstrap(self) -> str:
-        return self.s.kafka_plaintext_bootstrap()  # its own administration: topics, SCRAM users
+        """Where the launcher administers the brokers (topics, SCRAM users; admin_config() says how)."""
+        return self.admin_config()["bootstrap.servers"]
+
+    def admin_config(self) -> dict[str, str]:
+        return self.s.kafka_admin_config()
 
     def url(self):
-        return f"kafka://{self.host}:{self.ports()['broker']}"
+        return f"kafka://{self.host}:{self.ports()['secure' if self.s.secure else 'broker']}"
 
     def metrics_target(self):
         return f"{self.host}:{self.ports()['metrics']}"
@@ -60,19 +66,14 @@ class Kafka(ClusterNode):
             quorum = "controller.quorum.voters=" + ",".join(
                 f"{i}@{self.s.node_host(i)}:{p['controller']}" for i in range(1, n + 1)
             )
-        keystore, store_password = LocalCa(self.s).component_keystore(self)
+        ca = LocalCa(self.s)
+        keystore, store_password = ca.component_keystore(self)
+        listeners = self.secure_listeners(ca.ensure()) if self.s.secure else self.listeners()
         props.write_text(f"""# Written by ./tally up; edit infra/tally/components/kafka.py instead.
 process.roles=broker,controller
 node.id={self.node}
 {quorum}
-listeners=PLAINTEXT://{self.host}:{p["broker"]},SASL_SSL://{self.host}:{p["secure"]},CONTROLLER://{self.host}:{p["controller"]}
-advertised.listeners=PLAINTEXT://{self.host}:{p["broker"]},SASL_SSL://{self.host}:{p["secure"]}
-controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT
-# SASL_SSL: SCRAM-SHA-512 users (made by `up` through the Admin API) over TLS
-sasl.enabled.mechanisms=SCRAM-SHA-512
-listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+{listeners}
 ssl.keystore.type=PKCS12
 ssl.keystore.location={keystore}
 ssl.keystore.password={store_password}
@@ -90,6 +91,7 @@ group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=true
 log.retention.hours=168
 """)
+        os.chmod(props, 0o600)  # it holds the key store's password, and the broker's own in the secure profile
         self.write_console_log4j2({"kafka.log": "WARN", "org.apache.kafka.storage": "WARN"})
         if not (self.data_dir / "meta.properties").exists():
             self.log("formatting Kafka storage (KRaft)")
@@ -112,6 +114,44 @@ log.retention.hours=168
             )
             if r.returncode != 0:
                 raise RuntimeError(f"Kafka storage format failed: {r.stdout}{r.stderr}")
+
+    def listeners(self) -> str:
+        """PLAINTEXT for the brokers' own links and the launcher, SASL_SSL beside it for clients."""
+        p = self.ports()
+        return f"""listeners=PLAINTEXT://{self.host}:{p["broker"]},SASL_SSL://{self.host}:{p["secure"]},CONTROLLER://{self.host}:{p["controller"]}
+advertised.listeners=PLAINTEXT://{self.host}:{p["broker"]},SASL_SSL://{self.host}:{p["secure"]}
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT
+# SASL_SSL: SCRAM-SHA-512 users (made by `up` through the Admin API) over TLS
+sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;"""
+
+    def secure_listeners(self, ca_pem) -> str:
+        """The secure profile: no plaintext listener. Clients log in with SCRAM-SHA-512 over TLS;
+        the broker's own links (to itself as broker and controller) and the launcher's first
+        connection, before any SCRAM user exists, use PLAIN over TLS as the broker's identity,
+        whose password is only in this file (mode 600) and the stack's secrets."""
+        p = self.ports()
+        user, pw = KAFKA_BROKER_USER, self.s.kafka_broker_password()
+        plain = (
+            f'org.apache.kafka.common.security.plain.PlainLoginModule required username="{user}" '
+            f'password="{pw}" user_{user}="{pw}";'
+        )
+        return f"""listeners=SASL_SSL://{self.host}:{p["secure"]},CONTROLLER://{self.host}:{p["controller"]}
+advertised.listeners=SASL_SSL://{self.host}:{p["secure"]}
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=SASL_SSL
+listener.security.protocol.map=SASL_SSL:SASL_SSL,CONTROLLER:SASL_SSL
+sasl.enabled.mechanisms=SCRAM-SHA-512,PLAIN
+sasl.mechanism.inter.broker.protocol=PLAIN
+sasl.mechanism.controller.protocol=PLAIN
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.plain.sasl.jaas.config={plain}
+listener.name.controller.sasl.enabled.mechanisms=PLAIN
+listener.name.controller.plain.sasl.jaas.config={plain}
+ssl.truststore.type=PEM
+ssl.truststore.location={ca_pem}"""
 
     def command(self):
         heap = self.s.get("TALLY_KAFKA_HEAP")
@@ -150,18 +190,26 @@ log.retention.hours=168
 
         if self.node < self.nodes:  # a quorum of voters needs the next node up first
             return tcp_open(self.host, self.ports()["controller"])
-        if not tcp_open(self.host, self.ports()["broker"]):
+        if not tcp_open(self.host, self.ports()["secure" if self.s.secure else "broker"]):
             return False
-        admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
+        admin = AdminClient(self.admin_config())
         md = admin.list_topics(timeout=2)
         return len(md.brokers) >= self.nodes
 
     def after_ready(self):
         if self.node == self.nodes:  # the last node: every broker is there
             create_topics(
-                self.bootstrap, tally_topics(self.s.int("TALLY_TOPIC_PARTITIONS")), replicas=min(self.nodes, 3)
+                self.bootstrap,
+                tally_topics(self.s.int("TALLY_TOPIC_PARTITIONS")),
+                replicas=min(self.nodes, 3),
+                client=self.admin_config(),
             )
-            ensure_scram_user(self.bootstrap, self.s.get("TALLY_KAFKA_SCRAM_USER"), self.s.kafka_scram_password())
+            ensure_scram_user(
+                self.bootstrap,
+                self.s.get("TALLY_KAFKA_SCRAM_USER"),
+                self.s.kafka_scram_password(),
+                client=self.admin_config(),
+            )
 
 
 def _kafka_uuid() -> str:
@@ -178,9 +226,9 @@ def _kafka_uuid() -> str:
 SCRAM_ITERATIONS = 8192  # Kafka's kafka-configs default for SCRAM-SHA-512
 
 
-def ensure_scram_user(bootstrap: str, user: str, password: str) -> None:
+def ensure_scram_user(bootstrap: str, user: str, password: str, client: dict | None = None) -> None:
     """Sets the SCRAM-SHA-512 credential of `user` (made or replaced: idempotent) through the
-    Admin API on the PLAINTEXT listener, so the password is on no command line."""
+    Admin API (the PLAINTEXT listener, or `client`'s), so the password is on no command line."""
     from confluent_kafka.admin import (
         AdminClient,
         ScramCredentialInfo,
@@ -188,7 +236,7 @@ def ensure_scram_user(bootstrap: str, user: str, password: str) -> None:
         UserScramCredentialUpsertion,
     )
 
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    admin = AdminClient(client or {"bootstrap.servers": bootstrap, "log_level": 0})
     upsert = UserScramCredentialUpsertion(
         user, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, SCRAM_ITERATIONS), password.encode()
     )

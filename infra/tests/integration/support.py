@@ -171,3 +171,28 @@ class JobRestarts:
                 root = (self.rest.call("GET", f"/jobs/{jid}/exceptions") or {}).get("root-exception") or ""
                 out.append(f"{names.get(jid, jid)} restarted {n - before[jid]} times: {cause_chain(root)}")
         return "\n".join(out)
+
+
+def topics_seen(conf: dict, errors: list | None = None) -> set[str]:
+    """The topics a librdkafka client sees with this configuration (raises when it cannot); the
+    errors it reports on the way (authentication, TLS) go to `errors`."""
+    from confluent_kafka.admin import AdminClient
+
+    hook = {"error_cb": errors.append} if errors is not None else {}
+    admin = AdminClient({**conf, **hook, "log_level": 0, "socket.timeout.ms": 5000})
+    try:
+        return set(admin.list_topics(timeout=8).topics)
+    finally:
+        admin.poll(1)  # serves the error callbacks
+
+
+def kafka_refused(conf: dict) -> str:
+    """Why a Kafka client that must not get in did not: the errors it reported, then its failure
+    (fails the test when it got in)."""
+    import pytest
+    from confluent_kafka import KafkaException
+
+    errors = []
+    with pytest.raises(KafkaException) as e:
+        topics_seen(conf, errors)
+    return " ".join(str(x) for x in errors) + " " + str(e.value)

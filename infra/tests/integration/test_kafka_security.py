@@ -10,7 +10,7 @@ import pytest
 import requests
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
-from support import add_counts, free_port, stored_event_ids, until, write_canary
+from support import add_counts, free_port, kafka_refused, stored_event_ids, topics_seen, until, write_canary
 from tally import process
 from tally.components.base import JAVA
 from tally.components.gateway import gateway_jar
@@ -34,25 +34,6 @@ def secure(stack, settings):
     }
 
 
-def topics_seen(conf: dict, errors: list | None = None) -> set[str]:
-    """The topics a librdkafka client sees with this configuration (raises when it cannot); the
-    errors it reports on the way (authentication, TLS) go to `errors`."""
-    hook = {"error_cb": errors.append} if errors is not None else {}
-    admin = AdminClient({**conf, **hook, "log_level": 0, "socket.timeout.ms": 5000})
-    try:
-        return set(admin.list_topics(timeout=8).topics)
-    finally:
-        admin.poll(1)  # serves the error callbacks
-
-
-def refused(conf: dict) -> str:
-    """Why a client that must not get in did not: the errors it reported, then its failure."""
-    errors = []
-    with pytest.raises(KafkaException) as e:
-        topics_seen(conf, errors)
-    return " ".join(str(x) for x in errors) + " " + str(e.value)
-
-
 def test_the_secure_listener_refuses_every_client_that_cannot_authenticate(secure):
     base = {"bootstrap.servers": secure["bootstrap"]}
     sasl = {
@@ -62,13 +43,13 @@ def test_the_secure_listener_refuses_every_client_that_cannot_authenticate(secur
         "sasl.username": secure["user"],
         "ssl.ca.location": secure["ca"],
     }
-    refused({**base, "security.protocol": "PLAINTEXT"})  # no TLS: the broker speaks none to it
-    refused({**base, "security.protocol": "SSL", "ssl.ca.location": secure["ca"]})  # TLS, no SASL
-    wrong = refused({**sasl, "sasl.password": "not-" + secure["password"]})
+    kafka_refused({**base, "security.protocol": "PLAINTEXT"})  # no TLS: the broker speaks none to it
+    kafka_refused({**base, "security.protocol": "SSL", "ssl.ca.location": secure["ca"]})  # TLS, no SASL
+    wrong = kafka_refused({**sasl, "sasl.password": "not-" + secure["password"]})
     assert "_AUTHENTICATION" in wrong and "Authentication failed" in wrong, wrong
-    other = refused({**sasl, "sasl.username": "nobody", "sasl.password": secure["password"]})
+    other = kafka_refused({**sasl, "sasl.username": "nobody", "sasl.password": secure["password"]})
     assert "_AUTHENTICATION" in other, other
-    untrusted = refused(
+    untrusted = kafka_refused(
         {**sasl, "sasl.password": secure["password"], "ssl.ca.location": "/etc/ssl/certs/ca-certificates.crt"}
     )
     assert "SSL" in untrusted or "certificate" in untrusted, untrusted

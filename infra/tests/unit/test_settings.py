@@ -174,3 +174,36 @@ def test_the_local_cassandra_password_is_made_once_for_the_jobs_to_read(tmp_path
     assert s.cassandra_client_env()["TALLY_CASSANDRA_PASSWORD"] == s.cassandra_password()
     given = Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_CASSANDRA_PASSWORD": "g"})
     assert given.cassandra_password() == "g" and given.cassandra_password_file() == ""
+
+
+def test_the_secure_profile_sets_every_client_for_tls_and_a_login_in_its_own_home(monkeypatch):
+    from tally import privileges
+
+    monkeypatch.setattr(privileges, "is_root", lambda: False)
+    s = Settings.load({"TALLY_SECURE": "1"})
+    home = REPO / ".tally" / "secure"
+    assert s.secure and s.home == home
+    assert s.get("TALLY_KAFKA_SECURITY_PROTOCOL") == "SASL_SSL"
+    assert s.get("TALLY_KAFKA_SASL_USERNAME") == s.get("TALLY_KAFKA_SCRAM_USER") == "tally"
+    assert s.get("TALLY_KAFKA_SASL_PASSWORD_FILE") == f"{home}/service-secrets/kafka-scram-password"
+    assert s.get("TALLY_KAFKA_SSL_TRUSTSTORE") == s.get("TALLY_CASSANDRA_SSL_TRUSTSTORE") == f"{home}/tls/ca.pem"
+    assert s.get("TALLY_CASSANDRA_SSL") == "true"
+    assert s.kafka_bootstrap() == "127.0.0.1:9094"
+    # the environment still wins, and the ordinary stack is untouched
+    assert (
+        Settings.load({"TALLY_SECURE": "1", "TALLY_KAFKA_SASL_USERNAME": "me"}).get("TALLY_KAFKA_SASL_USERNAME") == "me"
+    )
+    assert not Settings.load({}).secure
+    with pytest.raises(ValueError, match="one node"):
+        _ = Settings.load({"TALLY_SECURE": "1", "TALLY_NODES": "3"}).secure
+
+
+def test_the_launcher_administers_a_secure_broker_as_its_own_plain_identity(tmp_path):
+    s = Settings.load({"TALLY_SECURE": "1", "TALLY_HOME": str(tmp_path)})
+    conf = s.kafka_admin_config()
+    assert conf["bootstrap.servers"] == "127.0.0.1:9094" and conf["security.protocol"] == "SASL_SSL"
+    assert conf["sasl.mechanism"] == "PLAIN" and conf["sasl.username"] == "tally-broker"
+    assert conf["sasl.password"] == (tmp_path / "secrets" / "kafka-broker-password").read_text()
+    assert conf["ssl.ca.location"] == str(tmp_path / "tls" / "ca.pem")
+    plain = Settings.load({"TALLY_HOME": str(tmp_path)}).kafka_admin_config()
+    assert plain == {"bootstrap.servers": "127.0.0.1:9092", "log_level": 0}
