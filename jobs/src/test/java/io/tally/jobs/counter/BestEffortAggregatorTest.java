@@ -24,8 +24,19 @@ class BestEffortAggregatorTest {
     }
 
     static KeyedOneInputStreamOperatorTestHarness<String, CounterMutation, RollupWrite> harness() throws Exception {
+        return harness(new BestEffortAggregator());
+    }
+
+    /** An aggregator whose idle counters leave after a minute and are read back from `store`. */
+    static KeyedOneInputStreamOperatorTestHarness<String, CounterMutation, RollupWrite> harness(
+            CounterRollupStore store) throws Exception {
+        return harness(new BestEffortAggregator(store, 60_000));
+    }
+
+    static KeyedOneInputStreamOperatorTestHarness<String, CounterMutation, RollupWrite> harness(
+            BestEffortAggregator aggregator) throws Exception {
         return new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new BestEffortAggregator()), CounterMutation::key, Types.STRING);
+                new KeyedProcessOperator<>(aggregator), CounterMutation::key, Types.STRING);
     }
 
     @Test
@@ -46,10 +57,7 @@ class BestEffortAggregatorTest {
     @Test
     void aCounterIdleForTheIdleTimeLeavesTheStateAndCarriesOnFromTheStoredTotal() throws Exception {
         CounterIdleStateTest.WrittenStore store = new CounterIdleStateTest.WrittenStore();
-        try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new BestEffortAggregator(store, 60_000)),
-                CounterMutation::key,
-                Types.STRING)) {
+        try (var h = harness(store)) {
             h.open();
             h.setStateTtlProcessingTime(1_000);
             h.setProcessingTime(1_000);
@@ -71,10 +79,7 @@ class BestEffortAggregatorTest {
         CounterIdleStateTest.WrittenStore store = new CounterIdleStateTest.WrittenStore();
         store.rollups.put("page_hits/c1", new CounterRollupStore.StoredRollup(99, 0, 0, 0)); // not this job's
         org.apache.flink.runtime.checkpoint.OperatorSubtaskState snapshot;
-        try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new BestEffortAggregator(store, 60_000)),
-                CounterMutation::key,
-                Types.STRING)) {
+        try (var h = harness(store)) {
             h.open();
             h.setStateTtlProcessingTime(1_000);
             h.setProcessingTime(1_000);
@@ -85,10 +90,7 @@ class BestEffortAggregatorTest {
             store.store(h);
             snapshot = h.snapshot(1, 2_000);
         }
-        try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new BestEffortAggregator(store, 60_000)),
-                CounterMutation::key,
-                Types.STRING)) {
+        try (var h = harness(store)) {
             h.initializeState(snapshot);
             h.open();
             h.setStateTtlProcessingTime(1_000 + 61_000); // the restored total expired
