@@ -40,14 +40,14 @@ THREE_NODES = {
 
 #: The secure profile's client settings (TALLY_SECURE=1), unless set otherwise: every Tally client
 #: speaks SASL_SSL to Kafka as the stack's SCRAM user and TLS with a login to Cassandra, trusting
-#: the stack's own CA. `{home}` is the profile's TALLY_HOME.
+#: the stack's own CA. `{home}` is the profile's TALLY_HOME, `{ca}` its CA's certificate.
 SECURE = {
     "TALLY_KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
     "TALLY_KAFKA_SASL_MECHANISM": "SCRAM-SHA-512",
     "TALLY_KAFKA_SASL_PASSWORD_FILE": "{home}/service-secrets/kafka-scram-password",
-    "TALLY_KAFKA_SSL_TRUSTSTORE": "{home}/tls/ca.pem",
+    "TALLY_KAFKA_SSL_TRUSTSTORE": "{ca}",
     "TALLY_CASSANDRA_SSL": "true",
-    "TALLY_CASSANDRA_SSL_TRUSTSTORE": "{home}/tls/ca.pem",
+    "TALLY_CASSANDRA_SSL_TRUSTSTORE": "{ca}",
 }
 
 
@@ -79,12 +79,13 @@ class Settings:
                 if not env.get(key):
                     values[key] = value
         if values.get("TALLY_SECURE") == "1":
-            home = cls(values).home
+            profile = cls(values)
+            home, ca = profile.home, profile.local_ca_pem()
             if not env.get("TALLY_KAFKA_SASL_USERNAME"):
                 values["TALLY_KAFKA_SASL_USERNAME"] = values["TALLY_KAFKA_SCRAM_USER"]
             for key, value in SECURE.items():
                 if not env.get(key):
-                    values[key] = value.format(home=home)
+                    values[key] = value.format(home=home, ca=ca)
         return cls(values)
 
     def get(self, key: str) -> str:
@@ -160,9 +161,14 @@ class Settings:
             "sasl.mechanism": "PLAIN",
             "sasl.username": KAFKA_BROKER_USER,
             "sasl.password": self.kafka_broker_password(),
-            "ssl.ca.location": str(self.home / "tls" / "ca.pem"),
+            "ssl.ca.location": str(self.local_ca_pem()),
             "log_level": 0,
         }
+
+    def local_ca_pem(self) -> Path:
+        """The certificate of the stack's own CA (tally.tls.LocalCa makes it): the local servers'
+        clients' trust store."""
+        return self.home / "tls" / "ca.pem"
 
     def kafka_broker_password(self) -> str:
         """The password of the broker's own identity in the secure profile (made once, mode 600)."""

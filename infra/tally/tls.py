@@ -25,9 +25,9 @@ CA_DAYS = 3650
 class LocalCa:
     def __init__(self, settings: Settings):
         self.s = settings
-        self.dir = settings.home / "tls"
+        self.cert = settings.local_ca_pem()
+        self.dir = self.cert.parent
         self.store = self.dir / "ca.p12"
-        self.cert = self.dir / "ca.pem"
 
     def password(self) -> str:
         return self.s.generated_secret(self.s.home / "secrets" / "tls-ca-password")

@@ -41,11 +41,8 @@ class Kafka(ClusterNode):
 
     @property
     def bootstrap(self) -> str:
-        """Where the launcher administers the brokers (topics, SCRAM users; admin_config() says how)."""
-        return self.admin_config()["bootstrap.servers"]
-
-    def admin_config(self) -> dict[str, str]:
-        return self.s.kafka_admin_config()
+        """Where the launcher administers the brokers (topics, SCRAM users; Settings.kafka_admin_config says how)."""
+        return self.s.kafka_admin_config()["bootstrap.servers"]
 
     def url(self):
         return f"kafka://{self.host}:{self.ports()['secure' if self.s.secure else 'broker']}"
@@ -192,7 +189,7 @@ ssl.truststore.location={ca_pem}"""
             return tcp_open(self.host, self.ports()["controller"])
         if not tcp_open(self.host, self.ports()["secure" if self.s.secure else "broker"]):
             return False
-        admin = AdminClient(self.admin_config())
+        admin = AdminClient(self.s.kafka_admin_config())
         md = admin.list_topics(timeout=2)
         return len(md.brokers) >= self.nodes
 
@@ -202,13 +199,13 @@ ssl.truststore.location={ca_pem}"""
                 self.bootstrap,
                 tally_topics(self.s.int("TALLY_TOPIC_PARTITIONS")),
                 replicas=min(self.nodes, 3),
-                client=self.admin_config(),
+                client=self.s.kafka_admin_config(),
             )
             ensure_scram_user(
                 self.bootstrap,
                 self.s.get("TALLY_KAFKA_SCRAM_USER"),
                 self.s.kafka_scram_password(),
-                client=self.admin_config(),
+                client=self.s.kafka_admin_config(),
             )
 
 

@@ -66,7 +66,7 @@ public final class CounterRollupJob {
      * @param idleMs 0: never (every counter ever touched stays)
      */
     public record IdleCounterPolicy(CounterRollupStore store, long idleMs) implements java.io.Serializable {
-        /** Counters stay, and nothing is read back (the default; tests whose sinks are not a store). */
+        /** Counters stay, and nothing is read back: tests whose sinks are not a store (the job reads Cassandra). */
         public static final IdleCounterPolicy KEEP = new IdleCounterPolicy(CounterRollupStore.NONE, 0);
     }
 

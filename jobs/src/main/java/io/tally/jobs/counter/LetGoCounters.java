@@ -43,11 +43,7 @@ final class LetGoCounters {
         if (words == null) {
             words = new long[bits / 64];
         }
-        long h = hash(key);
-        int h1 = (int) h;
-        int h2 = (int) (h >>> 32) | 1; // odd: steps through every bit of a power-of-two table
-        for (int i = 0; i < HASHES; i++) {
-            int bit = (h1 + i * h2) & (bits - 1);
+        for (int bit : bitsOf(key)) {
             words[bit >>> 6] |= 1L << bit;
         }
     }
@@ -57,16 +53,24 @@ final class LetGoCounters {
         if (words == null) {
             return false;
         }
-        long h = hash(key);
-        int h1 = (int) h;
-        int h2 = (int) (h >>> 32) | 1;
-        for (int i = 0; i < HASHES; i++) {
-            int bit = (h1 + i * h2) & (bits - 1);
+        for (int bit : bitsOf(key)) {
             if ((words[bit >>> 6] & (1L << bit)) == 0) {
                 return false;
             }
         }
         return true;
+    }
+
+    /** The key's {@link #HASHES} bits: two halves of one hash, stepped (Kirsch and Mitzenmacher). */
+    private int[] bitsOf(String key) {
+        long h = hash(key);
+        int h1 = (int) h;
+        int h2 = (int) (h >>> 32) | 1; // odd: steps through every bit of a power-of-two table
+        int[] out = new int[HASHES];
+        for (int i = 0; i < HASHES; i++) {
+            out[i] = (h1 + i * h2) & (bits - 1);
+        }
+        return out;
     }
 
     boolean isEmpty() {
