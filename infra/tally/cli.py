@@ -22,16 +22,27 @@ def say(msg: str) -> None:
 
 def cmd_up(args, settings: Settings) -> int:
     t0 = time.monotonic()
+    phases: list[tuple[str, float]] = []
+
+    def phase(name: str, since: float) -> float:
+        now = time.monotonic()
+        phases.append((name, now - since))
+        return now
+
     packages.ensure_packages(say)
+    t = phase("packages", t0)
     if not args.no_build:
         build.build_java(say)
+    t = phase("build", t)
     stack = Stack(settings, say)
     started = stack.up()
+    t = phase("servers", t)
     deployed = Jobs(settings, say).ensure_deployed()
+    phase("jobs", t)
     if not started and not deployed:
         say("the stack is already running (nothing to do)")
     print_status(stack)
-    say(f"up took {time.monotonic() - t0:.1f}s")
+    say(f"up took {time.monotonic() - t0:.1f}s (" + ", ".join(f"{n} {s:.1f}s" for n, s in phases) + ")")
     return 0
 
 

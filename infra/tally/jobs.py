@@ -290,33 +290,42 @@ class Jobs:
         """Runs the job (from `savepoint`: a savepoint or retained checkpoint), on `backend` or
         the setting's; a deployment on another backend than the setting's is a migration step
         and records no build, so the next `up` upgrades it."""
+        return self.deploy_all([(spec, savepoint)], backend)[0]
+
+    def deploy_all(self, runs: list[tuple[JobSpec, str | None]], backend: str | None = None) -> list[str]:
+        """Runs each (job, restore point) from one upload of the jobs' jar, then waits until every
+        one runs: the jobs restore side by side instead of one after another. Their ids, in order."""
         backend = backend or self.backend()
-        builds = self.deployed_builds()
-        builds[spec.name] = self.build_of(spec) if backend == self.backend() else "migrating"
-        self.builds.write_text(json.dumps(builds, indent=2))
         jar_id = self.rest.upload(jobs_jar())
-        args = spec.args(self.s, self.targets)
-        args[args.index("--state.backend") + 1] = backend
-        body = {
-            "entryClass": spec.entry_class,
-            "programArgsList": args,
-            "parallelism": self.parallelism_of(spec.name),
-        }
-        if savepoint:
-            body["savepointPath"] = savepoint
+        job_ids = []
         try:
-            job_id = self.rest.call("POST", f"/jars/{jar_id}/run", body, timeout=120)["jobid"]
-        finally:  # the job runs from the blob server; an upload kept per deployment filled the disk
+            for spec, savepoint in runs:
+                builds = self.deployed_builds()
+                builds[spec.name] = self.build_of(spec) if backend == self.backend() else "migrating"
+                self.builds.write_text(json.dumps(builds, indent=2))
+                args = spec.args(self.s, self.targets)
+                args[args.index("--state.backend") + 1] = backend
+                body = {
+                    "entryClass": spec.entry_class,
+                    "programArgsList": args,
+                    "parallelism": self.parallelism_of(spec.name),
+                }
+                if savepoint:
+                    body["savepointPath"] = savepoint
+                job_id = self.rest.call("POST", f"/jars/{jar_id}/run", body, timeout=120)["jobid"]
+                self._remember(spec.name, job_id)
+                backends = _read(self.backends)
+                backends[job_id] = backend
+                self.backends.write_text(json.dumps(backends, indent=2))
+                job_ids.append(job_id)
+        finally:  # the jobs run from the blob server; an upload kept per deployment filled the disk
             try:
                 self.rest.call("DELETE", f"/jars/{jar_id}")
             except OSError:
                 pass  # the JobManager's restart clears the upload directory anyway
-        self._remember(spec.name, job_id)
-        backends = _read(self.backends)
-        backends[job_id] = backend
-        self.backends.write_text(json.dumps(backends, indent=2))
-        self.wait_running(spec.name, job_id)
-        return job_id
+        for (spec, _), job_id in zip(runs, job_ids):
+            self.wait_running(spec.name, job_id)
+        return job_ids
 
     def migrate(self, spec: JobSpec, checkpoint: str, backend: str) -> str:
         """A job's retained checkpoint taken on `backend` (not the setting's) restored into the
@@ -344,6 +353,7 @@ class Jobs:
 
     def ensure_deployed(self) -> list[str]:
         started = []
+        runs: list[tuple[JobSpec, str | None]] = []  # deployed together, after the loop
         for spec in JOBS:
             running = self.running(spec.name)
             if running is not None:
@@ -356,9 +366,7 @@ class Jobs:
                 deployed = _read(self.job_ids).get(spec.name, [])
                 if restore and "/chk-" in restore and self.backend_of(deployed[-1]) != self.backend():
                     restore = self.migrate(spec, restore, self.backend_of(deployed[-1]))
-                self.deploy(spec, restore)
-                self.prune_checkpoints(spec.name)
-                started.append(spec.name)
+                runs.append((spec, restore))
             elif self.deployed_builds().get(spec.name) != self.build_of(spec):
                 # a running job of an older build: upgraded through a savepoint, so no state is lost
                 self.log(
@@ -366,6 +374,11 @@ class Jobs:
                 )
                 self.stop_with_savepoint(spec.name)
                 self.resume(spec.name)
+                started.append(spec.name)
+        if runs:
+            self.deploy_all(runs)
+            for spec, _ in runs:
+                self.prune_checkpoints(spec.name)
                 started.append(spec.name)
         return started
 

@@ -207,9 +207,18 @@ class Settings:
         """A random secret kept in `path` (mode 600), made on first use: the same on every later call."""
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            # written whole, then linked in place: a reader never sees it half written, and of two
+            # launchers (or two servers set up side by side) making it at once, the first one wins
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w") as f:
                 f.write(secrets.token_urlsafe(32))
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass
+            finally:
+                tmp.unlink()
         return path.read_text().strip()
 
     def kafka_scram_password(self) -> str:

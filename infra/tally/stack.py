@@ -6,7 +6,9 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 from . import privileges, process
@@ -57,6 +59,7 @@ class Stack:
         self.state = State(settings.home / "state.json")
         self.components = components if components is not None else self.default_components(settings, log)
         self.by_name = {c.name: c for c in self.components}
+        self._setup = threading.Lock()
         self.cgroups = ComponentCgroups(
             settings.get("TALLY_RUNQ_CONTAINER_ROOT"),
             enabled=settings.get("TALLY_COMPONENT_CGROUPS").lower() in ("on", "true", "1", "yes"),
@@ -156,26 +159,74 @@ class Stack:
             if c not in todo and (c.stale() or self.launch_changed(c)):
                 self.log(f"restarting {c.name}: its build or settings changed")
                 self.stop(c)
-        started: list[Component] = []
-        for c in self.components:
-            if self.running(c):
-                c.after_ready()  # provisioning is idempotent: a running stack converges (migrations, seeds, topics)
-                continue
-            try:
-                self.start(c)
-                started.append(c)
-            except Exception as e:
-                self.state.record(c.name, status="failed", error=str(e), failed_at=time.time())
-                self.log(f"!! {c.name} failed to start: {e}")
-                tail = tail_lines(c.log_file, 25)
-                if tail:
-                    self.log(f"   last lines of {c.log_file}:\n" + "\n".join("   | " + l for l in tail))
-                for s in reversed(started):
-                    self.log(f"   stopping {s.name} (started by this run)")
-                    self.stop(s)
-                raise StackError(f"{c.name} failed to start: {e}  (./tally logs {c.name})") from None
+        started, failed = self._start_side_by_side(self.s.int("TALLY_UP_PARALLEL"))
+        if failed is not None:
+            c, e = failed
+            for s in reversed(started):
+                self.log(f"   stopping {s.name} (started by this run)")
+                self.stop(s)
+            raise StackError(f"{c.name} failed to start: {e}  (./tally logs {c.name})")
         self._refresh_prometheus(started)
         return [c.name for c in started]
+
+    def needs(self, c: Component) -> list[Component]:
+        """What must be running before c starts: every instance of each kind it depends on (a
+        dependency on `kafka` waits for all brokers: the last one makes the topics), and a
+        Cassandra node the node before it (a ring takes its nodes one at a time)."""
+        kinds = {d for d in c.depends}
+        out = [x for x in self.components if x is not c and (x.name in kinds or x.metrics_job in kinds)]
+        if c.joins_one_at_a_time and getattr(c, "node", 1) > 1:
+            out += [x for x in self.components if x.metrics_job == c.metrics_job and x.node == c.node - 1]
+        return out
+
+    def _start_side_by_side(self, parallel: int) -> tuple[list[Component], tuple[Component, Exception] | None]:
+        """Starts what is not running, each as soon as what it needs runs, up to `parallel` at a
+        time (servers that need nothing of each other start side by side; 1: one after another, in
+        the components' order). A running component converges instead (its provisioning is
+        idempotent: migrations, seeds, topics). After a failure nothing new starts; what is in
+        flight finishes. Returns what it started and the first failure."""
+        pending = list(self.components)
+        done: set[str] = set()
+        started: list[Component] = []
+        failed: tuple[Component, Exception] | None = None
+        inflight: dict[Future, Component] = {}
+        with ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="up") as pool:
+            while True:
+                progress = failed is None
+                while progress:
+                    progress = False
+                    for c in list(pending):
+                        if len(inflight) >= max(1, parallel):
+                            break
+                        if any(n.name not in done for n in self.needs(c)):
+                            continue
+                        pending.remove(c)
+                        if self.running(c):
+                            c.after_ready()
+                            done.add(c.name)
+                            progress = True
+                        else:
+                            inflight[pool.submit(self.start, c)] = c
+                if not inflight:
+                    break
+                finished, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    c = inflight.pop(f)
+                    try:
+                        f.result()
+                        started.append(c)
+                        done.add(c.name)
+                    except Exception as e:
+                        self.state.record(c.name, status="failed", error=str(e), failed_at=time.time())
+                        self.log(f"!! {c.name} failed to start: {e}")
+                        tail = tail_lines(c.log_file, 25)
+                        if tail:
+                            self.log(f"   last lines of {c.log_file}:\n" + "\n".join("   | " + l for l in tail))
+                        failed = failed or (c, e)
+        if failed is None and pending:
+            names = ", ".join(c.name for c in pending)
+            failed = (pending[0], StackError(f"{names}: what they depend on is not part of the stack"))
+        return started, failed
 
     def _refresh_prometheus(self, started: list[Component]) -> None:
         """A running Prometheus gets the current scrape targets (they change as components are added)."""
@@ -190,27 +241,30 @@ class Stack:
             self.log("   prometheus reloaded with the current scrape targets")
 
     def start(self, c: Component) -> None:
-        for dep in c.depends:
-            if not self.running(self.by_name[dep]):
-                raise StackError(f"{c.name} needs {dep}, which is not running")
+        for dep in self.needs(c):
+            if not self.running(dep):
+                raise StackError(f"{c.name} needs {dep.name}, which is not running")
         t0 = time.monotonic()
         self.log(f"starting {c.name} ...")
-        c.configure()
-        c.before_start()
-        argv, env = c.command()
-        launch = self.launch_digest(c, argv, env)
-        if c.unprivileged and privileges.is_root():
-            user = self.s.get("TALLY_SERVICE_USER")
-            privileges.ensure_user(user)
-            c.log_file.parent.mkdir(parents=True, exist_ok=True)
-            c.log_file.touch()  # some servers write their log themselves (Flink's file appender)
-            privileges.give(user, [p for p in c.owned_paths() if p.exists()])
-            argv = privileges.drop(argv, user, c.capabilities)
-        if c.relaxed_timers:
-            argv = process.with_timer_slack(argv, self.s.int("TALLY_SERVER_TIMER_SLACK_US") * 1000)
-        # joins its cgroup as root, before the privileges are dropped and the server starts
-        argv = self.cgroups.wrap(argv, self.cgroups.prepare(c.name))
-        ref = process.spawn(argv, c.log_file, env=env)
+        # one server's set-up at a time: set-ups share files made once (the local CA, secrets,
+        # the service user); the servers then start and get ready side by side
+        with self._setup:
+            c.configure()
+            c.before_start()
+            argv, env = c.command()
+            launch = self.launch_digest(c, argv, env)
+            if c.unprivileged and privileges.is_root():
+                user = self.s.get("TALLY_SERVICE_USER")
+                privileges.ensure_user(user)
+                c.log_file.parent.mkdir(parents=True, exist_ok=True)
+                c.log_file.touch()  # some servers write their log themselves (Flink's file appender)
+                privileges.give(user, [p for p in c.owned_paths() if p.exists()])
+                argv = privileges.drop(argv, user, c.capabilities)
+            if c.relaxed_timers:
+                argv = process.with_timer_slack(argv, self.s.int("TALLY_SERVER_TIMER_SLACK_US") * 1000)
+            # joins its cgroup as root, before the privileges are dropped and the server starts
+            argv = self.cgroups.wrap(argv, self.cgroups.prepare(c.name))
+            ref = process.spawn(argv, c.log_file, env=env)
         self.state.record(
             c.name,
             process=ref.to_json(),

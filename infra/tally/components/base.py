@@ -25,7 +25,8 @@ def emptied(directory: Path) -> Path:
 class Component:
     name = ""
     version = ""
-    depends: tuple[str, ...] = ()
+    depends: tuple[str, ...] = ()  # kinds (names or metrics jobs) that must run before this starts
+    joins_one_at_a_time = False  # nodes of a cluster that must start one after another
     dists: tuple[str, ...] = ()  # infra/dist/<name>/pom.xml fetched with Maven; the first is its own
     ready_timeout = 120.0
     stop_timeout = 60.0

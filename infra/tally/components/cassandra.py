@@ -115,6 +115,7 @@ class Cassandra(ClusterNode):
     version = "5.0.9"
     dists = ("cassandra", "jmx-exporter")
     relaxed_timers = True
+    joins_one_at_a_time = True  # a ring takes one joining node at a time
     ready_timeout = 180.0
     stop_timeout = 30.0
 

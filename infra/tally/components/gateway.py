@@ -16,7 +16,7 @@ class Gateway(JavaService):
     shares state with another, so any of them can take any request."""
 
     name = "gateway"
-    depends = ("kafka", "registry", "connect")
+    depends = ("kafka", "registry", "connect", "cassandra", "elasticsearch")
     module, artifact, port_setting = "gateway", "tally-gateway", "TALLY_GATEWAY_PORT"
     ready_timeout = 90.0
     stop_timeout = 20.0

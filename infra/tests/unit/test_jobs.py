@@ -94,6 +94,9 @@ def deployments_of(j: Jobs, monkeypatch) -> list[tuple]:
     monkeypatch.setattr(
         j, "deploy", lambda spec, restore=None, backend=None: calls.append((spec.name, restore, backend))
     )
+    monkeypatch.setattr(
+        j, "deploy_all", lambda runs, backend=None: [calls.append((s.name, r, backend)) for s, r in runs]
+    )
     monkeypatch.setattr(j, "stop_with_savepoint", lambda name: calls.append((name, "stopped")) or "file:/sp/canonical")
     j.ensure_deployed()
     return [c for c in calls if c[0] == "tally-counter-rollup"]

@@ -234,3 +234,87 @@ def test_up_restarts_a_server_whose_settings_or_config_changed_and_only_then(set
     # only a digest is kept in the state, never the values Tally passed
     kept = st.state.path.read_text()
     assert "launch_digest" in kept and "TALLY_TEST_VALUE" not in kept
+
+
+class WaitsFor(HttpServer):
+    """Ready only once another server listens: with servers started one after another it never
+    would be (the other is later in the order), so its readiness proves they start side by side."""
+
+    def __init__(self, settings, name, port, other: HttpServer):
+        super().__init__(settings, name, port)
+        self.other = other
+        self.ready_timeout = 20
+
+    def ready(self):
+        return super().ready() and process.tcp_open("127.0.0.1", self.other._port)
+
+
+def test_servers_that_need_nothing_of_each_other_start_side_by_side(settings, stacks):
+    b = HttpServer(settings, "b", free_port())
+    a = WaitsFor(settings, "a", free_port(), other=b)
+    st = stacks([a, b])
+    assert sorted(st.up()) == ["a", "b"]
+
+
+def test_one_at_a_time_starts_in_the_components_order(settings):
+    settings.values["TALLY_UP_PARALLEL"] = "1"
+    b = HttpServer(settings, "b", free_port())
+    a = WaitsFor(settings, "a", free_port(), other=b)
+    a.ready_timeout = 2
+    st = Stack(settings, log=lambda *_: None, components=[a, b])
+    try:
+        with pytest.raises(StackError, match="a failed to start"):
+            st.up()
+        assert not st.running(b), "nothing starts after a failure"
+    finally:
+        st.down()
+
+
+class SeesItsNeeds(HttpServer):
+    """Fails to start unless every server it needs already listens."""
+
+    def before_start(self):
+        for n in self.stack.needs(self):
+            if not process.tcp_open("127.0.0.1", n._port):
+                raise RuntimeError(f"{n.name} was not listening")
+
+
+def test_a_server_starts_only_after_every_instance_of_each_kind_it_depends_on(settings, stacks):
+    class Node(HttpServer):
+        metrics_job = "k"
+
+    k1, k2 = Node(settings, "k", free_port()), Node(settings, "k-2", free_port())
+    user = SeesItsNeeds(settings, "user", free_port(), depends=("k",))
+    st = stacks([user, k1, k2])  # listed first: the order is the dependencies', not the list's
+    user.stack = st
+    assert [n.name for n in st.needs(user)] == ["k", "k-2"]
+    st.up()
+    assert all(st.running(c) for c in (user, k1, k2))
+
+
+def test_nodes_that_join_one_at_a_time_wait_for_the_node_before_them(settings, stacks):
+    class Ring(SeesItsNeeds):
+        metrics_job = "ring"
+        joins_one_at_a_time = True
+
+        def __init__(self, settings, node):
+            super().__init__(settings, "ring" if node == 1 else f"ring-{node}", free_port())
+            self.node = node
+
+    nodes = [Ring(settings, i) for i in (1, 2, 3)]
+    st = stacks(list(reversed(nodes)))
+    for n in nodes:
+        n.stack = st
+    assert [[x.name for x in st.needs(n)] for n in nodes] == [[], ["ring"], ["ring-2"]]
+    st.up()
+    assert all(st.running(n) for n in nodes)
+
+
+def test_a_generated_secret_made_by_many_at_once_is_one_secret(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "secrets" / "s"
+    with ThreadPoolExecutor(8) as pool:
+        got = set(pool.map(lambda _: Settings.generated_secret(path), range(32)))
+    assert len(got) == 1 and got == {path.read_text().strip()}
+    assert [p.name for p in path.parent.iterdir()] == ["s"], "no temporary file is left"
