@@ -59,6 +59,14 @@ public final class WriteService {
         void accepted(String topic, int records);
     }
 
+    /** Fails a pending acknowledgement with a {@link TimeoutException} once `ms` have passed. */
+    public interface AckTimeout {
+        void arm(CompletableFuture<long[]> acks, long ms);
+
+        /** The JDK's: CompletableFuture.orTimeout, on its shared delayer thread. */
+        AckTimeout DELAYER = (acks, ms) -> acks.orTimeout(ms, TimeUnit.MILLISECONDS);
+    }
+
     /** A write that counts as done: acknowledged (durable) or handed to the sink. */
     public record Written(WriteBatch batch, boolean durable) {}
 
@@ -67,15 +75,27 @@ public final class WriteService {
     private final BooleanSupplier kafkaUp;
     private final long syncTimeoutMs;
     private final Metrics metrics;
+    private final AckTimeout ackTimeout;
     private volatile boolean draining;
 
     public WriteService(
             RecordSink sink, IdempotencyCache tokens, BooleanSupplier kafkaUp, long syncTimeoutMs, Metrics metrics) {
+        this(sink, tokens, kafkaUp, syncTimeoutMs, metrics, AckTimeout.DELAYER);
+    }
+
+    public WriteService(
+            RecordSink sink,
+            IdempotencyCache tokens,
+            BooleanSupplier kafkaUp,
+            long syncTimeoutMs,
+            Metrics metrics,
+            AckTimeout ackTimeout) {
         this.sink = sink;
         this.tokens = tokens;
         this.kafkaUp = kafkaUp;
         this.syncTimeoutMs = syncTimeoutMs;
         this.metrics = metrics;
+        this.ackTimeout = ackTimeout;
     }
 
     /** From now on, writes are refused (graceful shutdown). */
@@ -125,7 +145,8 @@ public final class WriteService {
             return CompletableFuture.completedFuture(written);
         }
         long timeoutMs = syncTimeoutMs(batch);
-        return acks.orTimeout(timeoutMs, TimeUnit.MILLISECONDS).handle((stored, err) -> {
+        ackTimeout.arm(acks, timeoutMs);
+        return acks.handle((stored, err) -> {
             if (err == null) {
                 refuseOutsideWindow(batch, stored); // the jobs' judgement, made on the same clock
                 return written;
