@@ -235,6 +235,18 @@ def test_the_lifecycle_control_and_registry_tables_come_from_their_reports():
         {"runs": 3, "noop_up_s": span, "warm_up_s": span, "cold_up_s": span, "measured_at": "T", "commit": "c0ffee"}
     )
     assert "| warm `./tally up`" in life and "70.0 s (65.5-90.1)" in life and "`c0ffee`" in life
+    phased = lifecycle.table(
+        {
+            "runs": 3,
+            "noop_up_s": span,
+            "warm_up_s": span,
+            "cold_up_s": span,
+            "warm_phases_s": {"packages": {"median": 0.0}, "servers": {"median": 38.0}, "jobs": {"median": 25.4}},
+            "measured_at": "T",
+            "commit": "c0ffee",
+        }
+    )
+    assert "| servers 38.0 s, jobs 25.4 s |" in phased  # a phase of no time is left out
     pct = {"n": 99, "p50_ms": 140.0, "p99_ms": 430.0, "max_ms": 500.0}
     ctl = control.table(
         {
