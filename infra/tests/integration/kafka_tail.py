@@ -45,7 +45,6 @@ class KafkaTail:
         self.start = self.ends()
         self.position: dict[tuple[str, int], int] = dict(self.start)
         self.seen: list[tuple[str, str, dict]] = []
-        self.partition_of: dict[str, set[int]] = {}  # each key's partitions among those records
         self.consumer.assign([TopicPartition(t, p, off) for (t, p), off in self.start.items()])
 
     def ends(self) -> dict[tuple[str, int], int]:
@@ -82,7 +81,6 @@ class KafkaTail:
             if m.value() is not None and not (m.key() or b"").decode(errors="replace").startswith(self.ignore_keys):
                 value = self.deser(m.value(), SerializationContext(m.topic(), MessageField.VALUE))
                 self.seen.append((m.topic(), m.key().decode(), value))
-                self.partition_of.setdefault(m.key().decode(), set()).add(m.partition())
 
     def new_count(self) -> int:
         """How many records (heartbeats aside) came after the start."""

@@ -77,54 +77,6 @@ def test_write_event_records_sync_lands_in_kafka_field_by_field(gw, tail):
     assert reply["eventIds"][1] in by_id and by_id[reply["eventIds"][1]][2]["items"] == []
 
 
-def test_a_request_of_many_ids_is_one_partition_where_its_first_key_hashes(gw, tail, settings):
-    """TALLY_GATEWAY_TIMESERIES_PARTITIONING=request (the local stack's and the gateway's default):
-    the ten events of one request are one batch in the partition Kafka's default partitioner gives
-    its first event's key; a request of one id goes where its key says."""
-    assert settings.get("TALLY_GATEWAY_TIMESERIES_PARTITIONING") == "request"
-    run, t = uuid.uuid4().hex[:8], now_iso()
-    ids = [f"spread-{run}-{i}" for i in range(10)]
-    events = [{"timeSeriesId": i, "eventTime": t, "eventId": "e", "eventItems": []} for i in ids]
-    assert post(gw, "/v1/timeseries/WriteEventRecordsSync", {"namespace": "playback", "events": events}).ok
-    alone = f"alone-{run}"
-    single = [{"timeSeriesId": alone, "eventTime": t, "eventId": "e", "eventItems": []}]
-    assert post(gw, "/v1/timeseries/WriteEventRecordsSync", {"namespace": "playback", "events": single}).ok
-    tail.records_until(lambda seen: {f"playback/{i}" for i in [*ids, alone]} <= {k for _, k, _ in seen})
-
-    topic = "tally.timeseries.events"
-    partitions = len(tail.consumer.list_topics(topic, timeout=10).topics[topic].partitions)
-    where = {k: murmur2_partition(k.encode(), partitions) for k in [f"playback/{i}" for i in [*ids, alone]]}
-    assert len({where[f"playback/{i}"] for i in ids}) > 1, "the ten keys alone would spread over partitions"
-    assert {p for i in ids for p in tail.partition_of[f"playback/{i}"]} == {where[f"playback/{ids[0]}"]}
-    assert tail.partition_of[f"playback/{alone}"] == {where[f"playback/{alone}"]}
-
-
-def murmur2_partition(key: bytes, partitions: int) -> int:
-    """Kafka's default partitioner (org.apache.kafka.common.utils.Utils.murmur2, made positive)."""
-    m, r, mask = 0x5BD1E995, 24, 0xFFFFFFFF
-    h = (0x9747B28C ^ len(key)) & mask
-    n4 = len(key) // 4
-    for i in range(n4):
-        k = int.from_bytes(key[4 * i : 4 * i + 4], "little")
-        k = (k * m) & mask
-        k ^= k >> r
-        k = (k * m) & mask
-        h = (h * m) & mask
-        h ^= k
-    rest = len(key) % 4
-    if rest == 3:
-        h ^= key[4 * n4 + 2] << 16
-    if rest >= 2:
-        h ^= key[4 * n4 + 1] << 8
-    if rest >= 1:
-        h ^= key[4 * n4]
-        h = (h * m) & mask
-    h ^= h >> 13
-    h = (h * m) & mask
-    h ^= h >> 15
-    return (h & 0x7FFFFFFF) % partitions
-
-
 def test_write_event_records_is_fire_and_forget(gw, tail):
     tsid = f"p-{uuid.uuid4().hex[:8]}"
     r = post(

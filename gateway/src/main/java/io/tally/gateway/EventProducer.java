@@ -34,7 +34,6 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
     private final AvroSerde serde;
     private final GatewayMetrics metrics;
     private final Metric bufferAvailable;
-    private final RequestPartitioning partitioning;
 
     EventProducer(GatewayConfig config, AvroSerde serde, GatewayMetrics metrics) {
         Properties p = config.kafkaClient();
@@ -55,7 +54,6 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
         this.producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
         this.serde = serde;
         this.metrics = metrics;
-        this.partitioning = RequestPartitioning.of(config.get(GatewayConfig.TIMESERIES_PARTITIONING));
         Metric available = null;
         for (Map.Entry<MetricName, ? extends Metric> e : producer.metrics().entrySet()) {
             if (e.getKey().name().equals("buffer-available-bytes")
@@ -97,19 +95,11 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
         long bytes = 0;
         long headerOf = Long.MIN_VALUE; // a request's records share their namespace's version
         byte[] header = null;
-        int chosen;
-        try {
-            chosen = partitioning.partitionOf(
-                    batch, t -> producer.partitionsFor(t).size());
-        } catch (TimeoutException e) {
-            throw new Unavailable("Kafka did not answer for metadata within max.block.ms; nothing was written");
-        }
-        Integer partition = chosen < 0 ? null : chosen;
         for (Outgoing o : batch) {
             byte[] value = serde.serialize(o.topic(), o.value());
             byte[] key = o.key().getBytes(StandardCharsets.UTF_8);
             bytes += value.length + key.length + 64;
-            ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(o.topic(), partition, key, value);
+            ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(o.topic(), key, value);
             if (header == null || headerOf != o.namespaceVersion()) {
                 headerOf = o.namespaceVersion();
                 header = Long.toString(headerOf).getBytes(StandardCharsets.US_ASCII);

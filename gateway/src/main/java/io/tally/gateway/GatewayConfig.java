@@ -99,13 +99,6 @@ public final class GatewayConfig {
             "TALLY_GATEWAY_PRODUCER_COMPRESSION",
             "lz4",
             "Compression of the records the gateway produces (none, gzip, snappy, lz4, zstd).");
-    public static final Field TIMESERIES_PARTITIONING = new Field(
-            "producer.timeseries.partitioning",
-            "TALLY_GATEWAY_TIMESERIES_PARTITIONING",
-            "request",
-            "Where a TimeSeries request's events go: request = all in the partition of its first event's key (one"
-                    + " batch a request), key = each where its key hashes (Kafka's default; a request of many ids"
-                    + " becomes a batch in each partition).");
     public static final Field SYNC_TIMEOUT_MS = new Field(
             "sync.timeout.ms",
             "TALLY_GATEWAY_SYNC_TIMEOUT_MS",
@@ -189,7 +182,6 @@ public final class GatewayConfig {
         BUFFER_BYTES,
         LINGER_MS,
         COMPRESSION,
-        TIMESERIES_PARTITIONING,
         SYNC_TIMEOUT_MS,
         DELIVERY_TIMEOUT_MS,
         TOKEN_CACHE
@@ -207,7 +199,6 @@ public final class GatewayConfig {
     private static final List<Field> TEXT = List.of(
             HOST,
             COMPRESSION,
-            TIMESERIES_PARTITIONING,
             BOOTSTRAP,
             REGISTRY,
             CASSANDRA,
@@ -249,7 +240,6 @@ public final class GatewayConfig {
             throw new IllegalArgumentException(
                     COMPRESSION.name() + "=" + c.get(COMPRESSION) + " is none of " + String.join(", ", COMPRESSIONS));
         }
-        RequestPartitioning.of(c.get(TIMESERIES_PARTITIONING));
         return c;
     }
 
