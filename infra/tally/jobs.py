@@ -298,9 +298,9 @@ class Jobs:
         backend = backend or self.backend()
         jar_id = self.rest.upload(jobs_jar())
         job_ids = []
+        builds, backends = self.deployed_builds(), _read(self.backends)
         try:
             for spec, savepoint in runs:
-                builds = self.deployed_builds()
                 builds[spec.name] = self.build_of(spec) if backend == self.backend() else "migrating"
                 self.builds.write_text(json.dumps(builds, indent=2))
                 args = spec.args(self.s, self.targets)
@@ -314,7 +314,6 @@ class Jobs:
                     body["savepointPath"] = savepoint
                 job_id = self.rest.call("POST", f"/jars/{jar_id}/run", body, timeout=120)["jobid"]
                 self._remember(spec.name, job_id)
-                backends = _read(self.backends)
                 backends[job_id] = backend
                 self.backends.write_text(json.dumps(backends, indent=2))
                 job_ids.append(job_id)

@@ -173,9 +173,9 @@ class Stack:
         """What must be running before c starts: every instance of each kind it depends on (a
         dependency on `kafka` waits for all brokers: the last one makes the topics), and a
         Cassandra node the node before it (a ring takes its nodes one at a time)."""
-        kinds = {d for d in c.depends}
+        kinds = set(c.depends)
         out = [x for x in self.components if x is not c and (x.name in kinds or x.metrics_job in kinds)]
-        if c.joins_one_at_a_time and getattr(c, "node", 1) > 1:
+        if c.joins_one_at_a_time and c.node > 1:
             out += [x for x in self.components if x.metrics_job == c.metrics_job and x.node == c.node - 1]
         return out
 
@@ -190,13 +190,14 @@ class Stack:
         started: list[Component] = []
         failed: tuple[Component, Exception] | None = None
         inflight: dict[Future, Component] = {}
-        with ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="up") as pool:
+        parallel = max(1, parallel)
+        with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="up") as pool:
             while True:
                 progress = failed is None
                 while progress:
                     progress = False
                     for c in list(pending):
-                        if len(inflight) >= max(1, parallel):
+                        if len(inflight) >= parallel:
                             break
                         if any(n.name not in done for n in self.needs(c)):
                             continue
