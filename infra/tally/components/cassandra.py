@@ -7,6 +7,7 @@ import re
 import secrets
 import time
 
+from .. import process
 from ..fetch import jar
 from ..settings import REPO
 from ..tls import LocalCa
@@ -73,6 +74,12 @@ def auth_unavailable(error: Exception) -> bool:
 
 ONE_NODE_REPLICATION = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
 CONSISTENCY_LEVELS = {"ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_ONE", "LOCAL_QUORUM", "EACH_QUORUM"}
+
+
+def schema_agrees(local_version, peers) -> bool:
+    """Whether a node's schema version is that of every peer seen up (`peers`: (version, is_up));
+    a peer down or not seen yet (is_up None) is not waited for."""
+    return all(version == local_version for version, up in peers if up)
 
 
 def keyspace_replication(s) -> str:
@@ -283,7 +290,25 @@ dynamic_snitch: false
         finally:
             cluster.shutdown()
 
+    def schema_caught_up(self) -> bool:
+        """Whether this node has the schema of every peer it sees up."""
+        cluster, session = self.session()
+        try:
+            local = session.execute("SELECT schema_version FROM system.local").one()
+            cql = self.ports()["cql"]
+            peers = [
+                (row.schema_version, getattr(cluster.metadata.get_host(str(row.rpc_address), cql), "is_up", None))
+                for row in session.execute("SELECT rpc_address, schema_version FROM system.peers")
+            ]
+            return local is not None and schema_agrees(local.schema_version, peers)
+        finally:
+            cluster.shutdown()
+
     def after_ready(self):
+        if self.s.nodes > 1:
+            # A node back from a stop answers CQL before it has pulled what changed while it was
+            # down; a read of a table it lacks fails (INCOMPATIBLE_SCHEMA) until it has.
+            process.wait_until(f"{self.name}: the schema of its peers", self.schema_caught_up, 120.0, lambda: True)
         if self.node < self.s.nodes:
             return  # the login and tally_meta are the cluster's: made once every node is up
         self.ensure_role()

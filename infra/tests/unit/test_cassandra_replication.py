@@ -7,6 +7,7 @@ from tally.components.cassandra import (
     ONE_NODE_REPLICATION,
     cql_statements,
     keyspace_replication,
+    schema_agrees,
     with_replication,
 )
 from tally.settings import Settings
@@ -43,3 +44,11 @@ def test_a_cluster_of_three_replicates_in_its_datacenter():
 def test_settings_that_would_make_bad_ddl_or_sessions_are_refused(env):
     with pytest.raises(ValueError):
         replication(**env)
+
+
+def test_a_node_back_from_a_stop_is_ready_once_it_has_the_schema_of_every_peer_up():
+    assert schema_agrees("v2", [("v2", True), ("v2", True)])
+    assert not schema_agrees("v1", [("v2", True), ("v2", True)])  # not pulled yet
+    assert schema_agrees("v2", [("v2", True), ("v1", False)])  # a peer down keeps its last version
+    assert schema_agrees("v2", [("v1", None)])  # one the driver has not reached is not waited for
+    assert schema_agrees("v1", [])  # the first node of a ring

@@ -14,8 +14,8 @@ public final class CounterTables {
     public static String create(CqlSession session, KeyspaceReplication replication, String namespace) {
         String ks = NamespaceName.keyspace(namespace);
         if (!ClusterSchema.has(session, ks, CounterRollupsTable.TABLE)) {
-            session.execute(NamespaceKeyspace.create(ks, replication));
-            session.execute(CounterRollupsTable.create(ks));
+            SchemaChanges.execute(session, NamespaceKeyspace.create(ks, replication));
+            SchemaChanges.execute(session, CounterRollupsTable.create(ks));
         }
         return ks;
     }

@@ -52,8 +52,8 @@ public final class SliceTables {
             return;
         }
         if (!ClusterSchema.has(session, keyspace, tableName)) {
-            session.execute(NamespaceKeyspace.create(keyspace, replication));
-            session.execute(SliceTable.create(keyspace, tableName));
+            SchemaChanges.execute(session, NamespaceKeyspace.create(keyspace, replication));
+            SchemaChanges.execute(session, SliceTable.create(keyspace, tableName));
         }
         session.execute(catalogInsert.bind(
                 namespace,

@@ -5,6 +5,8 @@ import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
+import io.tally.jobs.cassandra.ClusterSchema;
+import io.tally.jobs.cassandra.SchemaChanges;
 import io.tally.model.Bytes;
 import io.tally.model.Micros;
 import io.tally.model.cassandra.CounterLogBaseTable;
@@ -37,7 +39,9 @@ final class CounterLogBases {
 
     /** Each counter's base becomes its count before endMicros, the slice's events folded in. */
     void fold(String keyspace, String table, long endMicros) {
-        session.execute(CounterLogBaseTable.create(keyspace));
+        if (!ClusterSchema.has(session, keyspace, CounterLogBaseTable.TABLE)) {
+            SchemaChanges.execute(session, CounterLogBaseTable.create(keyspace));
+        }
         CounterLogFold fold = new CounterLogFold();
         if (!scan(keyspace, table, fold::first)) {
             return; // no such table: nothing to fold

@@ -3,6 +3,7 @@ package io.tally.jobs.provision;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
+import io.tally.jobs.cassandra.SchemaChanges;
 import io.tally.jobs.cassandra.SliceTables;
 import io.tally.jobs.elasticsearch.ElasticsearchAdmin;
 import io.tally.model.cassandra.KeyspaceReplication;
@@ -67,7 +68,7 @@ final class SliceLifecycle implements AutoCloseable {
                     if (counter) {
                         bases.fold(keyspace, table, end); // before the events go: the count must not
                     }
-                    session.execute(SliceTable.drop(keyspace, table));
+                    SchemaChanges.execute(session, SliceTable.drop(keyspace, table));
                     tables.forget(keyspace, table);
                     if (!counter) {
                         elasticsearch.delete("/" + IndexNames.sliceIndex(ns.name(), SliceTable.suffixOf(table)));
@@ -95,7 +96,7 @@ final class SliceLifecycle implements AutoCloseable {
      */
     void retire(String namespace) {
         String keyspace = NamespaceName.keyspace(namespace);
-        session.execute(NamespaceKeyspace.drop(keyspace));
+        SchemaChanges.execute(session, NamespaceKeyspace.drop(keyspace));
         tables.forgetKeyspace(keyspace);
         session.execute(forgetNamespace.bind(namespace));
     }
