@@ -292,7 +292,12 @@ dynamic_snitch: false
 
     def schema_caught_up(self) -> bool:
         """Whether this node has the schema of every peer it sees up."""
-        cluster, session = self.session()
+        try:
+            cluster, session = self.session()
+        except Exception as e:
+            if login_refused(e):
+                return True  # a new cluster: Tally's role, made once every node is up, and all else to come
+            raise
         try:
             local = session.execute("SELECT schema_version FROM system.local").one()
             cql = self.ports()["cql"]

@@ -93,6 +93,7 @@ public final class GatewayMain {
                 config.get(GatewayConfig.CASSANDRA_CONSISTENCY),
                 config.cassandraSecurity());
         LOG.info("Cassandra at {}: {}", config.get(GatewayConfig.CASSANDRA), config.cassandraSecurity());
+        cassandra.connectInBackground();
         TimeSeriesQueries timeSeries =
                 new TimeSeriesQueries(cassandra, pageTokens, config.longOf(GatewayConfig.READ_DEADLINE_MS));
         EventSearchQueries search =

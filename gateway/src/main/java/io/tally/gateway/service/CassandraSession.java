@@ -10,13 +10,20 @@ import io.tally.common.CassandraLogin;
 import java.net.InetSocketAddress;
 import java.util.Arrays;
 import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The gateway's one Cassandra session, shared by the readers (injected, not made by each):
  * connected on first use, so the gateway starts and takes writes while Cassandra is down, and a
- * read then is refused as CASSANDRA_UNAVAILABLE.
+ * read then is refused as CASSANDRA_UNAVAILABLE. The gateway also connects it in the background
+ * as it starts ({@link #connectInBackground}): a session's set-up (control connection, schema,
+ * pools) is seconds, and every read waits for it; met first during a node's outage, it held reads
+ * past 15 s in the three-node suite.
  */
 public final class CassandraSession implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(CassandraSession.class);
+
     private final List<InetSocketAddress> contacts;
     private final String datacenter;
     private final String consistency;
@@ -47,6 +54,21 @@ public final class CassandraSession implements AutoCloseable {
                 .toList();
         this.datacenter = datacenter;
         this.consistency = DefaultConsistencyLevel.valueOf(consistency).name(); // refused at start if unknown
+    }
+
+    /** Connects now on a thread of its own; a failure is logged and the first read tries again. */
+    public void connectInBackground() {
+        Thread t = new Thread(
+                () -> {
+                    try {
+                        get();
+                    } catch (RuntimeException e) {
+                        LOG.warn("Cassandra not connected at start ({}); the first read tries again", e.getMessage());
+                    }
+                },
+                "cassandra-connect");
+        t.setDaemon(true);
+        t.start();
     }
 
     /** The session if it is connected already (never blocks), else null. */
