@@ -59,7 +59,7 @@ class Targets:
             kafka=given("TALLY_KAFKA_BOOTSTRAP", s.kafka_bootstrap()),
             registry=given("TALLY_REGISTRY_URL", f"http://{h}:{s.port('TALLY_REGISTRY_PORT')}").rstrip("/"),
             cassandra=tuple(cassandra),
-            elasticsearch=given("TALLY_ELASTICSEARCH_URL", f"http://{h}:{s.port('TALLY_ELASTICSEARCH_PORT')}"),
+            elasticsearch=s.elasticsearch_url(),
             connect=given("TALLY_CONNECT_URL", f"http://{h}:{s.port('TALLY_CONNECT_PORT')}").rstrip("/"),
             flink=given("TALLY_FLINK_URL", f"http://{h}:{s.port('TALLY_FLINK_PORT')}").rstrip("/"),
             postgres=(pg_host, int(pg_port)),

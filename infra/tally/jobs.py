@@ -36,7 +36,7 @@ class JobSpec:
             if targets
             else (",".join(s.cassandra_hosts()), str(s.port("TALLY_CASSANDRA_PORT")))
         )
-        elasticsearch = targets.elasticsearch if targets else f"http://{h}:{s.port('TALLY_ELASTICSEARCH_PORT')}"
+        elasticsearch = targets.elasticsearch if targets else s.elasticsearch_url()
         args = [
             "--kafka.bootstrap",
             kafka,
@@ -65,6 +65,7 @@ class JobSpec:
                 "--lifecycle.interval.ms",
                 s.get("TALLY_SLICE_LIFECYCLE_MS"),
             ]
+            args += elasticsearch_security_args(s)
         for arg, setting in self.from_settings:
             args += [arg, s.get(setting)]
         return args + list(self.extra)
@@ -123,6 +124,25 @@ def cassandra_security_args(s: Settings) -> list[str]:
             "--cassandra.ssl.verify.hostname",
             s.get("TALLY_CASSANDRA_SSL_VERIFY_HOSTNAME"),
         ]
+    return args
+
+
+def elasticsearch_security_args(s: Settings) -> list[str]:
+    """The jobs' Elasticsearch login and trust store, when set: the password only as a file on
+    the TaskManager's host."""
+    user, store = s.get("TALLY_ELASTICSEARCH_USERNAME"), s.get("TALLY_ELASTICSEARCH_SSL_TRUSTSTORE")
+    args = []
+    if user:
+        password_file = s.elasticsearch_password_file()
+        if not password_file:
+            raise ValueError(
+                "the jobs read Elasticsearch's password only from a file on the TaskManager's host: set"
+                " TALLY_ELASTICSEARCH_PASSWORD_FILE (TALLY_ELASTICSEARCH_PASSWORD alone would be a job argument)"
+            )
+        args += ["--elasticsearch.username", user, "--elasticsearch.password.file", password_file]
+    if store:
+        args += ["--elasticsearch.ssl.truststore", store]
+        args += ["--elasticsearch.ssl.truststore.password", s.get("TALLY_ELASTICSEARCH_SSL_TRUSTSTORE_PASSWORD")]
     return args
 
 

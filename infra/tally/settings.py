@@ -39,7 +39,8 @@ THREE_NODES = {
 
 
 #: The secure profile's client settings (TALLY_SECURE=1), unless set otherwise: every Tally client
-#: speaks SASL_SSL to Kafka as the stack's SCRAM user and TLS with a login to Cassandra, trusting
+#: speaks SASL_SSL to Kafka as the stack's SCRAM user, TLS with a login to Cassandra and to
+#: Elasticsearch (https, basic authentication), trusting
 #: the stack's own CA. `{home}` is the profile's TALLY_HOME, `{ca}` its CA's certificate.
 SECURE = {
     "TALLY_KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
@@ -48,6 +49,8 @@ SECURE = {
     "TALLY_KAFKA_SSL_TRUSTSTORE": "{ca}",
     "TALLY_CASSANDRA_SSL": "true",
     "TALLY_CASSANDRA_SSL_TRUSTSTORE": "{ca}",
+    "TALLY_ELASTICSEARCH_USERNAME": "tally",
+    "TALLY_ELASTICSEARCH_SSL_TRUSTSTORE": "{ca}",
 }
 
 
@@ -310,6 +313,56 @@ class Settings:
         env = {k: self.get(k) for k in self.CASSANDRA_CLIENT_SECURITY}
         env["TALLY_CASSANDRA_PASSWORD"] = self.cassandra_password() if self.get("TALLY_CASSANDRA_USERNAME") else ""
         return env
+
+    #: How Tally's clients log in to Elasticsearch and check its node (ElasticsearchClientSecurity).
+    ELASTICSEARCH_CLIENT_SECURITY = (
+        "TALLY_ELASTICSEARCH_USERNAME",
+        "TALLY_ELASTICSEARCH_SSL_TRUSTSTORE",
+        "TALLY_ELASTICSEARCH_SSL_TRUSTSTORE_PASSWORD",
+    )
+
+    def elasticsearch_url(self) -> str:
+        """Elasticsearch as Tally's clients reach it: TALLY_ELASTICSEARCH_URL, else the local
+        node's (https in the secure profile)."""
+        scheme = "https" if self.secure else "http"
+        return self.get("TALLY_ELASTICSEARCH_URL") or f"{scheme}://{self.host}:{self.port('TALLY_ELASTICSEARCH_PORT')}"
+
+    def elasticsearch_password(self) -> str:
+        """The password of Tally's Elasticsearch user: TALLY_ELASTICSEARCH_PASSWORD (or its _FILE),
+        else the one the local secure profile made for it (service_secrets/elasticsearch-password)."""
+        return (
+            self.secret("TALLY_ELASTICSEARCH_PASSWORD")
+            or self.service_secret("elasticsearch-password").read_text().strip()
+        )
+
+    def elasticsearch_password_file(self) -> str:
+        """A file holding that password, for the jobs: TALLY_ELASTICSEARCH_PASSWORD_FILE, else the
+        local stack's own; empty when only a value was given (a job must not take it as an argument)."""
+        if self.get("TALLY_ELASTICSEARCH_PASSWORD_FILE"):
+            return self.get("TALLY_ELASTICSEARCH_PASSWORD_FILE")
+        if self.get("TALLY_ELASTICSEARCH_PASSWORD"):
+            return ""
+        return str(self.service_secret("elasticsearch-password"))
+
+    def elasticsearch_client_env(self) -> dict[str, str]:
+        """The Elasticsearch login and trust of a Java service's environment (the password resolved)."""
+        env = {k: self.get(k) for k in self.ELASTICSEARCH_CLIENT_SECURITY}
+        login = self.get("TALLY_ELASTICSEARCH_USERNAME")
+        env["TALLY_ELASTICSEARCH_PASSWORD"] = self.elasticsearch_password() if login else ""
+        return env
+
+    def elasticsearch_requests_args(self) -> dict:
+        """The same for Python's requests: requests.get(url, **args) logs in and checks the node."""
+        args: dict = {}
+        user = self.get("TALLY_ELASTICSEARCH_USERNAME")
+        if user:
+            args["auth"] = (user, self.elasticsearch_password())
+        store = self.get("TALLY_ELASTICSEARCH_SSL_TRUSTSTORE")
+        if store:
+            if not store.lower().endswith((".pem", ".crt")):
+                raise ValueError(f"TALLY_ELASTICSEARCH_SSL_TRUSTSTORE={store}: Python's clients read PEM only")
+            args["verify"] = store
+        return args
 
     def cassandra_connect_args(self) -> dict:
         """The same for the Python driver: Cluster(**args) logs in and speaks TLS as configured."""

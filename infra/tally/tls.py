@@ -66,6 +66,31 @@ class LocalCa:
         os.chmod(self.cert, 0o644)
         return self.cert
 
+    def jvm_truststore(self) -> Path:
+        """The CA's certificate as a PKCS12 trust store without a password (no integrity check, no
+        encryption: it holds only a public certificate), for a JVM's default trust store
+        (-Djavax.net.ssl.trustStore): no password for it on any command line. Made once."""
+        path = self.dir / "ca-truststore.p12"
+        if not path.exists():
+            cert = self.ensure()
+            keytool(
+                "-importcert",
+                "-noprompt",
+                "-alias",
+                "tally-ca",
+                "-file",
+                str(cert),
+                "-keystore",
+                str(path),
+                "-storetype",
+                "PKCS12",
+                "-J-Dkeystore.pkcs12.certProtectionAlgorithm=NONE",
+                "-J-Dkeystore.pkcs12.macAlgorithm=NONE",
+                password="unused",  # keytool asks for one; with NONE above nothing is protected by it
+            )
+            os.chmod(path, 0o644)
+        return path
+
     def component_keystore(self, component) -> tuple[Path, str]:
         """A node's key store in its config directory (`<name>.p12`, CN its kind, every node's
         address in it) and the store's password, made once in $TALLY_HOME/secrets/."""

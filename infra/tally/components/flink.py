@@ -12,6 +12,7 @@ import urllib.request
 
 from ..fetch import layout_stamp
 from ..jobs import default_parallelism
+from ..tls import LocalCa
 from .base import JAVA, Component, emptied
 from .java_service import shaded_jar
 
@@ -205,6 +206,10 @@ logger.metricgroup.filter.pending.onMismatch = NEUTRAL
     def extra_dynamic(self) -> list[str]:
         return []
 
+    def java_opts(self) -> list[str]:
+        """JVM options of this process beyond Flink's own (env.java.opts.<process> of a cluster)."""
+        return []
+
     @property
     def tmp_dir(self):
         """This process's own temporary directory (its io.tmp.dirs)."""
@@ -226,6 +231,7 @@ logger.metricgroup.filter.pending.onMismatch = NEUTRAL
             JAVA,
             *jvm,
             *JAVA17_OPTS.split(),
+            *self.java_opts(),
             f"-Dlog.file={self.log_file}",
             f"-Dlog4j.configurationFile=file:{self.flink_conf}/log4j.properties",
             "-cp",
@@ -294,6 +300,16 @@ class FlinkTaskManager(_FlinkProcess):
     entrypoint = "org.apache.flink.runtime.taskexecutor.TaskManagerRunner"
     resource_query = "GET_TM_RESOURCE_PARAMS"
     ready_timeout = 120.0
+
+    def java_opts(self) -> list[str]:
+        """The secure profile's TaskManager trusts the stack's CA by default: the Elasticsearch
+        connector's client takes no TLS context of its own, only the JVM's default trust store
+        (the jobs' Kafka and Cassandra clients name theirs in their settings). On a cluster of
+        one's own: env.java.opts.taskmanager with the same two options."""
+        if not self.s.secure:
+            return []
+        store = LocalCa(self.s).jvm_truststore()
+        return [f"-Djavax.net.ssl.trustStore={store}", "-Djavax.net.ssl.trustStoreType=PKCS12"]
 
     def __init__(self, settings, log=print, instance: int = 1):
         super().__init__(settings, log)

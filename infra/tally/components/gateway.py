@@ -58,7 +58,8 @@ class Gateway(JavaService):
             ),
             "TALLY_CASSANDRA_DATACENTER": self.s.get("TALLY_CASSANDRA_DATACENTER"),
             "TALLY_CASSANDRA_CONSISTENCY": self.s.get("TALLY_CASSANDRA_CONSISTENCY"),
-            "TALLY_ELASTICSEARCH_URL": f"http://{self.host}:{self.s.port('TALLY_ELASTICSEARCH_PORT')}",
+            "TALLY_ELASTICSEARCH_URL": self.s.elasticsearch_url(),
             **self.s.kafka_client_env(),
             **self.s.cassandra_client_env(),
+            **self.s.elasticsearch_client_env(),
         }

@@ -51,7 +51,13 @@ class ElasticsearchExporter(DebianExporter):
     port_setting = "TALLY_ELASTICSEARCH_EXPORTER_PORT"
 
     def args(self):
-        return [f"--es.uri=http://{self.host}:{self.s.port('TALLY_ELASTICSEARCH_PORT')}"]
+        store = self.s.get("TALLY_ELASTICSEARCH_SSL_TRUSTSTORE")
+        return [f"--es.uri={self.s.elasticsearch_url()}", *([f"--es.ca={store}"] if store else [])]
+
+    def extra_env(self):
+        # the login from the environment (the exporter reads ES_USERNAME/ES_PASSWORD), not a flag
+        user = self.s.get("TALLY_ELASTICSEARCH_USERNAME")
+        return {"ES_USERNAME": user, "ES_PASSWORD": self.s.elasticsearch_password()} if user else {}
 
 
 class PostgresExporter(DebianExporter):

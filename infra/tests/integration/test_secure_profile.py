@@ -2,9 +2,11 @@
 authentication and TLS on stands in for clusters a team already runs. Each refuses a client
 without credentials; `./tally deploy` finds Tally whole on them (a topic deleted behind its back
 is made again); and counters and TimeSeries events go end to end over the secured connections
-(the gateway, registry, Connect, the jobs and the exporter all reach Kafka by SCRAM over TLS and
-Cassandra by TLS with a login). Elasticsearch has no security here (see test below)."""
+(the gateway, registry, Connect, the jobs and the exporter all reach Kafka by SCRAM over TLS,
+Cassandra by TLS with a login, and Elasticsearch by https with a login: an event is found by
+SearchEventRecords, which the gateway asks Elasticsearch, after the writer job indexed it)."""
 
+import base64
 import os
 import socket
 import subprocess
@@ -15,7 +17,7 @@ import requests
 from cassandra.cluster import Cluster
 from confluent_kafka.admin import AdminClient
 from counter_load import wait_count
-from support import add_counts, kafka_refused, stored_event_ids, until, write_canary
+from support import add_counts, kafka_refused, now_iso, stored_event_ids, until, write_canary
 from tally.components.cassandra import login_refused
 from tally.settings import REPO
 
@@ -92,11 +94,24 @@ def test_the_admin_api_and_registry_writes_refuse_a_caller_without_the_token(sta
     assert requests.post(f"{registry}/subjects/{subject}/versions", json=schema, timeout=10).status_code == 401
 
 
-def test_elasticsearch_security_is_not_supported_here():
-    pytest.skip(
-        "not supported: the local Elasticsearch 7.17 is assembled from Maven Central, which has no"
-        " x-pack-security for 7.17 (docs/security.md); its node answers without a login"
-    )
+def test_elasticsearch_takes_only_https_and_a_login(stack, settings):
+    url = settings.elasticsearch_url()
+    assert url.startswith("https://")
+    plain = url.replace("https://", "http://")
+    with pytest.raises(requests.exceptions.ConnectionError):  # plain HTTP on the TLS port: no answer
+        requests.get(f"{plain}/", timeout=10)
+    good = settings.elasticsearch_requests_args()
+    assert set(good) == {"auth", "verify"}
+    with pytest.raises(requests.exceptions.SSLError):  # its certificate is of the stack's CA only
+        requests.get(f"{url}/", timeout=10, verify=True)
+    for auth in (None, (good["auth"][0], "not-it"), ("elastic", "changeme")):
+        r = requests.get(f"{url}/_cluster/health", auth=auth, verify=good["verify"], timeout=10)
+        assert r.status_code == 401, r.text
+        assert r.json()["error"]["type"] == "security_exception"
+    health = requests.get(f"{url}/_cluster/health", timeout=10, **good)
+    assert health.status_code == 200 and health.json()["status"] in ("green", "yellow"), health.text
+    # Tally's user has its own indices and templates, not the rest of the cluster
+    assert requests.put(f"{url}/not-tally", timeout=10, **good).status_code == 403
 
 
 def test_deploy_finds_tally_whole_and_makes_again_a_topic_deleted_behind_its_back(stack, settings):
@@ -119,6 +134,24 @@ def test_counts_and_events_go_end_to_end_over_the_secured_connections(stack, job
     wait_count(gw, "video_views", f"secure-{run}", 3, timeout=90)
     write_canary(requests.Session(), gw, f"secure-{run}")
     until("the event stored", lambda: stored_event_ids(gw, f"secure-{run}") == ["c1"], 90, 1)
+    search = {
+        "namespace": "playback",
+        "timeInterval": {"start": now_iso(-600), "end": now_iso(60)},
+        "searchQuery": {
+            "equals": {
+                "eventItemKey": "deviceType",
+                "eventItemValue": base64.b64encode(f"secure-{run}".encode()).decode(),
+            }
+        },
+        "pageSize": 10,
+    }
+
+    def found():
+        r = requests.post(f"{gw}/v1/timeseries/SearchEventRecords", json=search, timeout=30)
+        assert r.status_code == 200, r.text  # a 503 here: the gateway could not log in to Elasticsearch
+        return [e["eventId"] for e in r.json()["events"]]
+
+    until("the event indexed and found", lambda: found() == ["c1"], 90, 1)
 
 
 def test_no_password_is_on_a_command_line_or_in_a_readable_config(stack, settings):
@@ -127,6 +160,7 @@ def test_no_password_is_on_a_command_line_or_in_a_readable_config(stack, setting
         "kafka scram": settings.kafka_scram_password(),
         "cassandra": settings.cassandra_password(),
         "admin token": settings.admin_token(),
+        "elasticsearch": settings.elasticsearch_password(),
     }
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -139,5 +173,7 @@ def test_no_password_is_on_a_command_line_or_in_a_readable_config(stack, setting
     for conf in (
         stack.component("kafka").conf_dir / "server.properties",
         stack.component("cassandra").conf_dir / "cassandra.yaml",
+        stack.component("elasticsearch").conf_dir / "elasticsearch.yml",
+        stack.component("elasticsearch").conf_dir / "users",
     ):
         assert conf.stat().st_mode & 0o077 == 0, f"{conf} is readable by others"

@@ -1,19 +1,11 @@
 package io.tally.common;
 
-import java.io.IOException;
-import java.io.InputStream;
 import java.io.Serializable;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
 import java.util.List;
-import java.util.Locale;
 import java.util.function.UnaryOperator;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 
 /**
  * How a Tally client logs in to Cassandra and checks the node it reached: a role and its password
@@ -159,39 +151,7 @@ public final class CassandraClientSecurity implements Serializable {
 
     /** The TLS context of the connections: the trust store's CAs (or the JVM's), no client key. */
     public SSLContext sslContext() {
-        try {
-            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-            tmf.init(truststore.isEmpty() ? null : trustStore());
-            SSLContext context = SSLContext.getInstance("TLS");
-            context.init(null, tmf.getTrustManagers(), null);
-            return context;
-        } catch (GeneralSecurityException | IOException e) {
-            throw new IllegalArgumentException(
-                    TRUSTSTORE.name() + "=" + truststore + " cannot be used: " + e.getMessage(), e);
-        }
-    }
-
-    private KeyStore trustStore() throws GeneralSecurityException, IOException {
-        String lower = truststore.toLowerCase(Locale.ROOT);
-        if (lower.endsWith(".pem") || lower.endsWith(".crt")) {
-            KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
-            ks.load(null, null);
-            try (InputStream in = Files.newInputStream(Path.of(truststore))) {
-                int i = 0;
-                for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
-                    ks.setCertificateEntry("ca-" + i++, c);
-                }
-                if (i == 0) {
-                    throw new GeneralSecurityException("no certificate in it");
-                }
-            }
-            return ks;
-        }
-        KeyStore ks = KeyStore.getInstance(lower.endsWith(".jks") ? "JKS" : "PKCS12");
-        try (InputStream in = Files.newInputStream(Path.of(truststore))) {
-            ks.load(in, truststorePassword.isEmpty() ? null : truststorePassword.toCharArray());
-        }
-        return ks;
+        return TrustStores.sslContext(TRUSTSTORE.name(), truststore, truststorePassword);
     }
 
     /** Equal when they log in the same way (the password itself aside) with the same TLS. */

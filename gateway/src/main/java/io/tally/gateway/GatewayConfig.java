@@ -1,6 +1,7 @@
 package io.tally.gateway;
 
 import io.tally.common.CassandraClientSecurity;
+import io.tally.common.ElasticsearchClientSecurity;
 import io.tally.common.KafkaClientSecurity;
 import io.tally.common.ServiceSettings;
 import io.tally.common.ServiceSettings.Field;
@@ -190,7 +191,8 @@ public final class GatewayConfig {
     public static final Field[] ALL = java.util.stream.Stream.of(
                     java.util.Arrays.stream(OWN),
                     KafkaClientSecurity.FIELDS.stream(),
-                    CassandraClientSecurity.FIELDS.stream())
+                    CassandraClientSecurity.FIELDS.stream(),
+                    ElasticsearchClientSecurity.FIELDS.stream())
             .flatMap(f -> f)
             .toArray(Field[]::new);
 
@@ -217,6 +219,7 @@ public final class GatewayConfig {
 
     private final KafkaClientSecurity kafkaSecurity;
     private final CassandraClientSecurity cassandraSecurity;
+    private final ElasticsearchClientSecurity elasticsearchSecurity;
 
     private final ServiceSettings settings;
 
@@ -224,6 +227,7 @@ public final class GatewayConfig {
         this.settings = settings;
         this.kafkaSecurity = KafkaClientSecurity.from(settings);
         this.cassandraSecurity = CassandraClientSecurity.from(settings);
+        this.elasticsearchSecurity = ElasticsearchClientSecurity.from(settings);
     }
 
     public static GatewayConfig from(Map<String, String> env, String[] args) {
@@ -231,7 +235,8 @@ public final class GatewayConfig {
         for (Field f : ALL) {
             if (!TEXT.contains(f)
                     && !KafkaClientSecurity.FIELDS.contains(f)
-                    && !CassandraClientSecurity.FIELDS.contains(f)) {
+                    && !CassandraClientSecurity.FIELDS.contains(f)
+                    && !ElasticsearchClientSecurity.FIELDS.contains(f)) {
                 c.longOf(f);
             }
         }
@@ -258,6 +263,10 @@ public final class GatewayConfig {
 
     public KafkaClientSecurity kafkaSecurity() {
         return kafkaSecurity;
+    }
+
+    public ElasticsearchClientSecurity elasticsearchSecurity() {
+        return elasticsearchSecurity;
     }
 
     public CassandraClientSecurity cassandraSecurity() {

@@ -96,8 +96,9 @@ public final class GatewayMain {
         cassandra.connectInBackground();
         TimeSeriesQueries timeSeries =
                 new TimeSeriesQueries(cassandra, pageTokens, config.longOf(GatewayConfig.READ_DEADLINE_MS));
-        EventSearchQueries search =
-                new EventSearchQueries(new ElasticsearchSearch(config.get(GatewayConfig.ELASTICSEARCH)), pageTokens);
+        EventSearchQueries search = new EventSearchQueries(
+                new ElasticsearchSearch(config.get(GatewayConfig.ELASTICSEARCH), config.elasticsearchSecurity()),
+                pageTokens);
         int viewMax = config.intOf(GatewayConfig.VIEW_MAX_COUNTERS);
         CounterView view = viewMax > 0
                 ? new CounterView(config.kafkaClient(), new AvroSerde(registry, false), viewMax, catalog::createdMicros)

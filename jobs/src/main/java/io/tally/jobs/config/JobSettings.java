@@ -1,6 +1,7 @@
 package io.tally.jobs.config;
 
 import io.tally.common.CassandraClientSecurity;
+import io.tally.common.ElasticsearchClientSecurity;
 import io.tally.common.KafkaClientSecurity;
 import io.tally.jobs.config.JobSetting.Kind;
 import java.util.ArrayList;
@@ -160,6 +161,19 @@ public final class JobSettings {
             fromService(CassandraClientSecurity.TRUSTSTORE, Kind.OPTIONAL),
             fromService(CassandraClientSecurity.TRUSTSTORE_PASSWORD, Kind.OPTIONAL),
             fromService(CassandraClientSecurity.VERIFY_HOSTNAME, Kind.TEXT));
+
+    public static final JobSetting ELASTICSEARCH_URL = new JobSetting(
+            "elasticsearch.url",
+            Kind.URL,
+            "http://127.0.0.1:9200",
+            "Elasticsearch (documents of indexed namespaces, index templates); https for TLS");
+    /** Where Elasticsearch is and how the job logs in: the password only as a file on the TaskManagers' hosts. */
+    public static final List<JobSetting> ELASTICSEARCH = List.of(
+            ELASTICSEARCH_URL,
+            fromService(ElasticsearchClientSecurity.USERNAME, Kind.OPTIONAL),
+            fromService(ElasticsearchClientSecurity.PASSWORD_FILE, Kind.OPTIONAL),
+            fromService(ElasticsearchClientSecurity.TRUSTSTORE, Kind.OPTIONAL),
+            fromService(ElasticsearchClientSecurity.TRUSTSTORE_PASSWORD, Kind.OPTIONAL));
 
     public static final JobSetting UNKNOWN_NAMESPACE_GRACE_MS = new JobSetting(
             "unknown.namespace.grace.ms",

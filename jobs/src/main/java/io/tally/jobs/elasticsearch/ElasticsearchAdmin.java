@@ -15,12 +15,16 @@ import java.time.Duration;
 public final class ElasticsearchAdmin {
     // one per admin, never static: a static client's selector thread (a GC root whose context
     // class loader is the job's) would keep every upgraded job's classes loaded forever
-    private final HttpClient http =
-            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http;
     private final String url;
+    private final String authorization;
 
-    public ElasticsearchAdmin(String url) {
-        this.url = url;
+    public ElasticsearchAdmin(ElasticsearchEndpoint endpoint) {
+        this.http = endpoint.security()
+                .configure(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)))
+                .build();
+        this.url = endpoint.url();
+        this.authorization = endpoint.security().authorization();
     }
 
     /** Creates or replaces what `path` names. */
@@ -51,6 +55,9 @@ public final class ElasticsearchAdmin {
                 .method(
                         method,
                         body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+        if (authorization != null) {
+            b.header("Authorization", authorization);
+        }
         HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
         int status = r.statusCode();
         boolean done = status / 100 == 2

@@ -1,6 +1,7 @@
 package io.tally.jobs.provision;
 
 import io.tally.jobs.elasticsearch.ElasticsearchAdmin;
+import io.tally.jobs.elasticsearch.ElasticsearchEndpoint;
 import io.tally.jobs.elasticsearch.IndexDoc;
 import io.tally.jobs.elasticsearch.IndexTemplates;
 import java.util.HashMap;
@@ -23,13 +24,13 @@ import org.slf4j.LoggerFactory;
  */
 public class IndexTemplateGuard extends ProcessFunction<IndexDoc, IndexDoc> {
     private static final Logger LOG = LoggerFactory.getLogger(IndexTemplateGuard.class);
-    private final String elasticsearch;
+    private final ElasticsearchEndpoint elasticsearch;
     private transient ElasticsearchAdmin es;
     /** The template last put per namespace by this instance. */
     private transient Map<String, String> put;
 
-    /** @param elasticsearch Elasticsearch's URL; null drops the markers untouched (a test without Elasticsearch) */
-    public IndexTemplateGuard(String elasticsearch) {
+    /** @param elasticsearch Elasticsearch; null drops the markers untouched (a test without Elasticsearch) */
+    public IndexTemplateGuard(ElasticsearchEndpoint elasticsearch) {
         this.elasticsearch = elasticsearch;
     }
 

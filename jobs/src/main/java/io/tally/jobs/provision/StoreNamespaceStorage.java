@@ -3,6 +3,7 @@ package io.tally.jobs.provision;
 import io.tally.jobs.cassandra.CassandraEndpoint;
 import io.tally.jobs.cassandra.CounterTables;
 import io.tally.jobs.elasticsearch.ElasticsearchAdmin;
+import io.tally.jobs.elasticsearch.ElasticsearchEndpoint;
 import io.tally.jobs.elasticsearch.IndexTemplates;
 import io.tally.model.elasticsearch.IndexNames;
 import io.tally.namespace.NamespaceConfig;
@@ -23,7 +24,7 @@ public final class StoreNamespaceStorage implements NamespaceStorage {
     private final SliceLifecycle lifecycle;
     private final ElasticsearchAdmin es;
 
-    public StoreNamespaceStorage(CassandraEndpoint cassandra, String elasticsearch) {
+    public StoreNamespaceStorage(CassandraEndpoint cassandra, ElasticsearchEndpoint elasticsearch) {
         this.es = new ElasticsearchAdmin(elasticsearch);
         this.lifecycle = new SliceLifecycle(cassandra.session(), cassandra.replication(), es);
     }

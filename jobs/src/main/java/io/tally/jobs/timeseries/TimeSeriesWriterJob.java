@@ -8,6 +8,7 @@ import io.tally.jobs.config.JobSetting;
 import io.tally.jobs.config.JobSettings;
 import io.tally.jobs.config.ObjectReuse;
 import io.tally.jobs.control.ControlPlane;
+import io.tally.jobs.elasticsearch.ElasticsearchEndpoint;
 import io.tally.jobs.elasticsearch.IndexDoc;
 import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.jobs.kafka.JobKafka;
@@ -18,7 +19,6 @@ import io.tally.jobs.provision.StoreNamespaceStorage;
 import io.tally.model.Topics;
 import io.tally.namespace.NamespaceChange;
 import io.tally.serde.SchemaRegistryClient;
-import java.net.URI;
 import java.util.List;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.sink2.Sink;
@@ -30,7 +30,6 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.function.SerializableSupplier;
-import org.apache.http.HttpHost;
 import org.elasticsearch.action.index.IndexRequest;
 
 /**
@@ -53,11 +52,6 @@ public final class TimeSeriesWriterJob {
     public static final String NAME = "tally-timeseries-writer";
     public static final String TOPIC = Topics.TIMESERIES_EVENTS;
 
-    public static final JobSetting ELASTICSEARCH_URL = new JobSetting(
-            "elasticsearch.url",
-            JobSetting.Kind.URL,
-            "http://127.0.0.1:9200",
-            "Elasticsearch (documents of indexed namespaces, index templates)");
     /** A bulk request closes at this size: what a bulk costs Elasticsearch is per request and per byte. */
     public static final JobSetting ELASTICSEARCH_BULK_MB = new JobSetting(
             "elasticsearch.bulk.mb",
@@ -84,8 +78,8 @@ public final class TimeSeriesWriterJob {
     public static final List<JobSetting> SETTINGS = JobSettings.of(
             JobSettings.kafka(NAME),
             JobSettings.CASSANDRA,
+            JobSettings.ELASTICSEARCH,
             List.of(
-                    ELASTICSEARCH_URL,
                     ELASTICSEARCH_BULK_MB,
                     ELASTICSEARCH_BULK_ACTIONS,
                     ELASTICSEARCH_BULK_INTERVAL_MS,
@@ -104,11 +98,10 @@ public final class TimeSeriesWriterJob {
         SerializableSupplier<SchemaRegistryClient> registry = kafka.registry();
         StreamExecutionEnvironment env = kafka.environment();
         KafkaSink<DeadLetterRecord> deadLetters = kafka.deadLetters();
-        String elasticsearch = p.text(ELASTICSEARCH_URL);
+        ElasticsearchEndpoint elasticsearch = ElasticsearchEndpoint.of(p);
         DataStream<NamespaceChange> control = ControlPlane.stream(env, kafka.bootstrap, kafka.clientConfig());
-        URI es = URI.create(elasticsearch);
-        Sink<IndexDoc> documents = new Elasticsearch7SinkBuilder<IndexDoc>()
-                .setHosts(new HttpHost(es.getHost(), es.getPort(), es.getScheme()))
+        Sink<IndexDoc> documents = elasticsearch
+                .configure(new Elasticsearch7SinkBuilder<IndexDoc>())
                 .setEmitter((doc, context, indexer) ->
                         indexer.add(new IndexRequest(doc.index).id(doc.id).source(doc.source)))
                 .setBulkFlushMaxSizeMb((int) p.number(ELASTICSEARCH_BULK_MB))
@@ -142,7 +135,7 @@ public final class TimeSeriesWriterJob {
      * The job's graph: decode and plan -> Cassandra rows; the documents of indexed namespaces ->
      * {@link IndexTemplateGuard} -> Elasticsearch; dead letters; and the provisioning branch.
      *
-     * @param elasticsearch Elasticsearch's URL for index templates (null: documents go on untouched)
+     * @param elasticsearch Elasticsearch for index templates (null: documents go on untouched)
      */
     public static void build(
             DataStream<RawRecord> records,
@@ -152,7 +145,7 @@ public final class TimeSeriesWriterJob {
             DataStream<NamespaceChange> control,
             SerializableSupplier<SchemaRegistryClient> registry,
             long unknownNamespaceGraceMs,
-            String elasticsearch,
+            ElasticsearchEndpoint elasticsearch,
             Provisioning provisioning) {
         ObjectReuse.enable(records.getExecutionEnvironment());
         SingleOutputStreamOperator<EventRow> planned = records.connect(ControlPlane.broadcast(control))

@@ -38,7 +38,8 @@ class ElasticsearchAdminTest {
             x.close();
         });
         server.start();
-        es = new ElasticsearchAdmin("http://127.0.0.1:" + server.getAddress().getPort());
+        es = new ElasticsearchAdmin(ElasticsearchEndpoint.of(
+                "http://127.0.0.1:" + server.getAddress().getPort()));
     }
 
     @AfterEach
