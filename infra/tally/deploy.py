@@ -303,6 +303,29 @@ class Schemas(Step):
         return [line.replace("is not registered", "registered") for line in missing]
 
 
+class Elasticsearch(Step):
+    """Elasticsearch answers Tally's login (over TLS when the URL is https) with a usable cluster.
+    Nothing is made here: the TimeSeries writer puts each indexed namespace's template and slice
+    indices when it provisions the namespace (at its start, and on every change)."""
+
+    name = "elasticsearch"
+
+    def differences(self, t: Targets, s: Settings) -> list[str]:
+        import requests
+
+        r = requests.get(f"{t.elasticsearch}/_cluster/health", timeout=30, **s.elasticsearch_requests_args())
+        if r.status_code in (401, 403):
+            raise DeployError(
+                f"{t.elasticsearch} refused Tally's login (HTTP {r.status_code}): check TALLY_ELASTICSEARCH_*"
+            )
+        r.raise_for_status()
+        status = r.json()["status"]
+        return [] if status in ("green", "yellow") else [f"cluster health is {status}"]
+
+    def apply(self, t: Targets, s: Settings) -> list[str]:
+        return self.differences(t, s)
+
+
 class FlinkJobs(Step):
     """Tally's three jobs on the Flink cluster, through its REST API: uploaded and run when not
     running (from the savepoint deploy took last, if any), upgraded through a savepoint when the
@@ -341,7 +364,15 @@ def _http_json(method: str, url: str, body: dict | None = None) -> dict:
         return json.loads(text) if text else {}
 
 
-STEPS: tuple[Step, ...] = (Topics(), MetaKeyspace(), ControlPlane(), Connector(), Schemas(), FlinkJobs())
+STEPS: tuple[Step, ...] = (
+    Topics(),
+    MetaKeyspace(),
+    ControlPlane(),
+    Connector(),
+    Schemas(),
+    Elasticsearch(),
+    FlinkJobs(),
+)
 
 
 def deploy(s: Settings, check: bool, say=print) -> int:
@@ -350,7 +381,7 @@ def deploy(s: Settings, check: bool, say=print) -> int:
     say(
         f"deploy{' --check' if check else ''}: kafka {t.kafka}, cassandra "
         f"{','.join(f'{h}:{p}' for h, p in t.cassandra)}, postgres {t.postgres[0]}:{t.postgres[1]}, "
-        f"connect {t.connect}, registry {t.registry}, flink {t.flink}"
+        f"connect {t.connect}, registry {t.registry}, elasticsearch {t.elasticsearch}, flink {t.flink}"
     )
     left = 0
     for step in STEPS:

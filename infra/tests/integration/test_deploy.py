@@ -14,6 +14,7 @@ STEPS = (
     "postgres control plane",
     "debezium connector",
     "registry schemas",
+    "elasticsearch",
     "flink jobs",
 )
 

@@ -28,8 +28,10 @@ def secure_profile(settings):
         pytest.skip("the secure profile only: ./tally test --secure")
 
 
-def tally(*args):
-    return subprocess.run([str(REPO / "tally"), *args], capture_output=True, text=True, timeout=900, env=os.environ)
+def tally(*args, **env):
+    return subprocess.run(
+        [str(REPO / "tally"), *args], capture_output=True, text=True, timeout=900, env={**os.environ, **env}
+    )
 
 
 def test_kafka_has_no_plaintext_listener_and_refuses_a_client_that_cannot_log_in(settings):
@@ -112,6 +114,8 @@ def test_elasticsearch_takes_only_https_and_a_login(stack, settings):
     assert health.status_code == 200 and health.json()["status"] in ("green", "yellow"), health.text
     # Tally's user has its own indices and templates, not the rest of the cluster
     assert requests.put(f"{url}/not-tally", timeout=10, **good).status_code == 403
+    wrong = tally("deploy", "--check", TALLY_ELASTICSEARCH_PASSWORD="not-it")
+    assert wrong.returncode == 1 and "elasticsearch: REFUSED" in wrong.stdout, wrong.stdout
 
 
 def test_deploy_finds_tally_whole_and_makes_again_a_topic_deleted_behind_its_back(stack, settings):
