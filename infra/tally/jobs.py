@@ -100,19 +100,25 @@ def kafka_security_args(s: Settings) -> list[str]:
     ]
 
 
+def login_args(store: str, user: str, password_file: str) -> list[str]:
+    """A job's login to `store`: the password only as a file on the TaskManager's host (a job's
+    arguments show in Flink's REST API and dashboard)."""
+    if not password_file:
+        setting = f"TALLY_{store.upper()}_PASSWORD"
+        raise ValueError(
+            f"the jobs read {store}'s password only from a file on the TaskManager's host:"
+            f" set {setting}_FILE ({setting} alone would be a job argument)"
+        )
+    return [f"--{store}.username", user, f"--{store}.password.file", password_file]
+
+
 def cassandra_security_args(s: Settings) -> list[str]:
     """The jobs' Cassandra login and TLS, when either is on: the password only as a file on the
     TaskManager's host."""
     user, ssl = s.get("TALLY_CASSANDRA_USERNAME"), s.get("TALLY_CASSANDRA_SSL").lower()
     args = []
     if user:
-        password_file = s.cassandra_password_file()
-        if not password_file:
-            raise ValueError(
-                "the jobs read Cassandra's password only from a file on the TaskManager's host:"
-                " set TALLY_CASSANDRA_PASSWORD_FILE (TALLY_CASSANDRA_PASSWORD alone would be a job argument)"
-            )
-        args += ["--cassandra.username", user, "--cassandra.password.file", password_file]
+        args += login_args("cassandra", user, s.cassandra_password_file())
     if ssl == "true":
         args += [
             "--cassandra.ssl",
@@ -133,13 +139,7 @@ def elasticsearch_security_args(s: Settings) -> list[str]:
     user, store = s.get("TALLY_ELASTICSEARCH_USERNAME"), s.get("TALLY_ELASTICSEARCH_SSL_TRUSTSTORE")
     args = []
     if user:
-        password_file = s.elasticsearch_password_file()
-        if not password_file:
-            raise ValueError(
-                "the jobs read Elasticsearch's password only from a file on the TaskManager's host: set"
-                " TALLY_ELASTICSEARCH_PASSWORD_FILE (TALLY_ELASTICSEARCH_PASSWORD alone would be a job argument)"
-            )
-        args += ["--elasticsearch.username", user, "--elasticsearch.password.file", password_file]
+        args += login_args("elasticsearch", user, s.elasticsearch_password_file())
     if store:
         args += ["--elasticsearch.ssl.truststore", store]
         args += ["--elasticsearch.ssl.truststore.password", s.get("TALLY_ELASTICSEARCH_SSL_TRUSTSTORE_PASSWORD")]

@@ -56,27 +56,17 @@ public final class CassandraClientSecurity implements Serializable {
             List.of(USERNAME, PASSWORD, PASSWORD_FILE, SSL, TRUSTSTORE, TRUSTSTORE_PASSWORD, VERIFY_HOSTNAME);
 
     /** No login, no TLS. */
-    public static final CassandraClientSecurity NONE = new CassandraClientSecurity("", null, "", false, "", "", true);
+    public static final CassandraClientSecurity NONE = new CassandraClientSecurity(Login.NONE, false, "", "", true);
 
-    private final String username;
-    private final transient String password; // not shipped: read from passwordFile where it is used
-    private final String passwordFile;
+    private final Login login;
     private final boolean ssl;
     private final String truststore;
     private final String truststorePassword;
     private final boolean verifyHostname;
 
     private CassandraClientSecurity(
-            String username,
-            String password,
-            String passwordFile,
-            boolean ssl,
-            String truststore,
-            String truststorePassword,
-            boolean verifyHostname) {
-        this.username = username;
-        this.password = password;
-        this.passwordFile = passwordFile;
+            Login login, boolean ssl, String truststore, String truststorePassword, boolean verifyHostname) {
+        this.login = login;
         this.ssl = ssl;
         this.truststore = truststore;
         this.truststorePassword = truststorePassword;
@@ -95,26 +85,14 @@ public final class CassandraClientSecurity implements Serializable {
      * @throws IllegalArgumentException naming the setting that is wrong or missing
      */
     public static CassandraClientSecurity from(UnaryOperator<String> byName) {
-        String username = Secrets.value(byName, USERNAME);
-        String password = Secrets.value(byName, PASSWORD);
-        String file = Secrets.value(byName, PASSWORD_FILE);
-        if (!username.isEmpty()) {
-            if (!file.isEmpty()) {
-                password = Secrets.firstLine(Path.of(file), PASSWORD_FILE.name()); // readable here: checked at start
-            } else if (password.isEmpty()) {
-                throw new IllegalArgumentException(USERNAME.name() + "=" + username + " needs " + PASSWORD.name()
-                        + " (or " + PASSWORD_FILE.name() + ")");
-            }
-        }
+        Login login = Login.from(byName, USERNAME, PASSWORD, PASSWORD_FILE);
         boolean ssl = Secrets.flag(SSL.name(), Secrets.value(byName, SSL));
         String truststore = Secrets.value(byName, TRUSTSTORE);
         if (ssl && !truststore.isEmpty() && !Files.isReadable(Path.of(truststore))) {
             throw new IllegalArgumentException(TRUSTSTORE.name() + "=" + truststore + " cannot be read");
         }
         return new CassandraClientSecurity(
-                username,
-                username.isEmpty() ? null : password,
-                username.isEmpty() ? "" : file,
+                login,
                 ssl,
                 ssl ? truststore : "",
                 ssl ? Secrets.value(byName, TRUSTSTORE_PASSWORD) : "",
@@ -123,11 +101,11 @@ public final class CassandraClientSecurity implements Serializable {
 
     /** Whether the client logs in (PasswordAuthenticator). */
     public boolean login() {
-        return !username.isEmpty();
+        return login.present();
     }
 
     public String username() {
-        return username;
+        return login.username();
     }
 
     /** The role's password: the one given, or (on a TaskManager) its file's first line, read now. */
@@ -135,10 +113,7 @@ public final class CassandraClientSecurity implements Serializable {
         if (!login()) {
             throw new IllegalStateException("no Cassandra login configured");
         }
-        if (password != null) {
-            return password;
-        }
-        return Secrets.firstLine(Path.of(passwordFile), PASSWORD_FILE.name());
+        return login.password(PASSWORD_FILE);
     }
 
     public boolean ssl() {
@@ -158,8 +133,7 @@ public final class CassandraClientSecurity implements Serializable {
     @Override
     public boolean equals(Object o) {
         return o instanceof CassandraClientSecurity c
-                && username.equals(c.username)
-                && passwordFile.equals(c.passwordFile)
+                && login.equals(c.login)
                 && ssl == c.ssl
                 && truststore.equals(c.truststore)
                 && truststorePassword.equals(c.truststorePassword)
@@ -168,13 +142,12 @@ public final class CassandraClientSecurity implements Serializable {
 
     @Override
     public int hashCode() {
-        return java.util.Objects.hash(username, passwordFile, ssl, truststore, verifyHostname);
+        return java.util.Objects.hash(login, ssl, truststore, verifyHostname);
     }
 
     /** What a log may say: the role, TLS and its trust store, never the password. */
     @Override
     public String toString() {
-        String who = login() ? "as " + username : "without a login";
-        return who + (ssl ? ", TLS" + (truststore.isEmpty() ? "" : " trusting " + truststore) : ", no TLS");
+        return login + (ssl ? ", TLS" + (truststore.isEmpty() ? "" : " trusting " + truststore) : ", no TLS");
     }
 }

@@ -54,19 +54,14 @@ public final class ElasticsearchClientSecurity implements Serializable {
             List.of(USERNAME, PASSWORD, PASSWORD_FILE, TRUSTSTORE, TRUSTSTORE_PASSWORD);
 
     /** No login, the JVM's CAs. */
-    public static final ElasticsearchClientSecurity NONE = new ElasticsearchClientSecurity("", null, "", "", "");
+    public static final ElasticsearchClientSecurity NONE = new ElasticsearchClientSecurity(Login.NONE, "", "");
 
-    private final String username;
-    private final transient String password; // not shipped: read from passwordFile where it is used
-    private final String passwordFile;
+    private final Login login;
     private final String truststore;
     private final String truststorePassword;
 
-    private ElasticsearchClientSecurity(
-            String username, String password, String passwordFile, String truststore, String truststorePassword) {
-        this.username = username;
-        this.password = password;
-        this.passwordFile = passwordFile;
+    private ElasticsearchClientSecurity(Login login, String truststore, String truststorePassword) {
+        this.login = login;
         this.truststore = truststore;
         this.truststorePassword = truststorePassword;
     }
@@ -83,32 +78,17 @@ public final class ElasticsearchClientSecurity implements Serializable {
      * @throws IllegalArgumentException naming the setting that is wrong or missing
      */
     public static ElasticsearchClientSecurity from(UnaryOperator<String> byName) {
-        String username = Secrets.value(byName, USERNAME);
-        String password = Secrets.value(byName, PASSWORD);
-        String file = Secrets.value(byName, PASSWORD_FILE);
-        if (!username.isEmpty()) {
-            if (!file.isEmpty()) {
-                password = Secrets.firstLine(Path.of(file), PASSWORD_FILE.name()); // readable here: checked at start
-            } else if (password.isEmpty()) {
-                throw new IllegalArgumentException(USERNAME.name() + "=" + username + " needs " + PASSWORD.name()
-                        + " (or " + PASSWORD_FILE.name() + ")");
-            }
-        }
+        Login login = Login.from(byName, USERNAME, PASSWORD, PASSWORD_FILE);
         String truststore = Secrets.value(byName, TRUSTSTORE);
         if (!truststore.isEmpty() && !Files.isReadable(Path.of(truststore))) {
             throw new IllegalArgumentException(TRUSTSTORE.name() + "=" + truststore + " cannot be read");
         }
-        return new ElasticsearchClientSecurity(
-                username,
-                username.isEmpty() ? null : password,
-                username.isEmpty() ? "" : file,
-                truststore,
-                Secrets.value(byName, TRUSTSTORE_PASSWORD));
+        return new ElasticsearchClientSecurity(login, truststore, Secrets.value(byName, TRUSTSTORE_PASSWORD));
     }
 
     /** Whether the client logs in (basic authentication). */
     public boolean login() {
-        return !username.isEmpty();
+        return login.present();
     }
 
     /** The user's password: the one given, or (on a TaskManager) its file's first line, read now. */
@@ -116,11 +96,11 @@ public final class ElasticsearchClientSecurity implements Serializable {
         if (!login()) {
             throw new IllegalStateException("no Elasticsearch login configured");
         }
-        return password != null ? password : Secrets.firstLine(Path.of(passwordFile), PASSWORD_FILE.name());
+        return login.password(PASSWORD_FILE);
     }
 
     public String username() {
-        return username;
+        return login.username();
     }
 
     /** The TLS context of https connections: the trust store's CAs (or the JVM's), no client key. */
@@ -141,7 +121,7 @@ public final class ElasticsearchClientSecurity implements Serializable {
         if (!login()) {
             return null;
         }
-        String pair = username + ":" + password();
+        String pair = username() + ":" + password();
         return "Basic " + Base64.getEncoder().encodeToString(pair.getBytes(StandardCharsets.UTF_8));
     }
 
@@ -149,21 +129,19 @@ public final class ElasticsearchClientSecurity implements Serializable {
     @Override
     public boolean equals(Object o) {
         return o instanceof ElasticsearchClientSecurity c
-                && username.equals(c.username)
-                && passwordFile.equals(c.passwordFile)
+                && login.equals(c.login)
                 && truststore.equals(c.truststore)
                 && truststorePassword.equals(c.truststorePassword);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(username, passwordFile, truststore);
+        return Objects.hash(login, truststore);
     }
 
     /** What a log may say: the user and the trust store, never the password. */
     @Override
     public String toString() {
-        return (login() ? "as " + username : "without a login")
-                + (truststore.isEmpty() ? "" : ", trusting " + truststore);
+        return login + (truststore.isEmpty() ? "" : ", trusting " + truststore);
     }
 }
