@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import os
 import re
 import secrets
 import shutil
-import ssl
-import urllib.request
 from pathlib import Path
 
 from ..fetch import layout_stamp
@@ -233,7 +230,7 @@ xpack.ml.enabled: false
 
     def write_file_realm(self) -> None:
         """Tally's user, its password hashed (PBKDF2) and its role; mode 600: the node reads them."""
-        user = self.s.get("TALLY_ELASTICSEARCH_USERNAME") or "tally"
+        user = self.s.get("TALLY_ELASTICSEARCH_USERNAME")  # the secure profile's: tally, unless set
         files = {
             "users": f"{user}:{pbkdf2_hash(self.s.elasticsearch_password())}\n",
             "users_roles": f"tally_client:{user}\n",
@@ -284,12 +281,8 @@ xpack.ml.enabled: false
 
     def health(self) -> str:
         """The cluster's health, asked as Tally's clients ask (logged in, over TLS, in the secure profile)."""
-        req = urllib.request.Request(f"{self.url()}/_cluster/health")
-        context = None
-        if self.s.secure:
-            user = self.s.get("TALLY_ELASTICSEARCH_USERNAME") or "tally"
-            pair = base64.b64encode(f"{user}:{self.s.elasticsearch_password()}".encode()).decode()
-            req.add_header("Authorization", f"Basic {pair}")
-            context = ssl.create_default_context(cafile=str(LocalCa(self.s).ensure()))
-        with urllib.request.urlopen(req, timeout=3, context=context) as r:
-            return json.load(r)["status"]
+        import requests
+
+        r = requests.get(f"{self.url()}/_cluster/health", timeout=3, **self.s.elasticsearch_requests_args())
+        r.raise_for_status()
+        return r.json()["status"]
