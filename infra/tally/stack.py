@@ -10,6 +10,7 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import privileges, process
 from .component_cgroups import ComponentCgroups
@@ -165,7 +166,7 @@ class Stack:
             for s in reversed(started):
                 self.log(f"   stopping {s.name} (started by this run)")
                 self.stop(s)
-            raise StackError(f"{c.name} failed to start: {e}  (./tally logs {c.name})")
+            raise StackError(f"{c.name} failed to start: {e}  (./tally logs {c.name}){last_lines(c.log_file)}")
         self._refresh_prometheus(started)
         return [c.name for c in started]
 
@@ -368,3 +369,16 @@ def tail_lines(path, n: int) -> list[str]:
         return path.read_text(errors="replace").splitlines()[-n:]
     except OSError:
         return []
+
+
+def last_lines(log: Path, n: int = 3, width: int = 240) -> str:
+    """The last n lines of a server's log, each cut to width: what it was doing when a start
+    failed, in the error itself (a CI run keeps the error, not the log)."""
+    try:
+        with log.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 64 * 1024))
+            lines = [l.strip()[:width] for l in f.read().decode(errors="replace").splitlines() if l.strip()]
+    except OSError:
+        return ""
+    return "".join(f"\n   | {l}" for l in lines[-n:])

@@ -318,3 +318,13 @@ def test_a_generated_secret_made_by_many_at_once_is_one_secret(tmp_path):
         got = set(pool.map(lambda _: Settings.generated_secret(path), range(32)))
     assert len(got) == 1 and got == {path.read_text().strip()}
     assert [p.name for p in path.parent.iterdir()] == ["s"], "no temporary file is left"
+
+
+def test_a_failed_start_names_the_last_lines_of_the_servers_log(tmp_path):
+    from tally.stack import last_lines
+
+    log = tmp_path / "cassandra-2.log"
+    log.write_text("".join(f"INFO line {n}\n" for n in range(10)) + "\n" + "x" * 500 + "\n")
+    tail = last_lines(log, n=2, width=20)
+    assert tail == "\n   | INFO line 9\n   | " + "x" * 20
+    assert last_lines(tmp_path / "missing.log") == ""
