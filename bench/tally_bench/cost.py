@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import time
 import uuid
 from collections.abc import Callable
@@ -239,12 +240,20 @@ class StackCpu:
     def read(self) -> dict[str, float]:
         return {c: usage(self.root / c) for c in self.components}
 
+    def read_jit(self) -> dict[str, float]:
+        """Each component's CPU seconds in its JVM's JIT compiler threads (none: 0)."""
+        return {c: jit_seconds(self.root / c) for c in self.components}
+
     def rate(self, seconds: float) -> dict[str, float]:
         """Each component's cores over the next `seconds`."""
-        a, t0 = self.read(), time.monotonic()
+        return self.rates(seconds)[0]
+
+    def rates(self, seconds: float) -> tuple[dict[str, float], dict[str, float]]:
+        """Each component's cores over the next `seconds`, and those of its JIT compiler threads."""
+        a, ja, t0 = self.read(), self.read_jit(), time.monotonic()
         time.sleep(seconds)
-        b, wall = self.read(), time.monotonic() - t0
-        return {c: (b[c] - a[c]) / wall for c in self.components}
+        b, jb, wall = self.read(), self.read_jit(), time.monotonic() - t0
+        return {c: (b[c] - a[c]) / wall for c in self.components}, {c: (jb[c] - ja[c]) / wall for c in self.components}
 
     def cgroup(self, name: str) -> Path:
         d = self.own / name
@@ -263,6 +272,34 @@ def usage(d: Path) -> float:
     return 0.0
 
 
+#: HotSpot's compiler threads ("C2 CompilerThread0", cut to 15 characters by the kernel)
+JIT_THREADS = ("C1 CompilerThre", "C2 CompilerThre")
+
+
+def jit_seconds(cgroup: Path) -> float:
+    """CPU seconds (user and system) of the JIT compiler threads of the processes in a cgroup. A
+    compiler thread HotSpot ended takes its seconds with it, so this is at least what they used."""
+    ticks = 0
+    try:
+        pids = (cgroup / "cgroup.procs").read_text().split()
+    except OSError:
+        return 0.0
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                if not Path(f"/proc/{pid}/task/{tid}/comm").read_text().startswith(JIT_THREADS):
+                    continue
+                fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime (stat fields 14 and 15)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def wait_quiet(stack: Stack, cpu: StackCpu, idle_total: float, say, least_s: float = 0, timeout: float = 180) -> float:
     """Waits `least_s`, then until the jobs' backlog is drained and a 5 s window of the stack's CPU
     is within a margin of its idle; the seconds waited (timeout: the report says it was not quiet)."""
@@ -276,22 +313,38 @@ def wait_quiet(stack: Stack, cpu: StackCpu, idle_total: float, say, least_s: flo
     return -(time.monotonic() - t0)
 
 
-def measure(
-    cpu: StackCpu, idle_s: float, load: Callable[[], int], drain: Callable[[dict], float]
-) -> tuple[dict[str, float], float, int, float, dict[str, float]]:
-    """(CPU seconds of each component over the span of one load and its drain, less its idle
-    CPU; the span's seconds; operations; seconds of drain; the idle cores subtracted). Idle is
-    each component's CPU over `idle_s` just before the load and just after the drain, averaged:
-    the stack's background (compactions, checkpoints, its own scheduler samples) drifts, and one
-    window alone moved a figure by more than the operation's own cost."""
-    before = cpu.rate(idle_s)
-    a, t0 = cpu.read(), time.monotonic()
+@dataclass
+class Measured:
+    net: dict[str, float]  # each component's CPU seconds over the load and its drain, less its idle
+    wall: float  # the span's seconds
+    ops: int
+    drained: float  # seconds of drain
+    idle: dict[str, float]  # the idle cores subtracted
+    jit: dict[str, float]  # of `net`, the seconds in JIT compiler threads, less theirs at idle
+
+
+def measure(cpu: StackCpu, idle_s: float, load: Callable[[], int], drain: Callable[[dict], float]) -> Measured:
+    """One load and its drain. Idle is each component's CPU over `idle_s` just before the load and
+    just after the drain, averaged: the stack's background (compactions, checkpoints, its own
+    scheduler samples) drifts, and one window alone moved a figure by more than the operation's
+    own cost. The JIT compiler threads' share is measured the same way: a server compiling the
+    operation's path is paying a warm-up, not the operation's steady cost."""
+    before, jit_before = cpu.rates(idle_s)
+    a, ja, t0 = cpu.read(), cpu.read_jit(), time.monotonic()
     ops = load()
     drained = drain(before)
-    b, wall = cpu.read(), time.monotonic() - t0
-    after = cpu.rate(idle_s)
+    b, jb, wall = cpu.read(), cpu.read_jit(), time.monotonic() - t0
+    after, jit_after = cpu.rates(idle_s)
     idle = {c: (before[c] + after[c]) / 2 for c in cpu.components}
-    return {c: b[c] - a[c] - idle[c] * wall for c in cpu.components}, wall, ops, drained, idle
+    jit_idle = {c: (jit_before[c] + jit_after[c]) / 2 for c in cpu.components}
+    return Measured(
+        net={c: b[c] - a[c] - idle[c] * wall for c in cpu.components},
+        wall=wall,
+        ops=ops,
+        drained=drained,
+        idle=idle,
+        jit={c: jb[c] - ja[c] - jit_idle[c] * wall for c in cpu.components},
+    )
 
 
 def fill_read_id(stack: Stack, run: str, say) -> None:
@@ -371,14 +424,14 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
                 load.report = rep
                 return round(rep["requests"] * rep["success"]) * o.per_request
 
-            net, wall, n, drained, idle = measure(
+            m = measure(
                 cpu,
                 idle_s,
                 load,
                 lambda before, o=o: wait_quiet(stack, cpu, sum(before.values()), say, least_s=o.drain_s),
             )
             rep = load.report
-            entry = _entry(net, wall, n, idle, drained)
+            entry = _entry(m)
             entry |= {
                 "p50_ms": rep["latencies"]["50th"] / 1e6,
                 "p99_ms": rep["latencies"]["99th"] / 1e6,
@@ -388,10 +441,11 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
             result["operations"][o.name]["runs"].append(entry)
             say(
                 f"  round {k + 1} {o.name}: {entry['us_per_op_total']:.0f} us/op ({_top(entry['us_per_op'])}),"
-                f" {n:,} ops, p99 {entry['p99_ms']:.1f} ms, success {rep['success']:.4f}, drain {drained:.0f} s"
+                f" {m.ops:,} ops, p99 {entry['p99_ms']:.1f} ms, success {rep['success']:.4f}, drain {m.drained:.0f} s,"
+                f" JIT {entry['jit_us_per_op_total']:.0f} us/op"
             )
             for c in cpu.components:
-                result["idle_cores"][c].append(idle[c])
+                result["idle_cores"][c].append(m.idle[c])
         # the floor: Kafka's own producer at the same kind of load, its process in a cgroup of its own
         wait_quiet(stack, cpu, idle_total, say, timeout=120)
         records = int(FLOOR_RATE * seconds)
@@ -408,11 +462,11 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
             )["line"]
             return records
 
-        net, wall, n, drained, idle = measure(
+        m = measure(
             cpu, idle_s, floor_load, lambda before: wait_quiet(stack, cpu, sum(before.values()), say, least_s=2)
         )
-        entry = _entry(net, wall, n, idle, drained)
-        entry["us_per_op"]["producer-performance"] = (usage(producer) - p0) / n * 1e6
+        entry = _entry(m)
+        entry["us_per_op"]["producer-performance"] = (usage(producer) - p0) / m.ops * 1e6
         entry["us_per_op_total"] = entry["us_per_op"]["kafka"] + entry["us_per_op"]["producer-performance"]
         entry["line"] = floor_load.line
         result["floor"]["runs"].append(entry)
@@ -425,15 +479,18 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
     return result
 
 
-def _entry(net: dict, wall: float, n: int, idle: dict, drained: float) -> dict:
-    per = {c: net[c] / max(n, 1) * 1e6 for c in net}
+def _entry(m: Measured) -> dict:
+    per = {c: m.net[c] / max(m.ops, 1) * 1e6 for c in m.net}
+    jit = {c: m.jit[c] / max(m.ops, 1) * 1e6 for c in m.jit}
     return {
-        "ops": n,
-        "span_s": round(wall, 2),
-        "drain_s": round(drained, 2),
-        "idle_cores": round(sum(idle.values()), 3),
+        "ops": m.ops,
+        "span_s": round(m.wall, 2),
+        "drain_s": round(m.drained, 2),
+        "idle_cores": round(sum(m.idle.values()), 3),
         "us_per_op": per,
         "us_per_op_total": sum(per.values()),
+        "jit_us_per_op": jit,
+        "jit_us_per_op_total": sum(jit.values()),
     }
 
 
@@ -450,6 +507,11 @@ def _summarise(result: dict) -> None:
             continue
         entry["us_per_op_total"] = summary([r["us_per_op_total"] for r in runs])
         entry["us_per_op"] = {c: summary([r["us_per_op"].get(c, 0.0) for r in runs]) for c in runs[0]["us_per_op"]}
+        if "jit_us_per_op" in runs[0]:
+            entry["jit_us_per_op_total"] = summary([r["jit_us_per_op_total"] for r in runs])
+            entry["jit_us_per_op"] = {
+                c: summary([r["jit_us_per_op"].get(c, 0.0) for r in runs]) for c in runs[0]["jit_us_per_op"]
+            }
         for key in ("p50_ms", "p99_ms", "success"):
             if key in runs[0]:
                 entry[key] = summary([r[key] for r in runs])
@@ -495,8 +557,8 @@ def table(result: dict) -> str:
     fmt0 = lambda s: f"{s['median']:,.0f} ({s['min']:,.0f}-{s['max']:,.0f})" if s else "-"
     head = [
         "| operation | rate | µs of CPU per operation, whole stack | gateway | TaskManager | Cassandra | Kafka "
-        "| Elasticsearch | others | × the floor | p99 ms |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| Elasticsearch | others | of the whole, JIT compiling | × the floor | p99 ms |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     floor = result["floor"]
     floor_us = floor["us_per_op_total"]["median"] if floor.get("runs") else None
@@ -512,14 +574,14 @@ def table(result: dict) -> str:
         rows.append(
             f"| {o['label']} | {rate:,} {unit} | **{fmt0(o['us_per_op_total'])}** | "
             + " | ".join(fmt0(per.get(c)) for c in SHOWN)
-            + f" | {others:,.0f} | {ratio} | {o['p99_ms']['median']:.1f} |"
+            + f" | {others:,.0f} | {_jit(o)} | {ratio} | {o['p99_ms']['median']:.1f} |"
         )
     if floor.get("runs"):
         per = floor["us_per_op"]
         rows.append(
             f"| floor: Kafka ProducerPerformance, 205 B records, acks=all, idempotent, linger 1 ms "
             f"| {FLOOR_RATE:,} records/s | **{fmt0(floor['us_per_op_total'])}** "
-            f"(producer {fmt0(per.get('producer-performance'))}, broker {fmt0(per.get('kafka'))}) | | | | | | | 1.0 | |"
+            f"(producer {fmt0(per.get('producer-performance'))}, broker {fmt0(per.get('kafka'))}) | | | | | | | | 1.0 | |"
         )
     idle = result["idle_cores"]
     busiest = sorted(idle.items(), key=lambda kv: -kv[1]["median"])[:6]
@@ -534,6 +596,16 @@ def table(result: dict) -> str:
         "(`./tally bench cost`, `bench/out/cost.json`, plot `bench/out/cost.png`)."
     )
     return "\n".join(head + rows) + "\n" + tail
+
+
+def _jit(o: dict) -> str:
+    """The JIT compiler threads' µs an operation (median, min-max) and its largest server; "-" in a
+    report from before they were measured."""
+    total = o.get("jit_us_per_op_total")
+    if not total:
+        return "-"
+    top, share = max(o["jit_us_per_op"].items(), key=lambda kv: kv[1]["median"])
+    return f"{total['median']:,.0f} ({total['min']:,.0f}-{total['max']:,.0f}), {top} {share['median']:,.0f}"
 
 
 def _state(sizes: dict | None) -> str:

@@ -139,15 +139,21 @@ def test_the_runq_report_summarises_each_setting_and_draws_the_side_by_side(tmp_
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
-def cost_report() -> dict:
+def cost_report(jit: bool = False) -> dict:
+    """A report of two operations; with `jit`, one whose runs say what the JIT compilers took."""
+
     def run(total: float, gateway: float) -> dict:
-        return {
+        r = {
             "us_per_op": {"gateway": gateway, "flink-taskmanager": total - gateway - 10, "postgres": 10.0},
             "us_per_op_total": total,
             "p50_ms": 1.0,
             "p99_ms": 9.0,
             "success": 1.0,
         }
+        if jit:
+            r["jit_us_per_op"] = {"gateway": total / 10 - 1, "flink-taskmanager": 1.0, "postgres": 0.0}
+            r["jit_us_per_op_total"] = total / 10
+        return r
 
     report = {
         "seconds": 30,
@@ -186,6 +192,47 @@ def test_the_cost_table_shows_each_operation_by_component_against_the_floor():
     assert "state at the start" not in text  # a report from before the jobs' state was recorded
     report["jobs_state_bytes"] = {"tally-counter-rollup": 60_679_252, "tally-noisy-neighbor": 41_334}
     assert "tally-counter-rollup 60.7 MB, tally-noisy-neighbor 0.0 MB" in table(report)
+
+
+def test_the_cost_table_shows_the_jit_compilers_share_when_the_report_has_it():
+    from tally_bench.cost import table
+
+    line = next(r for r in table(cost_report()).splitlines() if r.startswith("| durable AddCount"))
+    assert "| - | 1.2 |" in line  # a report from before the JIT was measured
+    line = next(r for r in table(cost_report(jit=True)).splitlines() if r.startswith("| durable AddCount"))
+    assert "| 25 (20-30), gateway 24 | 1.2 |" in line
+
+
+def test_jit_seconds_are_those_of_the_compiler_threads_of_a_cgroups_processes(tmp_path):
+    """A thread named as HotSpot names its C2 compiler (the kernel keeps 15 characters) spins for a
+    while in this process; a cgroup.procs naming this process charges its CPU, another thread's not."""
+    import os
+    import threading
+    import time
+
+    from tally_bench.cost import jit_seconds
+
+    (tmp_path / "cgroup.procs").write_text(f"{os.getpid()}\n")
+    assert jit_seconds(tmp_path) == 0.0
+    named = threading.Event()
+
+    def compiler():
+        with open(f"/proc/self/task/{threading.get_native_id()}/comm", "w") as f:
+            f.write("C2 CompilerThread0")
+        named.set()
+        end = time.thread_time() + 0.5
+        while time.thread_time() < end:
+            pass
+        time.sleep(2)  # still alive when it is read
+
+    t = threading.Thread(target=compiler)
+    t.start()
+    named.wait()
+    time.sleep(1.0)
+    spent = jit_seconds(tmp_path)
+    t.join()
+    assert 0.4 <= spent <= 1.0, spent
+    assert jit_seconds(tmp_path / "missing") == 0.0
 
 
 def test_the_cost_goals_are_judged_by_the_medians(tmp_path):
