@@ -321,6 +321,7 @@ class Measured:
     drained: float  # seconds of drain
     idle: dict[str, float]  # the idle cores subtracted
     jit: dict[str, float]  # of `net`, the seconds in JIT compiler threads, less theirs at idle
+    jit_idle: dict[str, float]  # of `idle`, the cores of the JIT compiler threads
 
 
 def measure(cpu: StackCpu, idle_s: float, load: Callable[[], int], drain: Callable[[dict], float]) -> Measured:
@@ -344,6 +345,7 @@ def measure(cpu: StackCpu, idle_s: float, load: Callable[[], int], drain: Callab
         drained=drained,
         idle=idle,
         jit={c: jb[c] - ja[c] - jit_idle[c] * wall for c in cpu.components},
+        jit_idle=jit_idle,
     )
 
 
@@ -385,7 +387,7 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
     ops = [o for o in operations() if not only or o.name in only.split(",")]
     settle(say, stack=stack)
     say(f"components (cgroups under {cpu.root}): {', '.join(cpu.components)}")
-    idle0 = cpu.rate(30)
+    idle0, jit0 = cpu.rates(30)
     say(f"idle stack: {sum(idle0.values()):.2f} cores ({_top(idle0)})")
     idle_total = sum(idle0.values())
     state = jobs_state_bytes(stack)
@@ -397,6 +399,7 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
         "runs": runs,
         "components": cpu.components,
         "idle_cores": {c: [idle0[c]] for c in cpu.components},
+        "idle_jit_cores": {c: [jit0[c]] for c in cpu.components},
         "operations": {
             o.name: {"label": o.label, "rate": o.rate, "per_request": o.per_request, "runs": []} for o in ops
         },
@@ -446,6 +449,7 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
             )
             for c in cpu.components:
                 result["idle_cores"][c].append(m.idle[c])
+                result["idle_jit_cores"][c].append(m.jit_idle[c])
         # the floor: Kafka's own producer at the same kind of load, its process in a cgroup of its own
         wait_quiet(stack, cpu, idle_total, say, timeout=120)
         records = int(FLOOR_RATE * seconds)
@@ -517,6 +521,9 @@ def _summarise(result: dict) -> None:
                 entry[key] = summary([r[key] for r in runs])
     result["idle_cores"] = {c: summary(v) for c, v in result["idle_cores"].items()}
     result["idle_cores_total"] = sum(v["median"] for v in result["idle_cores"].values())
+    if "idle_jit_cores" in result:
+        result["idle_jit_cores"] = {c: summary(v) for c, v in result["idle_jit_cores"].items()}
+        result["idle_jit_cores_total"] = sum(v["median"] for v in result["idle_jit_cores"].values())
 
 
 SHOWN = ("gateway", "flink-taskmanager", "cassandra", "kafka", "elasticsearch")
@@ -589,7 +596,7 @@ def table(result: dict) -> str:
     tail = (
         f"\nThe idle stack (every server up, the jobs running, nothing asked): "
         f"**{result['idle_cores_total']:.2f} cores** (median of its {len(next(iter(idle.values()))['runs'])} idle windows per"
-        f" component; largest: {largest}). "
+        f" component; largest: {largest}{_idle_jit(result)}). "
         f"{_state(result.get('jobs_state_bytes'))}"
         f"Median of {result['runs']} runs (min-max), {result['seconds']:g} s of load each, measured "
         f"{result.get('measured_at', '?')} at commit `{result.get('commit', '?')}` with the whole stack running "
@@ -606,6 +613,14 @@ def _jit(o: dict) -> str:
         return "-"
     top, share = max(o["jit_us_per_op"].items(), key=lambda kv: kv[1]["median"])
     return f"{total['median']:,.0f} ({total['min']:,.0f}-{total['max']:,.0f}), {top} {share['median']:,.0f}"
+
+
+def _idle_jit(result: dict) -> str:
+    """The idle stack's cores in JIT compiler threads, when the report measured them."""
+    if "idle_jit_cores_total" not in result:
+        return ""
+    top, share = max(result["idle_jit_cores"].items(), key=lambda kv: kv[1]["median"])
+    return f"; of the whole, JIT compiling {result['idle_jit_cores_total']:.3f}, most of it {top} {share['median']:.3f}"
 
 
 def _state(sizes: dict | None) -> str:

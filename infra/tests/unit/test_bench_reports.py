@@ -162,6 +162,11 @@ def cost_report(jit: bool = False) -> dict:
         "commit": "abc123",
         "components": ["gateway", "flink-taskmanager", "postgres"],
         "idle_cores": {"gateway": [0.02, 0.03, 0.02], "flink-taskmanager": [0.1, 0.2, 0.15], "postgres": [0.0] * 3},
+        **(
+            {"idle_jit_cores": {"gateway": [0.02] * 3, "flink-taskmanager": [0.01] * 3, "postgres": [0.0] * 3}}
+            if jit
+            else {}
+        ),
         "operations": {
             "addcount_eventual": {
                 "label": "durable AddCount",
@@ -201,6 +206,9 @@ def test_the_cost_table_shows_the_jit_compilers_share_when_the_report_has_it():
     assert "| - | 1.2 |" in line  # a report from before the JIT was measured
     line = next(r for r in table(cost_report(jit=True)).splitlines() if r.startswith("| durable AddCount"))
     assert "| 25 (20-30), gateway 24 | 1.2 |" in line
+    assert "of the whole, JIT compiling 0" not in table(cost_report())
+    report = cost_report(jit=True)
+    assert "of the whole, JIT compiling 0.030, most of it gateway 0.020)" in table(report)
 
 
 def test_jit_seconds_are_those_of_the_compiler_threads_of_a_cgroups_processes(tmp_path):
