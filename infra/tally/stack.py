@@ -372,13 +372,7 @@ def tail_lines(path, n: int) -> list[str]:
 
 
 def last_lines(log: Path, n: int = 3, width: int = 240) -> str:
-    """The last n lines of a server's log, each cut to width: what it was doing when a start
-    failed, in the error itself (a CI run keeps the error, not the log)."""
-    try:
-        with log.open("rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 64 * 1024))
-            lines = [l.strip()[:width] for l in f.read().decode(errors="replace").splitlines() if l.strip()]
-    except OSError:
-        return ""
+    """The last n non-blank lines of a server's log, each cut to width, for the error itself: the
+    summary line of a failed test or CI step keeps the error, not what `up` printed before it."""
+    lines = [l.strip()[:width] for l in tail_lines(log, n + 20) if l.strip()]
     return "".join(f"\n   | {l}" for l in lines[-n:])
