@@ -245,15 +245,20 @@ class StackCpu:
         return {c: jit_seconds(self.root / c) for c in self.components}
 
     def rate(self, seconds: float) -> dict[str, float]:
-        """Each component's cores over the next `seconds`."""
-        return self.rates(seconds)[0]
+        """Each component's cores over the next `seconds` (the quiet checks: no walk of /proc)."""
+        return self._over(seconds, self.read)[0]
 
     def rates(self, seconds: float) -> tuple[dict[str, float], dict[str, float]]:
         """Each component's cores over the next `seconds`, and those of its JIT compiler threads."""
-        a, ja, t0 = self.read(), self.read_jit(), time.monotonic()
+        cores, jit = self._over(seconds, self.read, self.read_jit)
+        return cores, jit
+
+    def _over(self, seconds: float, *readers: Callable[[], dict[str, float]]) -> list[dict[str, float]]:
+        """Each reader's seconds per component over the next `seconds`, as cores."""
+        before, t0 = [r() for r in readers], time.monotonic()
         time.sleep(seconds)
-        b, jb, wall = self.read(), self.read_jit(), time.monotonic() - t0
-        return {c: (b[c] - a[c]) / wall for c in self.components}, {c: (jb[c] - ja[c]) / wall for c in self.components}
+        after, wall = [r() for r in readers], time.monotonic() - t0
+        return [{c: (b[c] - a[c]) / wall for c in self.components} for a, b in zip(before, after, strict=True)]
 
     def cgroup(self, name: str) -> Path:
         d = self.own / name
