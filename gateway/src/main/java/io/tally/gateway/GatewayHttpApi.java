@@ -437,14 +437,10 @@ final class GatewayHttpApi {
         long t0 = System.nanoTime();
         ctx.addEndHandler(v -> {
             String endpoint = ctx.get("endpoint");
-            metrics.requests
-                    .labelValues(
-                            endpoint == null ? "other" : endpoint,
-                            String.valueOf(ctx.response().getStatusCode()))
-                    .inc();
-            metrics.requestSeconds
-                    .labelValues(endpoint == null ? "other" : endpoint)
-                    .observe((System.nanoTime() - t0) / 1e9);
+            metrics.request(
+                    endpoint == null ? "other" : endpoint,
+                    ctx.response().getStatusCode(),
+                    (System.nanoTime() - t0) / 1e9);
         });
         ctx.next();
     }

@@ -1,5 +1,7 @@
 package io.tally.gateway;
 
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
+import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
@@ -9,10 +11,17 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.tally.gateway.service.CounterQueries;
 import io.tally.gateway.service.CounterView;
 import io.tally.gateway.service.WriteService;
+import io.tally.namespace.NamespaceConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
-/** The gateway's Prometheus metrics (names from docs/design.md) plus the JVM's. */
+/**
+ * The gateway's Prometheus metrics (names from docs/design.md) plus the JVM's. Without exemplars
+ * (no tracer's spans to name), and the series a request touches are looked up once and kept: a
+ * label lookup hashes a list of strings, and a GetCount touched three series.
+ */
 final class GatewayMetrics {
     private final PrometheusRegistry registry = new PrometheusRegistry();
     final Counter requests;
@@ -29,43 +38,87 @@ final class GatewayMetrics {
                 .name("tally_gateway_requests_total")
                 .help("Gateway requests by endpoint and HTTP code")
                 .labelNames("endpoint", "code")
+                .withoutExemplars()
                 .register(registry);
         requestSeconds = Histogram.builder()
                 .name("tally_gateway_request_seconds")
                 .help("Gateway request latency")
                 .labelNames("endpoint")
                 .classicUpperBounds(0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5)
+                .withoutExemplars()
                 .register(registry);
         produceSeconds = Histogram.builder()
                 .name("tally_produce_seconds")
                 .help("Time from send to Kafka's acknowledgement")
                 .classicUpperBounds(0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5)
+                .withoutExemplars()
                 .register(registry);
         produceFailures = Counter.builder()
                 .name("tally_produce_failures_total")
                 .help("Records Kafka did not acknowledge (after the producer's retries)")
+                .withoutExemplars()
                 .register(registry);
         eventsAccepted = Counter.builder()
                 .name("tally_gateway_events_total")
                 .help("Events accepted, by topic")
                 .labelNames("topic")
+                .withoutExemplars()
                 .register(registry);
         rollupLagSeconds = Histogram.builder()
                 .name("tally_counter_rollup_lag_seconds")
                 .help("now - last_rollup_ts of the counters GetCount read, by counter type")
                 .labelNames("counter_type")
                 .classicUpperBounds(0.5, 1, 2, 5, 7.5, 10, 15, 30, 60, 300, 3600)
+                .withoutExemplars()
                 .register(registry);
         dedupHits = Counter.builder()
                 .name("tally_gateway_dedup_hits_total")
                 .help("Writes whose idempotency key the gateway had seen with the same payload (retries)")
+                .withoutExemplars()
                 .register(registry);
         controlChanges = Counter.builder()
                 .name("tally_control_plane_changes_total")
                 .help("Namespace changes the gateway applied from the control topic, by kind")
                 .labelNames("kind")
+                .withoutExemplars()
                 .register(registry);
         JvmMetrics.builder().register(registry);
+    }
+
+    /** One endpoint's series: its latency, and its request count by HTTP code (made when first used). */
+    private final class EndpointSeries {
+        final DistributionDataPoint seconds;
+        final CounterDataPoint[] byCode = new CounterDataPoint[600];
+        final String endpoint;
+
+        EndpointSeries(String endpoint) {
+            this.endpoint = endpoint;
+            this.seconds = requestSeconds.labelValues(endpoint);
+        }
+
+        CounterDataPoint code(int code) {
+            if (code < 0 || code >= byCode.length) {
+                return requests.labelValues(endpoint, String.valueOf(code));
+            }
+            CounterDataPoint c = byCode[code];
+            if (c == null) { // a race makes the same series twice: labelValues answers the one it has
+                c = requests.labelValues(endpoint, String.valueOf(code));
+                byCode[code] = c;
+            }
+            return c;
+        }
+    }
+
+    private final Map<String, EndpointSeries> endpoints = new ConcurrentHashMap<>();
+    private final Map<String, CounterDataPoint> eventsByTopic = new ConcurrentHashMap<>();
+    private final DistributionDataPoint[] lagByType =
+            new DistributionDataPoint[NamespaceConfig.CounterType.values().length];
+
+    /** A request answered: tally_gateway_requests_total and tally_gateway_request_seconds. */
+    void request(String endpoint, int code, double seconds) {
+        EndpointSeries s = endpoints.computeIfAbsent(endpoint, EndpointSeries::new);
+        s.code(code).inc();
+        s.seconds.observe(seconds);
     }
 
     /** A 0/1 gauge read at scrape time. */
@@ -93,14 +146,19 @@ final class GatewayMetrics {
 
             @Override
             public void accepted(String topic, int records) {
-                eventsAccepted.labelValues(topic).inc(records);
+                eventsByTopic
+                        .computeIfAbsent(topic, eventsAccepted::labelValues)
+                        .inc(records);
             }
         };
     }
 
     /** What the counter reads report, on these metrics. */
     CounterQueries.Metrics forCounterReads() {
-        return (type, seconds) -> rollupLagSeconds.labelValues(type.name()).observe(seconds);
+        for (NamespaceConfig.CounterType type : NamespaceConfig.CounterType.values()) {
+            lagByType[type.ordinal()] = rollupLagSeconds.labelValues(type.name());
+        }
+        return (type, seconds) -> lagByType[type.ordinal()].observe(seconds);
     }
 
     /** The counter view's size and whether its rebuild reached the topic's end (gauges read at scrape time). */

@@ -11,8 +11,8 @@ import io.tally.gateway.service.NamespaceResolver;
 import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.TimeSeriesQueries;
 import io.tally.gateway.service.TimeSeriesQueries.ItemFilter;
+import io.tally.model.Micros;
 import io.tally.namespace.NamespaceConfig;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -161,6 +161,6 @@ final class ReadRequests {
     }
 
     private static String instant(long micros) {
-        return Instant.EPOCH.plusNanos(micros * 1000).toString();
+        return Micros.format(micros);
     }
 }

@@ -9,11 +9,11 @@ import io.tally.gateway.service.EventSearchQueries;
 import io.tally.gateway.service.EventSearchQueries.Criterion;
 import io.tally.gateway.service.NamespaceResolver;
 import io.tally.gateway.service.ServiceException;
+import io.tally.model.Micros;
 import io.tally.namespace.FieldValues;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceConfig.FieldType;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -79,9 +79,7 @@ final class SearchRequests {
         for (EventSearchQueries.Hit h : page.events()) {
             ObjectNode ev = events.addObject()
                     .put("timeSeriesId", h.timeSeriesId())
-                    .put(
-                            "eventTime",
-                            Instant.EPOCH.plusNanos(h.timeMicros() * 1000).toString())
+                    .put("eventTime", Micros.format(h.timeMicros()))
                     .put("eventId", h.eventId());
             ArrayNode items = ev.putArray("eventItems");
             for (Map.Entry<String, String> it : h.items()) {

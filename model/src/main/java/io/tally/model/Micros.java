@@ -87,6 +87,55 @@ public final class Micros {
         return v;
     }
 
+    /** 10000-01-01T00:00:00Z: from here Instant writes a sign and a five-digit year. */
+    private static final long FIRST_FIVE_DIGIT_YEAR = 253_402_300_800_000_000L;
+
+    /**
+     * Microseconds since the epoch as {@link Instant#toString} writes them ("2024-10-03T21:24:23.988Z":
+     * the fraction in groups of three digits, none when it is 0), by hand for 1970 to 9999: a read
+     * answers with an event time per event, and Instant's formatter cost more than the rest of
+     * writing the event. Other instants go to Instant, so both write the same text.
+     */
+    public static String format(long micros) {
+        if (micros < 0 || micros >= FIRST_FIVE_DIGIT_YEAR) {
+            return toInstant(micros).toString();
+        }
+        long seconds = micros / 1_000_000L;
+        int fraction = (int) (micros % 1_000_000L);
+        java.time.LocalDate day = java.time.LocalDate.ofEpochDay(seconds / 86_400);
+        int ofDay = (int) (seconds % 86_400);
+        char[] c = new char[fraction == 0 ? 20 : fraction % 1000 == 0 ? 24 : 27];
+        put(c, 0, day.getYear(), 4);
+        c[4] = '-';
+        put(c, 5, day.getMonthValue(), 2);
+        c[7] = '-';
+        put(c, 8, day.getDayOfMonth(), 2);
+        c[10] = 'T';
+        put(c, 11, ofDay / 3600, 2);
+        c[13] = ':';
+        put(c, 14, ofDay / 60 % 60, 2);
+        c[16] = ':';
+        put(c, 17, ofDay % 60, 2);
+        if (fraction != 0) {
+            c[19] = '.';
+            if (c.length == 24) {
+                put(c, 20, fraction / 1000, 3);
+            } else {
+                put(c, 20, fraction, 6);
+            }
+        }
+        c[c.length - 1] = 'Z';
+        return new String(c);
+    }
+
+    /** `value` as `width` decimal digits at `at`, zero-padded. */
+    private static void put(char[] c, int at, int value, int width) {
+        for (int i = at + width - 1; i >= at; i--) {
+            c[i] = (char) ('0' + value % 10);
+            value /= 10;
+        }
+    }
+
     public static Instant toInstant(long micros) {
         return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000);
     }

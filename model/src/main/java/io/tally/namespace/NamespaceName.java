@@ -1,7 +1,6 @@
 package io.tally.namespace;
 
 import io.tally.model.elasticsearch.IndexNames;
-import java.util.regex.Pattern;
 
 /**
  * A namespace name. It becomes part of a Cassandra keyspace ({@code ns_<name>}, dots as
@@ -10,12 +9,30 @@ import java.util.regex.Pattern;
  */
 public final class NamespaceName {
     public static final int MAX_LENGTH = 40;
-    private static final Pattern SAFE = Pattern.compile("[a-z][a-z0-9_.]{0,39}");
 
     private NamespaceName() {}
 
+    /**
+     * [a-z][a-z0-9_.]{0,39}, without ".." and not ending in ".": checked a character at a time,
+     * since every request names its namespace and the regular expression was a few per cent of a
+     * GetCount's CPU in the gateway (NamespaceNameTest holds the two equal).
+     */
     public static boolean isSafe(String name) {
-        return name != null && SAFE.matcher(name).matches() && !name.contains("..") && !name.endsWith(".");
+        int n = name == null ? 0 : name.length();
+        if (n == 0 || n > MAX_LENGTH || !lower(name.charAt(0)) || name.charAt(n - 1) == '.') {
+            return false;
+        }
+        for (int i = 1; i < n; i++) {
+            char c = name.charAt(i);
+            if (c == '.' ? name.charAt(i - 1) == '.' : !(lower(c) || (c >= '0' && c <= '9') || c == '_')) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean lower(char c) {
+        return c >= 'a' && c <= 'z';
     }
 
     /** @throws InvalidConfigException naming field when the name is unsafe */

@@ -21,6 +21,36 @@ class MicrosTest {
     }
 
     @Test
+    void writesAnInstantAsInstantToStringDoes() {
+        Random random = new Random(7);
+        List<Long> micros = new java.util.ArrayList<>(List.of(
+                0L,
+                1L,
+                999L,
+                1000L,
+                1_000_000L,
+                86_399_999_999L,
+                951_782_400_000_000L, // 2000-02-29
+                253_402_300_799_999_999L,
+                253_402_300_800_000_000L,
+                -1L,
+                -1_000_000L,
+                Long.MIN_VALUE,
+                Long.MAX_VALUE));
+        for (int i = 0; i < 20_000; i++) {
+            long m = Math.floorMod(random.nextLong(), 253_402_300_800_000_000L);
+            micros.add(m);
+            micros.add(m - m % 1_000_000L); // whole seconds
+            micros.add(m - m % 1000L); // whole milliseconds
+        }
+        for (long m : micros) {
+            assertThat(Micros.format(m))
+                    .as("%d", m)
+                    .isEqualTo(Micros.toInstant(m).toString());
+        }
+    }
+
+    @Test
     void leavesEveryOtherFormToInstantParse() {
         List.of(
                         "2024-10-03T21:24:23+02:00",

@@ -71,6 +71,8 @@ public final class TimeSeriesQueries {
     private final CassandraSession cassandra;
     private final PageTokens tokens;
     private final Map<String, PreparedStatement> statements = new ConcurrentHashMap<>();
+    /** By namespace: how many rows its events take, which sizes a page's first query. */
+    private final Map<String, RowsPerEvent> rowsPerEvent = new ConcurrentHashMap<>();
     /** Partition queries in flight across the gateway (each page fetch holds one). */
     private final ItemRows.Permits queries = new ItemRows.Permits(2048);
     /** Time buckets of a scan; each fans out to its event buckets on the partition pool. */
@@ -148,6 +150,7 @@ public final class TimeSeriesQueries {
         boolean more = false;
         long stoppedAbove = Long.MIN_VALUE; // an early return: every event at or above this time was seen
         int bucketsRead = 0;
+        RowsPerEvent perEvent = rowsPerEvent.computeIfAbsent(ns.name(), n -> new RowsPerEvent());
         TimeSlicePlanner planner = new TimeSlicePlanner(ns);
         List<Slice> slices = new ArrayList<>(planner.slicesCovering(start, end));
         Collections.reverse(slices);
@@ -171,7 +174,9 @@ public final class TimeSeriesQueries {
                     break outer;
                 }
                 bucketsRead++;
-                int rowsPerFetch = rowsPerFetch(want - page.size(), slice.bucketsPerId());
+                int rowsPerFetch = filters.isEmpty()
+                        ? RowsPerEvent.rowsPerFetch(want - page.size(), slice.bucketsPerId(), perEvent.estimate())
+                        : rowsPerFetch(want - page.size(), slice.bucketsPerId());
                 EventMerge merged = bucket(ns, slice, tsid, buckets[i], lo, hi, rowsPerFetch, true);
                 while (merged.hasNext()) {
                     Event e = merged.next();
@@ -196,6 +201,13 @@ public final class TimeSeriesQueries {
                 }
             }
         }
+        if (filters.isEmpty()) {
+            long rows = 0;
+            for (Event e : page) {
+                rows += Math.max(1, e.items().size());
+            }
+            perEvent.observe(page.size(), rows);
+        }
         long returned = returnedBefore + page.size();
         String next = null;
         if (more && returned < q.totalRecordLimit() && !page.isEmpty()) {
@@ -215,8 +227,9 @@ public final class TimeSeriesQueries {
     }
 
     /**
-     * Rows a partition query asks for at a time: about twice a page's share of each event bucket
-     * (events hold more than one row when they have several items), at least a few dozen.
+     * Rows a partition query asks for at a time when the read filters by item (how many events
+     * match is unknown): about twice a page's share of each event bucket, at least a few dozen.
+     * Without a filter, {@link RowsPerEvent#rowsPerFetch} sizes it from the namespace's rows an event.
      */
     static int rowsPerFetch(int events, int eventBuckets) {
         return (int) Math.min(5_000, Math.max(64, 2L * (events + 1) / Math.max(1, eventBuckets) + 32));

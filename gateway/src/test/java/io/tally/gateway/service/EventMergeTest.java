@@ -85,4 +85,29 @@ class EventMergeTest {
         assertThat(TimeSeriesQueries.rowsPerFetch(1, 4)).isEqualTo(64);
         assertThat(TimeSeriesQueries.rowsPerFetch(1_000_000, 1)).isEqualTo(5_000);
     }
+
+    @Test
+    void unfilteredFetchesAskForAPagesShareOfRowsWithAMargin() {
+        // 100 events over 4 event buckets, an item an event: 25 expected, 3 sd (15) and 8 more
+        assertThat(RowsPerEvent.rowsPerFetch(100, 4, 1.0)).isEqualTo(48);
+        // events of two items: twice the rows, and their spread
+        assertThat(RowsPerEvent.rowsPerFetch(100, 4, 2.0)).isEqualTo(50 + 30 + 8);
+        assertThat(RowsPerEvent.rowsPerFetch(100, 1, 1.0)).isEqualTo(100 + 30 + 8);
+        assertThat(RowsPerEvent.rowsPerFetch(0, 4, 0.5)).isEqualTo(10); // a quarter of an event, 1.5 and 8
+        assertThat(RowsPerEvent.rowsPerFetch(1_000_000, 1, 1.0)).isEqualTo(5_000);
+    }
+
+    @Test
+    void theRowsAnEventTakesFollowThePagesRead() {
+        RowsPerEvent r = new RowsPerEvent();
+        assertThat(r.estimate()).isEqualTo(1.0);
+        for (int i = 0; i < 40; i++) {
+            r.observe(100, 300); // events of three items
+        }
+        assertThat(r.estimate()).isBetween(2.95, 3.0);
+        r.observe(0, 0); // an empty page says nothing
+        assertThat(r.estimate()).isBetween(2.95, 3.0);
+        r.observe(100, 100);
+        assertThat(r.estimate()).isBetween(2.7, 2.8); // one page moves it an eighth of the way
+    }
 }

@@ -1,0 +1,36 @@
+package io.tally.gateway.service;
+
+/**
+ * How many rows an event of one namespace takes in its slice tables (one a item, one for an event
+ * without items), as seen in the pages read lately. A page's first query asks each event bucket for
+ * about its share of the page in rows: too few costs a second query for that partition, too many
+ * costs Cassandra and the driver rows nobody reads. A hint, not a bound: updates may race.
+ */
+final class RowsPerEvent {
+    /** Weight of one page in the estimate: a few pages move it, one odd page does not. */
+    private static final double WEIGHT = 0.125;
+
+    private volatile double estimate = 1.0;
+
+    double estimate() {
+        return estimate;
+    }
+
+    /** A page of `events` events that held `rows` rows. */
+    void observe(int events, long rows) {
+        if (events > 0) {
+            estimate = estimate * (1 - WEIGHT) + WEIGHT * Math.max(1.0, (double) rows / events);
+        }
+    }
+
+    /**
+     * Rows to ask each of `eventBuckets` partitions for, for `events` events: the expected share
+     * plus three standard deviations (events fall into buckets by hash, a binomial share) and a few,
+     * so about one partition in a few hundred needs a second query; at most 5,000.
+     */
+    static int rowsPerFetch(int events, int eventBuckets, double rowsPerEvent) {
+        double perEvent = Math.max(1.0, rowsPerEvent);
+        double share = Math.max(1, events) * perEvent / Math.max(1, eventBuckets);
+        return (int) Math.min(5_000, Math.ceil(share + 3 * Math.sqrt(share * perEvent) + 8));
+    }
+}
