@@ -354,6 +354,14 @@ def measure(cpu: StackCpu, idle_s: float, load: Callable[[], int], drain: Callab
     )
 
 
+def answer(r: requests.Response) -> dict:
+    """A gateway answer's JSON; one that is not JSON names its status and first bytes."""
+    try:
+        return r.json()
+    except ValueError as e:
+        raise RuntimeError(f"{r.url} answered {r.status_code} without JSON: {r.text[:200]!r}") from e
+
+
 def fill_read_id(stack: Stack, run: str, say) -> None:
     """READ_EVENTS events of one id over the last hour (one hour bucket) in bench_ts, stored and
     indexed before the reads are measured; their deviceType is the run id (the search's value)."""
@@ -377,8 +385,8 @@ def fill_read_id(stack: Stack, run: str, say) -> None:
     body = read_first_page(run, 0)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        got = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30).json()
-        hits = requests.post(f"{gw}/v1/timeseries/SearchEventRecords", json=search(run, 0), timeout=30).json()
+        got = answer(requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30))
+        hits = answer(requests.post(f"{gw}/v1/timeseries/SearchEventRecords", json=search(run, 0), timeout=30))
         if len(got.get("events", [])) == 100 and len(hits.get("events", [])) == 100:
             return
         time.sleep(1)

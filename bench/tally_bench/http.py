@@ -60,6 +60,19 @@ def targets(url: str, bodies: list[dict]) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def vegeta_report(exe: Path, results: bytes) -> dict:
+    """vegeta's JSON report of an attack's results; a report that is not JSON names what vegeta said
+    (a bench once stopped on a bare JSON error that named neither)."""
+    report = subprocess.run([str(exe), "report", "-type=json"], input=results, capture_output=True)
+    try:
+        return json.loads(report.stdout)
+    except ValueError as e:
+        raise RuntimeError(
+            f"vegeta report gave no JSON (exit {report.returncode}, {len(results):,} bytes of results):"
+            f" {report.stderr.decode(errors='replace')[-1000:] or report.stdout[:200]!r}"
+        ) from e
+
+
 def per_second(exe: Path, results: bytes) -> list[dict]:
     """The attack's requests by second: sent, answered 2xx, p99 latency (ms)."""
     csv_out = subprocess.run([str(exe), "encode", "--to", "csv"], input=results, capture_output=True, check=True)
@@ -132,7 +145,7 @@ def attack_lazy(exe: Path, url: str, body, rate: int, seconds: float, max_worker
         pass
     if run.returncode != 0:
         raise RuntimeError(f"vegeta attack failed: {run.stderr.read().decode()[-2000:]}")
-    report = json.loads(subprocess.run([str(exe), "report", "-type=json"], input=results, capture_output=True).stdout)
+    report = vegeta_report(exe, results)
     report["per_second"] = per_second(exe, results)
     return report
 
@@ -157,8 +170,7 @@ def attack(
     )
     if results.returncode != 0:
         raise RuntimeError(f"vegeta attack failed: {results.stderr.decode()[-2000:]}")
-    report = subprocess.run([str(exe), "report", "-type=json"], input=results.stdout, capture_output=True)
-    out = json.loads(report.stdout)
+    out = vegeta_report(exe, results.stdout)
     if series:
         out["per_second"] = per_second(exe, results.stdout)
     return out
