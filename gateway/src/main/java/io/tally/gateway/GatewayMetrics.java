@@ -101,7 +101,9 @@ final class GatewayMetrics {
                 return requests.labelValues(endpoint, String.valueOf(code));
             }
             CounterDataPoint c = byCode[code];
-            if (c == null) { // a race makes the same series twice: labelValues answers the one it has
+            // a plain array read by every event loop: a race asks labelValues twice and gets the one
+            // series it keeps, and a data point's fields are final, so one seen through a race is whole
+            if (c == null) {
                 c = requests.labelValues(endpoint, String.valueOf(code));
                 byCode[code] = c;
             }

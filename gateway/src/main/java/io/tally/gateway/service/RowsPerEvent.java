@@ -1,7 +1,7 @@
 package io.tally.gateway.service;
 
 /**
- * How many rows an event of one namespace takes in its slice tables (one a item, one for an event
+ * How many rows an event of one namespace takes in its slice tables (one an item, one for an event
  * without items), as seen in the pages read lately. A page's first query asks each event bucket for
  * about its share of the page in rows: too few costs a second query for that partition, too many
  * costs Cassandra and the driver rows nobody reads. A hint, not a bound: updates may race.
