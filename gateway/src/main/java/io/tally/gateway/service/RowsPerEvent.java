@@ -1,5 +1,7 @@
 package io.tally.gateway.service;
 
+import java.util.List;
+
 /**
  * How many rows an event of one namespace takes in its slice tables (one an item, one for an event
  * without items), as seen in the pages read lately. A page's first query asks each event bucket for
@@ -14,6 +16,24 @@ final class RowsPerEvent {
 
     double estimate() {
         return estimate;
+    }
+
+    /**
+     * Rows to ask each of `eventBuckets` partitions for, for `events` events of a page: from this
+     * estimate, or, for a read that filters by item (how many events match is unknown), {@link
+     * #filteredRowsPerFetch}.
+     */
+    int fetchSize(int events, int eventBuckets, boolean filtered) {
+        return filtered ? filteredRowsPerFetch(events, eventBuckets) : rowsPerFetch(events, eventBuckets, estimate);
+    }
+
+    /** The events of a page served without a filter: the rows they took, into the estimate. */
+    void observe(List<TimeSeriesQueries.Event> page) {
+        long rows = 0;
+        for (TimeSeriesQueries.Event e : page) {
+            rows += Math.max(1, e.items().size());
+        }
+        observe(page.size(), rows);
     }
 
     /** A page of `events` events that held `rows` rows. */
@@ -32,5 +52,10 @@ final class RowsPerEvent {
         double perEvent = Math.max(1.0, rowsPerEvent);
         double share = Math.max(1, events) * perEvent / Math.max(1, eventBuckets);
         return (int) Math.min(5_000, Math.ceil(share + 3 * Math.sqrt(share * perEvent) + 8));
+    }
+
+    /** A filtered read's rows a partition query: about twice a page's share of each event bucket, at least a few dozen. */
+    static int filteredRowsPerFetch(int events, int eventBuckets) {
+        return (int) Math.min(5_000, Math.max(64, 2L * (events + 1) / Math.max(1, eventBuckets) + 32));
     }
 }

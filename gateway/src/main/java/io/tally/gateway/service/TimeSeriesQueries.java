@@ -174,9 +174,7 @@ public final class TimeSeriesQueries {
                     break outer;
                 }
                 bucketsRead++;
-                int rowsPerFetch = filters.isEmpty()
-                        ? RowsPerEvent.rowsPerFetch(want - page.size(), slice.bucketsPerId(), perEvent.estimate())
-                        : rowsPerFetch(want - page.size(), slice.bucketsPerId());
+                int rowsPerFetch = perEvent.fetchSize(want - page.size(), slice.bucketsPerId(), !filters.isEmpty());
                 EventMerge merged = bucket(ns, slice, tsid, buckets[i], lo, hi, rowsPerFetch, true);
                 while (merged.hasNext()) {
                     Event e = merged.next();
@@ -202,11 +200,7 @@ public final class TimeSeriesQueries {
             }
         }
         if (filters.isEmpty()) {
-            long rows = 0;
-            for (Event e : page) {
-                rows += Math.max(1, e.items().size());
-            }
-            perEvent.observe(page.size(), rows);
+            perEvent.observe(page);
         }
         long returned = returnedBefore + page.size();
         String next = null;
@@ -224,15 +218,6 @@ public final class TimeSeriesQueries {
                     digest);
         }
         return new EventPage(page, next);
-    }
-
-    /**
-     * Rows a partition query asks for at a time when the read filters by item (how many events
-     * match is unknown): about twice a page's share of each event bucket, at least a few dozen.
-     * Without a filter, {@link RowsPerEvent#rowsPerFetch} sizes it from the namespace's rows an event.
-     */
-    static int rowsPerFetch(int events, int eventBuckets) {
-        return (int) Math.min(5_000, Math.max(64, 2L * (events + 1) / Math.max(1, eventBuckets) + 32));
     }
 
     /**

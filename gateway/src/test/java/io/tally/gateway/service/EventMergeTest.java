@@ -81,9 +81,9 @@ class EventMergeTest {
 
     @Test
     void fetchSizesFollowThePageAndStayBounded() {
-        assertThat(TimeSeriesQueries.rowsPerFetch(100, 4)).isEqualTo(82);
-        assertThat(TimeSeriesQueries.rowsPerFetch(1, 4)).isEqualTo(64);
-        assertThat(TimeSeriesQueries.rowsPerFetch(1_000_000, 1)).isEqualTo(5_000);
+        assertThat(RowsPerEvent.filteredRowsPerFetch(100, 4)).isEqualTo(82);
+        assertThat(RowsPerEvent.filteredRowsPerFetch(1, 4)).isEqualTo(64);
+        assertThat(RowsPerEvent.filteredRowsPerFetch(1_000_000, 1)).isEqualTo(5_000);
     }
 
     @Test
