@@ -161,8 +161,7 @@ commitlog_directory: {d / "commitlog"}
 saved_caches_directory: {d / "saved_caches"}
 hints_directory: {d / "hints"}
 cdc_raw_directory: {d / "cdc_raw"}
-commitlog_sync: periodic
-commitlog_sync_period: 10000ms
+{self.commitlog_sync()}
 commitlog_segment_size: 32MiB
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
@@ -191,11 +190,13 @@ commit_failure_policy: stop
 # Few request and mutation threads for a node on 2 cores: an idle worker of Cassandra's shared pool
 # spins in short parks (futex) waiting for work, and 16 of them spun more than they worked
 # (./tally profile cassandra addcount_eventual: mutation + native request threads 154 -> 121-132
-# us an AddCount, futex 38% -> 5-23% of samples).
+# us an AddCount, futex 38% -> 5-23% of samples). Unless each write waits for its commit-log
+# sync (group, batch): a request thread then waits once for every partition it writes, and 2 and
+# 4 of them took 50 writes a second.
 concurrent_reads: 4
-concurrent_writes: 2
+concurrent_writes: {2 if self.s.get("TALLY_CASSANDRA_COMMITLOG_SYNC") == "periodic" else 32}
 concurrent_counter_writes: 2
-native_transport_max_threads: 4
+native_transport_max_threads: {4 if self.s.get("TALLY_CASSANDRA_COMMITLOG_SYNC") == "periodic" else 32}
 concurrent_materialized_view_writes: 8
 # Cassandra 5's trie memtable (its cassandra_latest.yaml default): a sharded trie of the rows
 # in off-heap buffers, instead of a skip list of on-heap objects per cell.
@@ -225,6 +226,22 @@ dynamic_snitch: false
   <root level="INFO"><appender-ref ref="STDOUT"/></root>
 </configuration>
 """)
+
+    def commitlog_sync(self) -> str:
+        """The commit log's sync mode (TALLY_CASSANDRA_COMMITLOG_SYNC): group or batch acknowledge a
+        write once it is synced; periodic (the default) acknowledges before (a killed node loses its
+        last ~100 ms of acknowledged writes, CASSANDRA-13987)."""
+        mode = self.s.get("TALLY_CASSANDRA_COMMITLOG_SYNC")
+        window = int(self.s.get("TALLY_CASSANDRA_COMMITLOG_WINDOW_MS"))
+        if window < 1:
+            raise ValueError(f"TALLY_CASSANDRA_COMMITLOG_WINDOW_MS={window}: at least 1")
+        if mode == "group":
+            return f"commitlog_sync: group\ncommitlog_sync_group_window: {window}ms"
+        if mode == "batch":
+            return "commitlog_sync: batch"
+        if mode == "periodic":
+            return f"commitlog_sync: periodic\ncommitlog_sync_period: {window}ms"
+        raise ValueError(f"TALLY_CASSANDRA_COMMITLOG_SYNC={mode!r}: group, batch or periodic")
 
     def command(self):
         heap = self.s.get("TALLY_CASSANDRA_HEAP")

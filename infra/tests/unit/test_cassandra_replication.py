@@ -52,3 +52,25 @@ def test_a_node_back_from_a_stop_is_ready_once_it_has_the_schema_of_every_peer_u
     assert schema_agrees("v2", [("v2", True), ("v1", False)])  # a peer down keeps its last version
     assert schema_agrees("v2", [("v1", None)])  # one the driver has not reached is not waited for
     assert schema_agrees("v1", [])  # the first node of a ring
+
+
+def commitlog(tmp_path, **env):
+    from tally.components.cassandra import Cassandra
+
+    return Cassandra(Settings.load({"TALLY_HOME": str(tmp_path), **env}), lambda *a: None).commitlog_sync()
+
+
+def test_the_commit_log_syncs_periodically_by_default_and_each_write_in_group_or_batch(tmp_path):
+    assert commitlog(tmp_path) == "commitlog_sync: periodic\ncommitlog_sync_period: 10000ms"
+    group = commitlog(tmp_path, TALLY_CASSANDRA_COMMITLOG_SYNC="group", TALLY_CASSANDRA_COMMITLOG_WINDOW_MS="10")
+    assert group == "commitlog_sync: group\ncommitlog_sync_group_window: 10ms"
+    assert commitlog(tmp_path, TALLY_CASSANDRA_COMMITLOG_SYNC="batch") == "commitlog_sync: batch"
+
+
+@pytest.mark.parametrize(
+    "env",
+    [{"TALLY_CASSANDRA_COMMITLOG_SYNC": "sometimes"}, {"TALLY_CASSANDRA_COMMITLOG_WINDOW_MS": "0"}],
+)
+def test_a_commit_log_mode_cassandra_would_refuse_is_refused_first(tmp_path, env):
+    with pytest.raises(ValueError):
+        commitlog(tmp_path, **env)

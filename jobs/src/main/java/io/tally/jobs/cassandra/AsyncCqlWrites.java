@@ -1,11 +1,14 @@
 package io.tally.jobs.cassandra;
 
+import com.datastax.oss.driver.api.core.ConsistencyLevel;
 import com.datastax.oss.driver.api.core.CqlIdentifier;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.BatchStatement;
 import com.datastax.oss.driver.api.core.cql.BatchType;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.Statement;
+import com.datastax.oss.driver.api.core.metadata.Node;
+import com.datastax.oss.driver.api.core.metadata.NodeState;
 import com.datastax.oss.driver.api.core.metadata.TokenMap;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -17,6 +20,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 /**
@@ -31,6 +35,15 @@ import java.util.function.Function;
  * gone, so the write is dropped, counted and logged; restarting would only meet the same refusal
  * again. Since a node behind on the schema refuses alike, a write is dropped only once the
  * cluster agrees the keyspace or table is gone ({@link ClusterSchema}); until then it is retried.
+ *
+ * <p>On replicated keyspaces a write first asks every replica (ALL) while the driver sees every
+ * node up, and only a refusal of that (a replica down or slow) is retried at once at the
+ * configured level (LOCAL_QUORUM). A node acknowledges a write before its commit log can replay
+ * it after a crash (Cassandra's default periodic sync: ~100 ms, CASSANDRA-13987), so a quorum of
+ * two could lose one of its two copies to a kill -9 of a node; when that node was also the
+ * coordinator, the third replica's copy could die in its send queue, and LOCAL_QUORUM reads of the
+ * other two would never see the write (the three-node suite lost acknowledged events so). With
+ * all three copies acknowledged, one node's crash leaves two.
  */
 public final class AsyncCqlWrites implements AutoCloseable {
     /**
@@ -50,28 +63,55 @@ public final class AsyncCqlWrites implements AutoCloseable {
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
     private final AtomicLong droppedForDeletedNamespace = new AtomicLong();
     private final java.util.Set<String> goneKeyspaces = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final BooleanSupplier everyReplicaFirst;
+    private final AtomicLong belowAll = new AtomicLong();
 
     public AsyncCqlWrites(CassandraEndpoint cassandra, int maxInFlight) {
-        this(cassandra.session(), maxInFlight);
+        this(cassandra.session(), maxInFlight, cassandra.replication().factor() > 1);
     }
 
     public AsyncCqlWrites(CqlSession session, int maxInFlight) {
-        this(session, ClusterSchema.of(session), session::executeAsync, maxInFlight, RETRY_DELAYS_MS);
+        this(session, maxInFlight, false);
     }
 
-    /** With the schema's answers, the call that runs a statement and the retry delays given (unit tests). */
+    private AsyncCqlWrites(CqlSession session, int maxInFlight, boolean replicated) {
+        this(
+                session,
+                ClusterSchema.of(session),
+                session::executeAsync,
+                maxInFlight,
+                RETRY_DELAYS_MS,
+                replicated ? () -> everyNodeUp(session) : () -> false);
+    }
+
+    /**
+     * With the schema's answers, the call that runs a statement, the retry delays and whether a
+     * write asks every replica first, given (unit tests).
+     */
     AsyncCqlWrites(
             CqlSession session,
             ClusterSchema schema,
             Function<Statement<?>, CompletionStage<?>> execute,
             int maxInFlight,
-            long[] retryDelaysMs) {
+            long[] retryDelaysMs,
+            BooleanSupplier everyReplicaFirst) {
         this.session = session;
         this.schema = schema;
         this.execute = execute;
         this.maxInFlight = maxInFlight;
         this.inFlight = new Semaphore(maxInFlight);
         this.retryDelaysMs = retryDelaysMs.clone();
+        this.everyReplicaFirst = everyReplicaFirst;
+    }
+
+    /** Whether the driver sees every node of the cluster up (a node it saw go down is not). */
+    static boolean everyNodeUp(CqlSession session) {
+        for (Node node : session.getMetadata().getNodes().values()) {
+            if (node.getState() != NodeState.UP) {
+                return false;
+            }
+        }
+        return true;
     }
 
     public CqlSession session() {
@@ -81,11 +121,12 @@ public final class AsyncCqlWrites implements AutoCloseable {
     public void submit(Statement<?> statement) throws IOException, InterruptedException {
         rethrow();
         inFlight.acquire();
-        attempt(statement, 0);
+        boolean atAll = everyReplicaFirst.getAsBoolean();
+        attempt(atAll ? statement.setConsistencyLevel(ConsistencyLevel.ALL) : statement, 0, atAll);
     }
 
     /** Runs the statement; its permit is released once it succeeded, was dropped or failed for good. */
-    private void attempt(Statement<?> statement, int retries) {
+    private void attempt(Statement<?> statement, int retries, boolean atAll) {
         CompletionStage<?> result;
         try {
             result = execute.apply(statement);
@@ -98,9 +139,14 @@ public final class AsyncCqlWrites implements AutoCloseable {
                 return;
             }
             Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+            if (atAll && notEveryReplica(cause)) {
+                belowAll.incrementAndGet();
+                attempt(statement.setConsistencyLevel(null), retries, false); // at once, at the configured level
+                return;
+            }
             String keyspace = goneKeyspace(cause);
             if (keyspace == null) {
-                retryOrFail(statement, retries, cause, transientFailure(cause));
+                retryOrFail(statement, retries, atAll, cause, transientFailure(cause));
                 return;
             }
             Table table = tableOf(statement);
@@ -112,17 +158,17 @@ public final class AsyncCqlWrites implements AutoCloseable {
                     dropped(table.keyspace().asInternal(), cause);
                     inFlight.release();
                 } else {
-                    retryOrFail(statement, retries, cause, true);
+                    retryOrFail(statement, retries, atAll, cause, true);
                 }
             });
         });
     }
 
-    private void retryOrFail(Statement<?> statement, int retries, Throwable cause, boolean retriable) {
+    private void retryOrFail(Statement<?> statement, int retries, boolean atAll, Throwable cause, boolean retriable) {
         if (retriable && retries < retryDelaysMs.length && failure.get() == null) {
             retried.incrementAndGet();
             CompletableFuture.delayedExecutor(retryDelaysMs[retries], TimeUnit.MILLISECONDS)
-                    .execute(() -> attempt(statement, retries + 1));
+                    .execute(() -> attempt(statement, retries + 1, atAll));
         } else {
             failure.compareAndSet(null, cause);
             inFlight.release();
@@ -182,6 +228,12 @@ public final class AsyncCqlWrites implements AutoCloseable {
                 || err instanceof com.datastax.oss.driver.api.core.connection.BusyConnectionException;
     }
 
+    /** A write at ALL that a replica down or slow refused (the configured level may still take it). */
+    static boolean notEveryReplica(Throwable err) {
+        return err instanceof com.datastax.oss.driver.api.core.servererrors.UnavailableException
+                || err instanceof com.datastax.oss.driver.api.core.servererrors.WriteTimeoutException;
+    }
+
     /**
      * Registers this writer's counts as gauges of the sink's metric group, so a node that needs
      * retries (or a deleted namespace's backlog) shows in Prometheus before it restarts a job.
@@ -190,7 +242,13 @@ public final class AsyncCqlWrites implements AutoCloseable {
         group.gauge("cassandraWritesRetried", (org.apache.flink.metrics.Gauge<Long>) this::retried);
         group.gauge("cassandraWritesDroppedForDeletedNamespace", (org.apache.flink.metrics.Gauge<Long>)
                 this::droppedForDeletedNamespace);
+        group.gauge("cassandraWritesBelowAll", (org.apache.flink.metrics.Gauge<Long>) this::belowAll);
         return this;
+    }
+
+    /** Writes that asked every replica and were then written at the configured level, so far. */
+    public long belowAll() {
+        return belowAll.get();
     }
 
     /** Writes sent again after a transient failure, so far. */

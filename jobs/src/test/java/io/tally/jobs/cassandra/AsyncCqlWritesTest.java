@@ -79,7 +79,69 @@ class AsyncCqlWritesTest {
                         ? CompletableFuture.failedFuture(error)
                         : CompletableFuture.completedFuture(null),
                 4,
-                new long[] {1, 1, 1});
+                new long[] {1, 1, 1},
+                () -> false);
+    }
+
+    /** Writes that ask every replica first, failing the attempts at ALL with the given error. */
+    private static AsyncCqlWrites refusedAtAll(RuntimeException error, List<ConsistencyLevel> levels) {
+        return new AsyncCqlWrites(
+                null,
+                (keyspace, table) -> CompletableFuture.completedFuture(false),
+                statement -> {
+                    levels.add(statement.getConsistencyLevel());
+                    return statement.getConsistencyLevel() == ConsistencyLevel.ALL
+                            ? CompletableFuture.failedFuture(error)
+                            : CompletableFuture.completedFuture(null);
+                },
+                4,
+                new long[] {1, 1, 1},
+                () -> true);
+    }
+
+    @Test
+    void aReplicatedWriteAsksEveryReplicaFirstAndOneDownIsWrittenAtTheConfiguredLevelAtOnce() throws Exception {
+        List<ConsistencyLevel> levels = new java.util.ArrayList<>();
+        AsyncCqlWrites writes = refusedAtAll(
+                new com.datastax.oss.driver.api.core.servererrors.UnavailableException(
+                        null, ConsistencyLevel.ALL, 3, 2),
+                levels);
+        writes.submit(SimpleStatement.newInstance("INSERT"));
+        writes.flush();
+        assertThat(levels).containsExactly(ConsistencyLevel.ALL, null); // null: the session's level
+        assertThat(writes.belowAll()).isEqualTo(1);
+        assertThat(writes.retried()).isZero();
+    }
+
+    @Test
+    void aReplicaTooSlowForAllIsWrittenAtTheConfiguredLevel() throws Exception {
+        List<ConsistencyLevel> levels = new java.util.ArrayList<>();
+        AsyncCqlWrites writes = refusedAtAll(
+                new WriteTimeoutException(null, ConsistencyLevel.ALL, 2, 3, WriteType.UNLOGGED_BATCH), levels);
+        writes.submit(SimpleStatement.newInstance("INSERT"));
+        writes.flush();
+        assertThat(levels).containsExactly(ConsistencyLevel.ALL, null);
+    }
+
+    @Test
+    void aWriteOfOneNodeOrWithANodeDownKeepsTheConfiguredLevel() throws Exception {
+        AtomicInteger attempts = new AtomicInteger();
+        List<ConsistencyLevel> levels = new java.util.ArrayList<>();
+        AsyncCqlWrites writes = new AsyncCqlWrites(
+                null,
+                (keyspace, table) -> CompletableFuture.completedFuture(false),
+                statement -> {
+                    attempts.incrementAndGet();
+                    levels.add(statement.getConsistencyLevel());
+                    return CompletableFuture.completedFuture(null);
+                },
+                4,
+                new long[] {1},
+                () -> false);
+        writes.submit(SimpleStatement.newInstance("INSERT").setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM));
+        writes.flush();
+        assertThat(levels).containsExactly(ConsistencyLevel.LOCAL_QUORUM);
+        assertThat(writes.belowAll()).isZero();
     }
 
     @Test

@@ -1,0 +1,109 @@
+"""What Cassandra keeps of the writes it acknowledged when the node is killed with -9.
+
+Tally's exactly-once rests on it: a writer job's checkpoint completes once Cassandra acknowledged
+its rows, and nothing replays them after that. In Cassandra's default commit-log mode
+(`periodic`) an acknowledged mutation is replayable after a crash of the process only once the
+next sync marker covers it (every ~100 ms, CASSANDRA-13987): a node killed before that comes back
+without it. On a cluster the jobs write to every replica first (`AsyncCqlWrites`), so a node's
+crash leaves two copies; on one node, `TALLY_CASSANDRA_COMMITLOG_SYNC=group` or `batch` makes an
+acknowledged write durable before it is acknowledged (docs/deploying.md, "Cassandra's commit
+log"). This test kills the node while writes stream in and reads back every acknowledged one:
+with a syncing mode all of them are there; with `periodic` every write acknowledged more than a
+second before the kill is, and the younger ones it lost are reported."""
+
+import threading
+import time
+
+import pytest
+from cassandra.cluster import Cluster
+from support import kill_9
+
+KEYSPACE, PARTITIONS = "tally_probe_durability", 16
+#: periodic mode: the window before a kill in which acknowledged writes may be lost (its ~100 ms
+#: of markers, with room for a sync thread that a loaded box runs late)
+PERIODIC_WINDOW_S = 1.0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_node(settings):
+    if settings.nodes != 1:
+        pytest.skip("kills the stack's only Cassandra node: the single-node profile")
+
+
+def session_of(settings):
+    cluster = Cluster([settings.host], port=settings.port("TALLY_CASSANDRA_PORT"), **settings.cassandra_connect_args())
+    return cluster, cluster.connect()
+
+
+class AcknowledgedWrites:
+    """Inserts (partition, n) rows as fast as Cassandra takes them, at most 64 in flight,
+    recording when Cassandra acknowledged each; stops at the first failure (the node is gone)."""
+
+    def __init__(self, session):
+        self.session, self.acked, self.failed = session, {}, None
+        self.insert = session.prepare(f"INSERT INTO {KEYSPACE}.rows (p, n, v) VALUES (?, ?, ?)")
+        self.slots = threading.Semaphore(64)
+        self.lock = threading.Lock()
+
+    def run(self):
+        n = 0
+        while self.failed is None:
+            self.slots.acquire()
+            future = self.session.execute_async(self.insert, (n % PARTITIONS, n, b"x" * 100))
+            future.add_callbacks(self._acked, self._failed, callback_args=(n,), errback_args=(n,))
+            n += 1
+
+    def _acked(self, _rows, n):
+        with self.lock:
+            self.acked[n] = time.monotonic()
+        self.slots.release()
+
+    def _failed(self, err, n):
+        self.failed = self.failed or err
+        self.slots.release()
+
+
+@pytest.mark.disruptive
+def test_what_cassandra_acknowledged_survives_a_kill_9_of_the_node(stack, settings, wait_healthy):
+    mode = settings.get("TALLY_CASSANDRA_COMMITLOG_SYNC")
+    cluster, session = session_of(settings)
+    session.execute(
+        f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = {{'class': 'SimpleStrategy', "
+        "'replication_factor': 1}"
+    )
+    session.execute(f"DROP TABLE IF EXISTS {KEYSPACE}.rows")
+    session.execute(f"CREATE TABLE {KEYSPACE}.rows (p int, n int, v blob, PRIMARY KEY (p, n))")
+    writes = AcknowledgedWrites(session)
+    writer = threading.Thread(target=writes.run, daemon=True)
+    writer.start()
+    time.sleep(5)  # well past the first sync: what follows streams on until the kill
+    killed_at = time.monotonic()
+    kill_9(stack, "cassandra")
+    writer.join(60)
+    cluster.shutdown()
+    assert writes.failed is not None, "the writes stop when the node is gone"
+    with writes.lock:
+        acked = dict(writes.acked)
+    stack.up()
+    wait_healthy(480)
+
+    cluster, session = session_of(settings)
+    try:
+        by_partition = session.prepare(f"SELECT n FROM {KEYSPACE}.rows WHERE p = ?")
+        stored = {r.n for p in range(PARTITIONS) for r in session.execute(by_partition, (p,))}
+        lost = sorted(n for n in acked if n not in stored)
+        youngest_lost_s = max((killed_at - acked[n] for n in lost), default=0.0)
+        print(
+            f"commitlog_sync {mode}: {len(acked)} writes acknowledged, {len(lost)} lost, acknowledged at "
+            f"most {youngest_lost_s:.3f} s before the kill"
+        )
+        assert len(acked) > 200, f"the writes ran: {len(acked)} acknowledged"
+        if mode == "periodic":
+            assert youngest_lost_s < PERIODIC_WINDOW_S, (
+                f"{len(lost)} acknowledged writes lost, some acknowledged {youngest_lost_s:.3f} s before the kill"
+            )
+        else:
+            assert lost == [], f"{len(lost)} of {len(acked)} acknowledged writes lost by the kill ({mode})"
+    finally:
+        session.execute(f"DROP KEYSPACE IF EXISTS {KEYSPACE}")
+        cluster.shutdown()
