@@ -148,6 +148,7 @@ class Cassandra(ClusterNode):
             (d / sub).mkdir(parents=True, exist_ok=True)
         self.conf_dir.mkdir(parents=True, exist_ok=True)
         keystore, store_password = LocalCa(self.s).component_keystore(self)
+        periodic = self.s.get("TALLY_CASSANDRA_COMMITLOG_SYNC") == "periodic"  # writes wait for no sync
         (
             self.conf_dir / "cassandra.yaml"
         ).write_text(f"""# Written by ./tally up; edit infra/tally/components/cassandra.py instead.
@@ -194,9 +195,9 @@ commit_failure_policy: stop
 # sync (group, batch): a request thread then waits once for every partition it writes, and 2 and
 # 4 of them took 50 writes a second.
 concurrent_reads: 4
-concurrent_writes: {2 if self.s.get("TALLY_CASSANDRA_COMMITLOG_SYNC") == "periodic" else 32}
+concurrent_writes: {2 if periodic else 32}
 concurrent_counter_writes: 2
-native_transport_max_threads: {4 if self.s.get("TALLY_CASSANDRA_COMMITLOG_SYNC") == "periodic" else 32}
+native_transport_max_threads: {4 if periodic else 32}
 concurrent_materialized_view_writes: 8
 # Cassandra 5's trie memtable (its cassandra_latest.yaml default): a sharded trie of the rows
 # in off-heap buffers, instead of a skip list of on-heap objects per cell.

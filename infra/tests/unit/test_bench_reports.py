@@ -222,22 +222,22 @@ def test_jit_seconds_are_those_of_the_compiler_threads_of_a_cgroups_processes(tm
 
     (tmp_path / "cgroup.procs").write_text(f"{os.getpid()}\n")
     assert jit_seconds(tmp_path) == 0.0
-    named = threading.Event()
+    spun, read = threading.Event(), threading.Event()
 
     def compiler():
         with open(f"/proc/self/task/{threading.get_native_id()}/comm", "w") as f:
             f.write("C2 CompilerThread0")
-        named.set()
         end = time.thread_time() + 0.5
         while time.thread_time() < end:
             pass
-        time.sleep(2)  # still alive when it is read
+        spun.set()
+        read.wait(30)  # still alive when it is read
 
     t = threading.Thread(target=compiler)
     t.start()
-    named.wait()
-    time.sleep(1.0)
+    spun.wait(60)  # its 0.5 s of CPU however busy the box is (a fixed sleep read 0.33 s under load)
     spent = jit_seconds(tmp_path)
+    read.set()
     t.join()
     assert 0.4 <= spent <= 1.0, spent
     assert jit_seconds(tmp_path / "missing") == 0.0
