@@ -31,6 +31,8 @@ import java.util.concurrent.TimeUnit;
  * validated namespace names and the planner.
  */
 public final class TimeSeriesQueries {
+    /** A scan's shared query takes this many rows a partition; a longer partition is read on alone. */
+    static final int SCAN_ROWS_PER_PARTITION = 5_000;
     /** The longest interval one read may span. */
     public static final long MAX_INTERVAL_MICROS = 400L * 86_400_000_000L;
 
@@ -175,7 +177,7 @@ public final class TimeSeriesQueries {
                 }
                 bucketsRead++;
                 int rowsPerFetch = perEvent.fetchSize(want - page.size(), slice.bucketsPerId(), !filters.isEmpty());
-                EventMerge merged = bucket(ns, slice, tsid, buckets[i], lo, hi, rowsPerFetch, true);
+                EventMerge merged = bucket(ns, slice, tsid, buckets[i], lo, hi, rowsPerFetch);
                 while (merged.hasNext()) {
                     Event e = merged.next();
                     if (cursor != null
@@ -221,33 +223,23 @@ public final class TimeSeriesQueries {
     }
 
     /**
-     * The events of one time bucket, newest first: its event buckets asked at once, merged as read.
-     * together: their first rows in one query (a page read); else a query each (a scan, which reads
-     * them whole).
+     * The events of one time bucket, newest first: its event buckets asked in one query, at most
+     * rowsPerFetch rows a partition, merged as read; a partition that had that many is read on by
+     * a query of its own ({@link ResumedRows}).
      */
     private EventMerge bucket(
-            NamespaceConfig ns,
-            Slice slice,
-            String tsid,
-            int timeBucket,
-            long lo,
-            long hi,
-            int rowsPerFetch,
-            boolean together) {
+            NamespaceConfig ns, Slice slice, String tsid, int timeBucket, long lo, long hi, int rowsPerFetch) {
         String keyspace = NamespaceName.keyspace(ns.name());
         CqlSession session = cassandra.get();
         PreparedStatement ps = statements.computeIfAbsent(
                 keyspace + "." + slice.tableName(),
                 t -> session.prepare(SliceTable.selectRange(keyspace, slice.tableName())));
-        List<Iterator<ItemRows.ItemRow>> partitions = new ArrayList<>();
         int n = slice.bucketsPerId();
-        if (!together || n == 1) {
-            for (int b = 0; b < n; b++) {
-                var statement = ps.bind(tsid, timeBucket, b, lo, hi).setPageSize(rowsPerFetch);
-                partitions.add(new ItemRows(queries, queries.issue(() -> session.executeAsync(statement))));
-            }
-            return new EventMerge(partitions);
+        if (n == 1) {
+            var statement = ps.bind(tsid, timeBucket, 0, lo, hi).setPageSize(rowsPerFetch);
+            return new EventMerge(List.of(new ItemRows(queries, queries.issue(() -> session.executeAsync(statement)))));
         }
+        List<Iterator<ItemRows.ItemRow>> partitions = new ArrayList<>();
         PreparedStatement all = statements.computeIfAbsent(
                 keyspace + "." + slice.tableName() + " by buckets",
                 t -> session.prepare(SliceTable.selectRangeOfBuckets(keyspace, slice.tableName())));
@@ -272,8 +264,10 @@ public final class TimeSeriesQueries {
     }
 
     /**
-     * Every stored event of one id with from <= event_time < to, in no order: all slices x time
-     * buckets x event buckets read in parallel (the ACCURATE counter read and the recount).
+     * Every stored event of one id with from <= event_time < to, in no order: the time buckets of
+     * every slice read in parallel, each in one query over its event buckets (the ACCURATE counter
+     * read and the recount). A query a partition cost Cassandra and the driver a request each
+     * (AddAndGetCount: five requests for four event buckets and the rollup row).
      */
     public List<Event> scan(NamespaceConfig ns, String tsid, long from, long to) {
         TimeSlicePlanner planner = new TimeSlicePlanner(ns);
@@ -287,7 +281,7 @@ public final class TimeSeriesQueries {
                 reads.add(CompletableFuture.supplyAsync(
                         () -> {
                             List<Event> events = new ArrayList<>();
-                            bucket(ns, slice, tsid, bucket, lo, to - 1, 5_000, false)
+                            bucket(ns, slice, tsid, bucket, lo, to - 1, SCAN_ROWS_PER_PARTITION)
                                     .forEachRemaining(events::add);
                             return events;
                         },
