@@ -20,6 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * The TimeSeries reads over the stored slices (ReadEventRecords, and the event-log scans of the
@@ -271,33 +272,41 @@ public final class TimeSeriesQueries {
      */
     public List<Event> scan(NamespaceConfig ns, String tsid, long from, long to) {
         TimeSlicePlanner planner = new TimeSlicePlanner(ns);
-        List<CompletableFuture<List<Event>>> reads = new ArrayList<>();
+        List<Supplier<List<Event>>> reads = new ArrayList<>();
         for (Slice slice : planner.slicesCovering(from, to)) {
             if (!tableExists(NamespaceName.keyspace(ns.name()), slice.tableName())) {
                 continue;
             }
             for (int bucket : planner.timeBucketsOverlapping(slice, from, to)) {
                 long lo = Math.max(from, slice.startMicros() + bucket * slice.bucketMicros());
-                reads.add(CompletableFuture.supplyAsync(
-                        () -> {
-                            List<Event> events = new ArrayList<>();
-                            bucket(ns, slice, tsid, bucket, lo, to - 1, SCAN_ROWS_PER_PARTITION)
-                                    .forEachRemaining(events::add);
-                            return events;
-                        },
-                        buckets));
+                reads.add(() -> {
+                    List<Event> events = new ArrayList<>();
+                    bucket(ns, slice, tsid, bucket, lo, to - 1, SCAN_ROWS_PER_PARTITION)
+                            .forEachRemaining(events::add);
+                    return events;
+                });
             }
         }
         List<Event> out = new ArrayList<>();
+        if (reads.isEmpty()) {
+            return out;
+        }
+        // the other time buckets on the pool, the first on this thread: a scan of one time bucket
+        // (a counter read, mostly) then costs no hand-off to a pool thread and back
+        List<CompletableFuture<List<Event>>> others = new ArrayList<>();
+        for (Supplier<List<Event>> read : reads.subList(1, reads.size())) {
+            others.add(CompletableFuture.supplyAsync(read, buckets));
+        }
         try {
-            reads.forEach(f -> out.addAll(f.join()));
-        } catch (java.util.concurrent.CompletionException e) {
-            throw e.getCause() instanceof ServiceException a
+            out.addAll(reads.get(0).get());
+            others.forEach(f -> out.addAll(f.join()));
+        } catch (RuntimeException e) {
+            Throwable cause =
+                    e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+            throw cause instanceof ServiceException a
                     ? a
                     : new ServiceException(
-                            ErrorCode.CASSANDRA_UNAVAILABLE,
-                            "a bucket read failed: " + e.getCause().getMessage(),
-                            null);
+                            ErrorCode.CASSANDRA_UNAVAILABLE, "a bucket read failed: " + cause.getMessage(), null);
         }
         return out;
     }
