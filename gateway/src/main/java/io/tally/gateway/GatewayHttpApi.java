@@ -9,6 +9,7 @@ import io.tally.gateway.service.CounterQueries;
 import io.tally.gateway.service.CounterRecount;
 import io.tally.gateway.service.ErrorCode;
 import io.tally.gateway.service.EventSearchQueries;
+import io.tally.gateway.service.Failures;
 import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.TimeSeriesQueries;
 import io.tally.gateway.service.WriteBatch;
@@ -24,7 +25,6 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -338,7 +338,7 @@ final class GatewayHttpApi {
                 return;
             }
             answer.whenComplete((reply, err) -> context.runOnContext(v -> {
-                Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+                Throwable cause = Failures.unwrap(err);
                 if (cause == null) {
                     ok(ctx, reply);
                 } else if (cause instanceof ServiceException e) {
@@ -389,8 +389,7 @@ final class GatewayHttpApi {
         writes.write(batch, durable, nowMillis)
                 .whenComplete((written, err) -> context.runOnContext(v -> {
                     if (err != null) {
-                        Throwable cause =
-                                err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+                        Throwable cause = Failures.unwrap(err);
                         HttpErrors.send(ctx, cause instanceof ServiceException e ? e : HttpErrors.internal(cause));
                     } else if (followUp != null) {
                         answerWith(ctx, followUp, batch);

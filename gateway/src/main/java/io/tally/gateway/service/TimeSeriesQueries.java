@@ -301,8 +301,7 @@ public final class TimeSeriesQueries {
             out.addAll(reads.get(0).get());
             others.forEach(f -> out.addAll(f.join()));
         } catch (RuntimeException e) {
-            Throwable cause =
-                    e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+            Throwable cause = Failures.unwrap(e);
             throw cause instanceof ServiceException a
                     ? a
                     : new ServiceException(

@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -201,7 +200,7 @@ public final class WriteService {
     }
 
     private ServiceException unacknowledged(Throwable err, long timeoutMs, WriteBatch batch) {
-        Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+        Throwable cause = Failures.unwrap(err);
         if (cause instanceof ServiceException refused) {
             return refused;
         }
