@@ -74,7 +74,8 @@ def main(argv: list[str]) -> int:
     pr.add_argument(
         "operation",
         help="an operation of bench cost (addcount_eventual, getcount, timeseries_10, ...), idle, or"
-        " timeseries_drain (200,000 events produced straight to Kafka, stored by the writer)",
+        " timeseries_drain (200,000 events produced straight to Kafka, stored by the writer), or"
+        " counters_drain (300,000 AddCount events over 100,000 counters straight to Kafka, folded by the rollup job)",
     )
     pr.add_argument("--seconds", type=float, default=20)
     pr.add_argument("--event", default="itimer", help="async-profiler's event: itimer (default), cpu, alloc, wall")

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import requests
-from tally.components.base import JAVA
 from tally.model import topic
 from tally.stack import Stack
 
@@ -19,8 +18,8 @@ from .tools import (
     OUT,
     REACHED,
     Standing,
-    bench_jar,
     consumer_performance,
+    counter_tool,
     cpu_seconds,
     iso,
     operator_records_in,
@@ -42,21 +41,10 @@ def bench_counters(stack: Stack, say, events: int = 300_000) -> dict:
         raise RuntimeError("tally-counter-rollup is not running: ./tally up deploys it")
     run = f"c{int(time.time())}"
     gw = stack.component("gateway").url()
-    kafka = stack.component("kafka")
     tm = stack.component("flink-taskmanager")
     metrics_url = f"http://127.0.0.1:{tm.ports()['metrics']}/metrics"
     refs = {c: stack.state.ref(c) for c in ("flink-taskmanager", "cassandra")}
-    tool = [
-        JAVA,
-        "-Xmx512m",
-        "-cp",
-        str(bench_jar()),
-        "io.tally.bench.jobs.CounterBenchmark",
-        "--bootstrap",
-        kafka.bootstrap,
-        "--registry",
-        stack.component("registry").url(),
-    ]
+    tool = counter_tool(stack)
 
     def produce(ns, n, counters, tag):
         r = subprocess.run(

@@ -25,7 +25,7 @@ from tally.stack import Stack
 
 from . import cost as bench_cost
 from .http import attack_lazy, vegeta
-from .tools import timeseries_tool
+from .tools import counter_tool, timeseries_tool
 
 ASYNC_PROFILER = "tools.profiler:async-profiler:4.2:jar:linux-x64"
 FILL_S = 5  # seconds of the writes an operation reads (GetCount's counters), made before it
@@ -133,6 +133,8 @@ def profile(stack: Stack, say, component: str, operation: str, seconds: float = 
         if operation == "idle"
         else _drain(stack, say, seconds)
         if operation == "timeseries_drain"
+        else _counters_drain(stack, say, seconds)
+        if operation == "counters_drain"
         else _load(stack, say, ops[operation], seconds)
     )
     say(f"profiling {component} (pid {pid}, {event}) under {operation} for {seconds:g} s ...")
@@ -161,10 +163,12 @@ def profile(stack: Stack, say, component: str, operation: str, seconds: float = 
     return Path(f"{stem}.collapsed")
 
 
-# besides bench cost's operations: the stack at rest, and the writer storing a backlog (bench
-# timeseries' load: events of 2 items over 1,000 ids produced straight to Kafka)
-SPECIAL = ("idle", "timeseries_drain")
+# besides bench cost's operations: the stack at rest, the writer storing a backlog (bench
+# timeseries' load: events of 2 items over 1,000 ids produced straight to Kafka) and the rollup job
+# folding one (bench counters' EVENTUAL load: 300,000 AddCount events over 100,000 new counters)
+SPECIAL = ("idle", "timeseries_drain", "counters_drain")
 DRAIN_EVENTS = 200_000
+COUNTER_EVENTS = 300_000
 
 
 def _drain(stack: Stack, say, seconds: float):
@@ -182,6 +186,25 @@ def _drain(stack: Stack, say, seconds: float):
         )
         time.sleep(seconds)  # the writer stores the backlog meanwhile
         return DRAIN_EVENTS, f"{DRAIN_EVENTS:,} events produced and stored"
+
+    return load
+
+
+def _counters_drain(stack: Stack, say, seconds: float):
+    tool = counter_tool(stack)
+
+    def load() -> tuple[int, str]:
+        run = f"prof{uuid.uuid4().hex[:8]}"
+        subprocess.run(
+            tool
+            + ["produce", "--namespace", "video_views", "--events", str(COUNTER_EVENTS), "--counters", "100000"]
+            + ["--run", run],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        time.sleep(seconds)  # the rollup job folds the backlog meanwhile
+        return COUNTER_EVENTS, f"{COUNTER_EVENTS:,} AddCount events produced and folded"
 
     return load
 

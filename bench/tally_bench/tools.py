@@ -1,5 +1,5 @@
 """What every benchmark measures with: the bench jar, the report folder, a process's CPU and
-memory, Kafka's ProducerPerformance (the ceiling), percentiles, and the TimeSeries tool's command.
+memory, Kafka's ProducerPerformance (the ceiling), percentiles, and the counter and TimeSeries tools' commands.
 The benchmarks import this; it imports none of them."""
 
 from __future__ import annotations
@@ -93,6 +93,21 @@ def percentiles(samples_ms: list[float]) -> dict:
 
 def iso(micros: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(micros / 1e6)) + f".{micros % 1_000_000:06d}Z"
+
+
+def counter_tool(stack: Stack) -> list[str]:
+    """The counter benchmark tool's command (AddCount events straight to Kafka) for this stack."""
+    return [
+        JAVA,
+        "-Xmx512m",
+        "-cp",
+        str(bench_jar()),
+        "io.tally.bench.jobs.CounterBenchmark",
+        "--bootstrap",
+        stack.component("kafka").bootstrap,
+        "--registry",
+        stack.component("registry").url(),
+    ]
 
 
 def timeseries_tool(stack: Stack, ns: str) -> tuple[list[str], list[str]]:

@@ -40,4 +40,4 @@ def test_an_unknown_operation_is_refused_naming_every_one_it_can_profile():
 
     with pytest.raises(RuntimeError) as refused:
         profile(None, print, "flink-taskmanager", "nope")
-    assert "idle, timeseries_drain, addcount_eventual" in str(refused.value)
+    assert "idle, timeseries_drain, counters_drain, addcount_eventual" in str(refused.value)

@@ -7,7 +7,7 @@ import org.apache.flink.api.common.typeinfo.TypeInfo;
  * A decoded, accepted-window CounterEvent on its way to dedup and rollup; it crosses the keyBy in
  * {@link CounterMutationSerializer}'s format. Every field added here must be added there.
  */
-@TypeInfo(CounterMutationTypeInfo.Factory.class)
+@TypeInfo(CounterMutationTypeInfo.class)
 public class CounterMutation {
     public String namespace;
     public String counter;

@@ -12,6 +12,7 @@ import io.tally.jobs.kafka.AvroRecordSerializer;
 import io.tally.jobs.kafka.DeadLetterRecord;
 import io.tally.jobs.kafka.JobKafka;
 import io.tally.jobs.kafka.RawRecord;
+import io.tally.jobs.state.SerializerTypeInfo;
 import io.tally.model.Topics;
 import io.tally.namespace.NamespaceChange;
 import io.tally.serde.SchemaRegistryClient;
@@ -132,7 +133,7 @@ public final class CounterRollupJob {
         SingleOutputStreamOperator<RollupWrite> durable = decoded.filter(m -> !m.bestEffort)
                 .uid("durable-counters")
                 .name("durable-counters")
-                .keyBy(CounterMutation::key)
+                .keyBy(CounterMutation::key, SerializerTypeInfo.STRING_KEY)
                 .transform(
                         "counter-rollup",
                         TypeInformation.of(RollupWrite.class),
@@ -142,7 +143,7 @@ public final class CounterRollupJob {
         DataStream<RollupWrite> bestEffort = decoded.filter(m -> m.bestEffort)
                 .uid("best-effort-counters")
                 .name("best-effort-counters")
-                .keyBy(CounterMutation::key)
+                .keyBy(CounterMutation::key, SerializerTypeInfo.STRING_KEY)
                 .process(new BestEffortAggregator(idleCounters.store(), idleCounters.idleMs()))
                 .uid("best-effort-aggregate")
                 .name("best-effort-aggregate");

@@ -2,18 +2,32 @@ package io.tally.jobs.sched;
 
 import java.io.Serializable;
 import java.nio.ByteBuffer;
-import org.HdrHistogram.Histogram;
+import org.HdrHistogram.AbstractHistogram;
+import org.HdrHistogram.IntCountsHistogram;
 import org.apache.flink.api.common.functions.AggregateFunction;
+import org.apache.flink.api.common.typeinfo.TypeInfo;
 
 /**
  * The window accumulator: an HdrHistogram of run-queue latency (mergeable, 2 significant
  * digits, 1 us to 10 s), switch-out sums by cause and the sampled waits summed by the cause
- * that ended them. Kept as the histogram's compressed bytes between calls, so the state stays
- * small and is not Kryo-serialized as an object.
+ * that ended them.
+ *
+ * <p>The histogram lives on the heap while the window fills and is compressed only when the
+ * accumulator is written ({@link WindowSketchAccSerializer}: a checkpoint, or each access on the
+ * RocksDB backend). Until 2026-11 it was kept compressed and every sample inflated and deflated
+ * it once for each of the (size / slide) windows it fell in: most of the idle TaskManager's
+ * noisy-neighbor CPU, for the stack's own scheduler samples.
  */
 public class WindowSketch implements AggregateFunction<SchedObservation, WindowSketch.Acc, WindowSketch.Acc> {
     static final long MAX_US = 10_000_000L;
 
+    /**
+     * A window's sums and histogram. The public fields are the layout the POJO serializer wrote
+     * into checkpoints before 2026-11 (restored through it, then written by {@link
+     * WindowSketchAccSerializer}); {@code histogram} holds the compressed histogram while {@code
+     * live} is null, and is stale once {@code live} exists.
+     */
+    @TypeInfo(WindowSketchAccTypeInfo.class)
     public static class Acc implements Serializable {
         public byte[] histogram = new byte[0];
         public long sameContainer;
@@ -22,22 +36,41 @@ public class WindowSketch implements AggregateFunction<SchedObservation, WindowS
         public long waitSameUs;
         public long waitOtherUs;
         public long waitSystemUs;
+        /** The histogram being filled (int counts: 9 KB a window at 2 significant digits). */
+        transient AbstractHistogram live;
 
-        Histogram histogram() {
-            if (histogram.length == 0) {
-                return new Histogram(MAX_US, 2);
+        /** The histogram (the live one, or decoded from its compressed bytes); not to be changed. */
+        AbstractHistogram histogram() {
+            if (live != null) {
+                return live;
             }
-            try {
-                return Histogram.decodeFromCompressedByteBuffer(ByteBuffer.wrap(histogram), MAX_US);
-            } catch (java.util.zip.DataFormatException e) {
-                throw new IllegalStateException(e);
-            }
+            return histogram.length == 0 ? new IntCountsHistogram(MAX_US, 2) : decode(histogram);
         }
 
-        void store(Histogram h) {
-            ByteBuffer b = ByteBuffer.allocate(h.getNeededByteBufferCapacity());
-            int n = h.encodeIntoCompressedByteBuffer(b);
-            histogram = java.util.Arrays.copyOf(b.array(), n);
+        void record(long us) {
+            if (live == null) {
+                live = histogram.length == 0 ? new IntCountsHistogram(MAX_US, 2) : decode(histogram);
+                histogram = new byte[0];
+            }
+            live.recordValue(us);
+        }
+
+        /** The histogram in HdrHistogram's compressed encoding. */
+        byte[] compressed() {
+            if (live == null) {
+                return histogram;
+            }
+            ByteBuffer b = ByteBuffer.allocate(live.getNeededByteBufferCapacity());
+            int n = live.encodeIntoCompressedByteBuffer(b);
+            return java.util.Arrays.copyOf(b.array(), n);
+        }
+
+        private static AbstractHistogram decode(byte[] compressed) {
+            try {
+                return IntCountsHistogram.decodeFromCompressedByteBuffer(ByteBuffer.wrap(compressed), MAX_US);
+            } catch (java.util.zip.DataFormatException e) {
+                throw new IllegalStateException("a window's histogram is corrupt", e);
+            }
         }
     }
 
@@ -55,10 +88,8 @@ public class WindowSketch implements AggregateFunction<SchedObservation, WindowS
                 default -> acc.system += o.count;
             }
         } else {
-            Histogram h = acc.histogram();
             long us = Math.max(1, Math.min(MAX_US, o.latencyUs));
-            h.recordValue(us);
-            acc.store(h);
+            acc.record(us);
             if (o.cause != null) {
                 switch (o.cause) {
                     case "same_container" -> acc.waitSameUs += us;
@@ -77,10 +108,10 @@ public class WindowSketch implements AggregateFunction<SchedObservation, WindowS
 
     @Override
     public Acc merge(Acc a, Acc b) {
-        Histogram h = a.histogram();
-        h.add(b.histogram());
         Acc out = new Acc();
-        out.store(h);
+        out.live = new IntCountsHistogram(MAX_US, 2);
+        out.live.add(a.histogram());
+        out.live.add(b.histogram());
         out.sameContainer = a.sameContainer + b.sameContainer;
         out.otherContainer = a.otherContainer + b.otherContainer;
         out.system = a.system + b.system;
@@ -92,7 +123,7 @@ public class WindowSketch implements AggregateFunction<SchedObservation, WindowS
 
     /** The summary of a window's accumulator. */
     static ContainerWindow summary(String key, long start, long end, Acc acc) {
-        Histogram h = acc.histogram();
+        AbstractHistogram h = acc.histogram();
         ContainerWindow w = new ContainerWindow();
         int slash = key.indexOf('/');
         w.host = key.substring(0, slash);
