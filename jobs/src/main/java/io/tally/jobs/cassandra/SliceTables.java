@@ -46,10 +46,11 @@ public final class SliceTables {
         ensure(row.namespace, row.keyspace, row.table, row.sliceStartMicros, row.sliceEndMicros);
     }
 
-    public void ensure(String namespace, String keyspace, String tableName, long startMicros, long endMicros) {
+    /** @return whether the slice was new to this process (its catalogue row was written now) */
+    public boolean ensure(String namespace, String keyspace, String tableName, long startMicros, long endMicros) {
         String qualified = keyspace + "." + tableName;
         if (known.contains(qualified)) {
-            return;
+            return false;
         }
         if (!ClusterSchema.has(session, keyspace, tableName)) {
             SchemaChanges.execute(session, NamespaceKeyspace.create(keyspace, replication));
@@ -63,5 +64,6 @@ public final class SliceTables {
                 SliceCatalogTable.OPEN,
                 SliceCatalogTable.SLICE_CONFIG));
         known.add(qualified);
+        return true;
     }
 }

@@ -10,6 +10,7 @@ import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.Collector;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
@@ -25,19 +26,34 @@ public final class Heartbeats {
     private Heartbeats() {}
 
     /**
-     * The heartbeat branch of the rollup job (parallelism 1 by design: one writer of ticks
-     * that round-robins over the partitions).
+     * The heartbeat branch of the rollup job (parallelism 1 by design: one writer of ticks).
+     * Each interval is one round: a heartbeat into every partition at once, so the round goes
+     * to the broker in one produce request and reaches the job in one fetch (a tick a partition
+     * spread over the interval made a request and a watermark step each: at rest, a third of the
+     * broker's produce requests).
      *
      * @param sink where tick i goes (production: {@link Serializer} into partition i mod partitions)
      * @param partitions the topic's partitions: every one gets a heartbeat each interval
-     * @param ticks how many ticks the branch makes (unbounded in production; a test bounds it so its job ends)
+     * @param ticks how many ticks the branch makes, in whole rounds (unbounded in production; a
+     *     test bounds it so its job ends)
      */
     public record Branch(Sink<Long> sink, int partitions, long intervalMs, long ticks) implements Serializable {
         public void attach(StreamExecutionEnvironment env) {
+            int n = partitions;
+            long rounds = ticks == Long.MAX_VALUE ? Long.MAX_VALUE : (ticks + n - 1) / n;
             DataGeneratorSource<Long> source = new DataGeneratorSource<>(
-                    i -> i, ticks, RateLimiterStrategy.perSecond(partitions * 1000.0 / intervalMs), Types.LONG);
+                    i -> i, rounds, RateLimiterStrategy.perSecond(1000.0 / intervalMs), Types.LONG);
             env.fromSource(source, WatermarkStrategy.noWatermarks(), "heartbeat-ticks")
                     .uid("heartbeat-ticks")
+                    .setParallelism(1)
+                    .flatMap((Long round, Collector<Long> out) -> {
+                        for (int p = 0; p < n; p++) {
+                            out.collect(round * n + p);
+                        }
+                    })
+                    .returns(Types.LONG)
+                    .uid("heartbeat-rounds")
+                    .name("heartbeat-rounds")
                     .setParallelism(1)
                     .sinkTo(sink)
                     .uid("heartbeats")

@@ -16,6 +16,8 @@ import io.tally.namespace.NamespaceName;
 import io.tally.namespace.TimeSlicePlanner;
 import io.tally.namespace.TimeSlicePlanner.Slice;
 import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * The slice lifecycle of every namespace, one pass per call:
@@ -40,6 +42,18 @@ final class SliceLifecycle implements AutoCloseable {
     private final PreparedStatement setStatus;
     private final PreparedStatement forgetNamespace;
     private final CounterLogBases bases;
+    /**
+     * Per namespace, the config its catalogue was last read with and when its next close or drop
+     * is due: until then a pass reads nothing (the local stack runs a pass every 2 s, and every
+     * namespace's catalogue read each time was most of an idle Cassandra's reads). A changed
+     * config, a slice made by this process, or {@link #REREAD_MICROS} read it again.
+     */
+    private final Map<String, Due> due = new HashMap<>();
+
+    /** The longest a catalogue goes unread (a change by anyone else is seen within it). */
+    static final long REREAD_MICROS = 60_000_000L;
+
+    private record Due(NamespaceConfig config, long atMicros) {}
 
     SliceLifecycle(CqlSession session, KeyspaceReplication replication, ElasticsearchAdmin elasticsearch) {
         this.session = session;
@@ -54,40 +68,67 @@ final class SliceLifecycle implements AutoCloseable {
 
     void run(Iterable<NamespaceConfig> namespaces, long nowMicros) throws Exception {
         for (NamespaceConfig ns : namespaces) {
-            String keyspace = NamespaceName.keyspace(ns.name());
-            ensureAhead(ns, nowMicros);
-            boolean counter = ns.kind() == NamespaceConfig.Kind.COUNTER;
-            long closeMicros = ns.retention().closeAfter().toNanos() / 1000;
-            long deleteMicros = ns.retention().deleteAfter().toNanos() / 1000;
-            for (Row r : session.execute(list.bind(ns.name()))) {
-                String table = r.getString("table_name");
-                Instant start = r.getInstant("start_time");
-                long end = r.getInstant("end_time").toEpochMilli() * 1000;
-                String status = r.getString("status");
-                if (!SliceCatalogTable.DELETED.equals(status) && end + deleteMicros <= nowMicros) {
-                    if (counter) {
-                        bases.fold(keyspace, table, end); // before the events go: the count must not
-                    }
-                    SchemaChanges.execute(session, SliceTable.drop(keyspace, table));
-                    tables.forget(keyspace, table);
-                    if (!counter) {
-                        elasticsearch.delete("/" + IndexNames.sliceIndex(ns.name(), SliceTable.suffixOf(table)));
-                    }
-                    session.execute(setStatus.bind(SliceCatalogTable.DELETED, ns.name(), start));
-                } else if (SliceCatalogTable.OPEN.equals(status) && end + closeMicros <= nowMicros) {
-                    session.execute(setStatus.bind(SliceCatalogTable.CLOSED, ns.name(), start));
-                }
+            boolean created = ensureAhead(ns, nowMicros);
+            Due due = this.due.get(ns.name());
+            if (!created && due != null && due.config().equals(ns) && nowMicros < due.atMicros()) {
+                continue; // nothing of this namespace is due: its catalogue is not read again
             }
+            this.due.put(ns.name(), new Due(ns, Math.min(pass(ns, nowMicros), nowMicros + REREAD_MICROS)));
         }
     }
 
-    /** The current and the next slice of a namespace: its table and its catalogue row. */
-    void ensureAhead(NamespaceConfig ns, long nowMicros) {
+    /** One namespace's pass over its catalogue: closes and drops what is due; returns when the next is. */
+    private long pass(NamespaceConfig ns, long nowMicros) throws Exception {
+        String keyspace = NamespaceName.keyspace(ns.name());
+        boolean counter = ns.kind() == NamespaceConfig.Kind.COUNTER;
+        long closeMicros = ns.retention().closeAfter().toNanos() / 1000;
+        long deleteMicros = ns.retention().deleteAfter().toNanos() / 1000;
+        long next = Long.MAX_VALUE;
+        for (Row r : session.execute(list.bind(ns.name()))) {
+            String table = r.getString("table_name");
+            Instant start = r.getInstant("start_time");
+            long end = r.getInstant("end_time").toEpochMilli() * 1000;
+            String status = r.getString("status");
+            if (!SliceCatalogTable.DELETED.equals(status) && end + deleteMicros <= nowMicros) {
+                if (counter) {
+                    bases.fold(keyspace, table, end); // before the events go: the count must not
+                }
+                SchemaChanges.execute(session, SliceTable.drop(keyspace, table));
+                tables.forget(keyspace, table);
+                if (!counter) {
+                    elasticsearch.delete("/" + IndexNames.sliceIndex(ns.name(), SliceTable.suffixOf(table)));
+                }
+                session.execute(setStatus.bind(SliceCatalogTable.DELETED, ns.name(), start));
+                continue;
+            }
+            if (SliceCatalogTable.OPEN.equals(status) && end + closeMicros <= nowMicros) {
+                session.execute(setStatus.bind(SliceCatalogTable.CLOSED, ns.name(), start));
+                status = SliceCatalogTable.CLOSED;
+            }
+            if (!SliceCatalogTable.DELETED.equals(status)) {
+                next = Math.min(next, end + deleteMicros);
+                if (SliceCatalogTable.OPEN.equals(status)) {
+                    next = Math.min(next, end + closeMicros);
+                }
+            }
+        }
+        return next;
+    }
+
+    /**
+     * The current and the next slice of a namespace: its table and its catalogue row.
+     *
+     * @return whether a slice was new to this process
+     */
+    boolean ensureAhead(NamespaceConfig ns, long nowMicros) {
         TimeSlicePlanner planner = new TimeSlicePlanner(ns);
         Slice current = planner.sliceOf(nowMicros);
+        boolean created = false;
         for (Slice s : planner.slicesCovering(nowMicros, current.endMicros() + 1)) { // the current one and the next
-            tables.ensure(ns.name(), NamespaceName.keyspace(ns.name()), s.tableName(), s.startMicros(), s.endMicros());
+            created |= tables.ensure(
+                    ns.name(), NamespaceName.keyspace(ns.name()), s.tableName(), s.startMicros(), s.endMicros());
         }
+        return created;
     }
 
     /**
@@ -95,6 +136,7 @@ final class SliceLifecycle implements AutoCloseable {
      * again under the name provisions OPEN slices of its own, not the old one's DELETED rows).
      */
     void retire(String namespace) {
+        due.remove(namespace);
         String keyspace = NamespaceName.keyspace(namespace);
         SchemaChanges.execute(session, NamespaceKeyspace.drop(keyspace));
         tables.forgetKeyspace(keyspace);
