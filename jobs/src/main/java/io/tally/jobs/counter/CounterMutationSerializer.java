@@ -1,10 +1,10 @@
 package io.tally.jobs.counter;
 
 import io.tally.jobs.kafka.RawRecord;
+import io.tally.jobs.state.HandWrittenSerializer;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.types.StringValue;
@@ -16,7 +16,7 @@ import org.apache.flink.types.StringValue;
  * It is the wire format of the shuffle only: no state holds a CounterMutation, so a change here
  * needs no state migration, but it must bump {@link Snapshot}'s version if it ever does.
  */
-public final class CounterMutationSerializer extends TypeSerializerSingleton<CounterMutation> {
+public final class CounterMutationSerializer extends HandWrittenSerializer<CounterMutation> {
     private static final long serialVersionUID = 1L;
 
     public static final CounterMutationSerializer INSTANCE = new CounterMutationSerializer();
@@ -27,11 +27,6 @@ public final class CounterMutationSerializer extends TypeSerializerSingleton<Cou
     private static final int ACCURATE = 1 << 3;
     private static final int HAS_RAW = 1 << 4;
     private static final int NO_BYTES = -1;
-
-    @Override
-    public boolean isImmutableType() {
-        return false;
-    }
 
     @Override
     public CounterMutation createInstance() {
@@ -74,16 +69,6 @@ public final class CounterMutationSerializer extends TypeSerializerSingleton<Cou
                 from.value == null ? null : from.value.clone());
         to.namespaceVersion = from.namespaceVersion;
         return to;
-    }
-
-    @Override
-    public CounterMutation copy(CounterMutation from, CounterMutation reuse) {
-        return copy(from);
-    }
-
-    @Override
-    public int getLength() {
-        return -1;
     }
 
     @Override
@@ -159,16 +144,6 @@ public final class CounterMutationSerializer extends TypeSerializerSingleton<Cou
             m.raw = r;
         }
         return m;
-    }
-
-    @Override
-    public CounterMutation deserialize(CounterMutation reuse, DataInputView in) throws IOException {
-        return deserialize(in);
-    }
-
-    @Override
-    public void copy(DataInputView in, DataOutputView out) throws IOException {
-        serialize(deserialize(in), out);
     }
 
     private static void writeBytes(byte[] bytes, DataOutputView out) throws IOException {

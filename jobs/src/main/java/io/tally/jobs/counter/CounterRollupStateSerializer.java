@@ -1,8 +1,9 @@
 package io.tally.jobs.counter;
 
+import io.tally.jobs.state.FormatSnapshot;
+import io.tally.jobs.state.HandWrittenSerializer;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
-import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.java.typeutils.runtime.PojoSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
@@ -20,7 +21,7 @@ import org.apache.flink.core.memory.DataOutputView;
  * Snapshot}). State written by the POJO serializer (releases up to 2026-11-26) is read with it on
  * restore and written with this one from then on (compatible after migration).
  */
-public final class CounterRollupStateSerializer extends TypeSerializer<CounterRollupState> {
+public final class CounterRollupStateSerializer extends HandWrittenSerializer<CounterRollupState> {
     private static final long serialVersionUID = 1L;
 
     /** 13 fields of at most 10 bytes each. */
@@ -29,11 +30,6 @@ public final class CounterRollupStateSerializer extends TypeSerializer<CounterRo
     private static final int ACCURATE = 1;
 
     private transient byte[] buffer;
-
-    @Override
-    public boolean isImmutableType() {
-        return false;
-    }
 
     @Override
     public TypeSerializer<CounterRollupState> duplicate() {
@@ -62,16 +58,6 @@ public final class CounterRollupStateSerializer extends TypeSerializer<CounterRo
         to.repairs = from.repairs;
         to.namespaceCreatedMicros = from.namespaceCreatedMicros;
         return to;
-    }
-
-    @Override
-    public CounterRollupState copy(CounterRollupState from, CounterRollupState reuse) {
-        return copy(from);
-    }
-
-    @Override
-    public int getLength() {
-        return -1;
     }
 
     @Override
@@ -116,16 +102,6 @@ public final class CounterRollupStateSerializer extends TypeSerializer<CounterRo
         return s;
     }
 
-    @Override
-    public CounterRollupState deserialize(CounterRollupState reuse, DataInputView in) throws IOException {
-        return deserialize(in);
-    }
-
-    @Override
-    public void copy(DataInputView in, DataOutputView out) throws IOException {
-        serialize(deserialize(in), out);
-    }
-
     /** An unsigned LEB128 varint: 7 bits a byte, the high bit set on every byte but the last. */
     static int put(byte[] b, int n, long v) {
         while ((v & ~0x7FL) != 0) {
@@ -157,37 +133,14 @@ public final class CounterRollupStateSerializer extends TypeSerializer<CounterRo
     }
 
     @Override
-    public boolean equals(Object o) {
-        return o instanceof CounterRollupStateSerializer;
-    }
-
-    @Override
-    public int hashCode() {
-        return CounterRollupStateSerializer.class.hashCode();
-    }
-
-    @Override
     public TypeSerializerSnapshot<CounterRollupState> snapshotConfiguration() {
         return new Snapshot();
     }
 
     /** Written with each checkpoint; it reads state of this format and of the POJO serializer's. */
-    public static final class Snapshot implements TypeSerializerSnapshot<CounterRollupState> {
-        private static final int VERSION = 1;
-
-        @Override
-        public int getCurrentVersion() {
-            return VERSION;
-        }
-
-        @Override
-        public void writeSnapshot(DataOutputView out) {}
-
-        @Override
-        public void readSnapshot(int readVersion, DataInputView in, ClassLoader loader) throws IOException {
-            if (readVersion != VERSION) {
-                throw new IOException("counter state of format " + readVersion + " is newer than this job (1)");
-            }
+    public static final class Snapshot extends FormatSnapshot<CounterRollupState> {
+        public Snapshot() {
+            super("counter state");
         }
 
         @Override
@@ -196,15 +149,8 @@ public final class CounterRollupStateSerializer extends TypeSerializer<CounterRo
         }
 
         @Override
-        public TypeSerializerSchemaCompatibility<CounterRollupState> resolveSchemaCompatibility(
-                TypeSerializerSnapshot<CounterRollupState> old) {
-            if (old instanceof Snapshot) {
-                return TypeSerializerSchemaCompatibility.compatibleAsIs();
-            }
-            if (old instanceof PojoSerializerSnapshot) {
-                return TypeSerializerSchemaCompatibility.compatibleAfterMigration();
-            }
-            return TypeSerializerSchemaCompatibility.incompatible();
+        protected boolean migratesFrom(TypeSerializerSnapshot<CounterRollupState> old) {
+            return old instanceof PojoSerializerSnapshot;
         }
     }
 }

@@ -55,6 +55,16 @@ public class WindowSketch implements AggregateFunction<SchedObservation, WindowS
             live.recordValue(us);
         }
 
+        /** Adds another window's sums (switch-outs and waits by cause) to this one's. */
+        void addSums(Acc other) {
+            sameContainer += other.sameContainer;
+            otherContainer += other.otherContainer;
+            system += other.system;
+            waitSameUs += other.waitSameUs;
+            waitOtherUs += other.waitOtherUs;
+            waitSystemUs += other.waitSystemUs;
+        }
+
         /** The histogram in HdrHistogram's compressed encoding. */
         byte[] compressed() {
             if (live == null) {
@@ -112,12 +122,8 @@ public class WindowSketch implements AggregateFunction<SchedObservation, WindowS
         out.live = new IntCountsHistogram(MAX_US, 2);
         out.live.add(a.histogram());
         out.live.add(b.histogram());
-        out.sameContainer = a.sameContainer + b.sameContainer;
-        out.otherContainer = a.otherContainer + b.otherContainer;
-        out.system = a.system + b.system;
-        out.waitSameUs = a.waitSameUs + b.waitSameUs;
-        out.waitOtherUs = a.waitOtherUs + b.waitOtherUs;
-        out.waitSystemUs = a.waitSystemUs + b.waitSystemUs;
+        out.addSums(a);
+        out.addSums(b);
         return out;
     }
 

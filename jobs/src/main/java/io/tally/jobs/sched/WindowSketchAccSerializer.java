@@ -1,8 +1,9 @@
 package io.tally.jobs.sched;
 
+import io.tally.jobs.state.FormatSnapshot;
+import io.tally.jobs.state.HandWrittenSerializer;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
-import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.java.typeutils.runtime.PojoSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
@@ -16,19 +17,9 @@ import org.apache.flink.core.memory.DataOutputView;
  * histogram already compressed) is read with it on restore and written with this one from then
  * on (compatible after migration).
  */
-public final class WindowSketchAccSerializer extends TypeSerializer<WindowSketch.Acc> {
+public final class WindowSketchAccSerializer extends HandWrittenSerializer<WindowSketch.Acc> {
     private static final long serialVersionUID = 1L;
     public static final WindowSketchAccSerializer INSTANCE = new WindowSketchAccSerializer();
-
-    @Override
-    public boolean isImmutableType() {
-        return false;
-    }
-
-    @Override
-    public TypeSerializer<WindowSketch.Acc> duplicate() {
-        return this; // stateless
-    }
 
     @Override
     public WindowSketch.Acc createInstance() {
@@ -40,23 +31,8 @@ public final class WindowSketchAccSerializer extends TypeSerializer<WindowSketch
         WindowSketch.Acc to = new WindowSketch.Acc();
         to.histogram = from.histogram; // never changed in place: a new array replaces it
         to.live = from.live == null ? null : from.live.copy();
-        to.sameContainer = from.sameContainer;
-        to.otherContainer = from.otherContainer;
-        to.system = from.system;
-        to.waitSameUs = from.waitSameUs;
-        to.waitOtherUs = from.waitOtherUs;
-        to.waitSystemUs = from.waitSystemUs;
+        to.addSums(from);
         return to;
-    }
-
-    @Override
-    public WindowSketch.Acc copy(WindowSketch.Acc from, WindowSketch.Acc reuse) {
-        return copy(from);
-    }
-
-    @Override
-    public int getLength() {
-        return -1;
     }
 
     @Override
@@ -91,47 +67,14 @@ public final class WindowSketchAccSerializer extends TypeSerializer<WindowSketch
     }
 
     @Override
-    public WindowSketch.Acc deserialize(WindowSketch.Acc reuse, DataInputView in) throws IOException {
-        return deserialize(in);
-    }
-
-    @Override
-    public void copy(DataInputView in, DataOutputView out) throws IOException {
-        serialize(deserialize(in), out);
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        return o instanceof WindowSketchAccSerializer;
-    }
-
-    @Override
-    public int hashCode() {
-        return WindowSketchAccSerializer.class.hashCode();
-    }
-
-    @Override
     public TypeSerializerSnapshot<WindowSketch.Acc> snapshotConfiguration() {
         return new Snapshot();
     }
 
     /** Written with each checkpoint; it reads state of this format and of the POJO serializer's. */
-    public static final class Snapshot implements TypeSerializerSnapshot<WindowSketch.Acc> {
-        private static final int VERSION = 1;
-
-        @Override
-        public int getCurrentVersion() {
-            return VERSION;
-        }
-
-        @Override
-        public void writeSnapshot(DataOutputView out) {}
-
-        @Override
-        public void readSnapshot(int readVersion, DataInputView in, ClassLoader loader) throws IOException {
-            if (readVersion != VERSION) {
-                throw new IOException("window state of format " + readVersion + " is newer than this job (1)");
-            }
+    public static final class Snapshot extends FormatSnapshot<WindowSketch.Acc> {
+        public Snapshot() {
+            super("window state");
         }
 
         @Override
@@ -140,15 +83,8 @@ public final class WindowSketchAccSerializer extends TypeSerializer<WindowSketch
         }
 
         @Override
-        public TypeSerializerSchemaCompatibility<WindowSketch.Acc> resolveSchemaCompatibility(
-                TypeSerializerSnapshot<WindowSketch.Acc> old) {
-            if (old instanceof Snapshot) {
-                return TypeSerializerSchemaCompatibility.compatibleAsIs();
-            }
-            if (old instanceof PojoSerializerSnapshot) {
-                return TypeSerializerSchemaCompatibility.compatibleAfterMigration();
-            }
-            return TypeSerializerSchemaCompatibility.incompatible();
+        protected boolean migratesFrom(TypeSerializerSnapshot<WindowSketch.Acc> old) {
+            return old instanceof PojoSerializerSnapshot;
         }
     }
 }

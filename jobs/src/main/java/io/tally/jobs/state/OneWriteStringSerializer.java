@@ -2,7 +2,6 @@ package io.tally.jobs.state;
 
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
-import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.core.memory.DataInputView;
@@ -22,7 +21,7 @@ import org.apache.flink.types.StringValue;
  *
  * <p>Stateless (the array is per call), so one instance serves every thread.
  */
-public final class OneWriteStringSerializer extends TypeSerializer<String> {
+public final class OneWriteStringSerializer extends HandWrittenSerializer<String> {
     private static final long serialVersionUID = 1L;
     public static final OneWriteStringSerializer INSTANCE = new OneWriteStringSerializer();
 
@@ -34,11 +33,6 @@ public final class OneWriteStringSerializer extends TypeSerializer<String> {
     }
 
     @Override
-    public TypeSerializer<String> duplicate() {
-        return this;
-    }
-
-    @Override
     public String createInstance() {
         return "";
     }
@@ -46,16 +40,6 @@ public final class OneWriteStringSerializer extends TypeSerializer<String> {
     @Override
     public String copy(String from) {
         return from;
-    }
-
-    @Override
-    public String copy(String from, String reuse) {
-        return from;
-    }
-
-    @Override
-    public int getLength() {
-        return -1;
     }
 
     @Override
@@ -95,23 +79,8 @@ public final class OneWriteStringSerializer extends TypeSerializer<String> {
     }
 
     @Override
-    public String deserialize(String reuse, DataInputView in) throws IOException {
-        return StringValue.readString(in);
-    }
-
-    @Override
     public void copy(DataInputView in, DataOutputView out) throws IOException {
         StringValue.copyString(in, out);
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        return o instanceof OneWriteStringSerializer;
-    }
-
-    @Override
-    public int hashCode() {
-        return OneWriteStringSerializer.class.hashCode();
     }
 
     @Override
@@ -120,22 +89,9 @@ public final class OneWriteStringSerializer extends TypeSerializer<String> {
     }
 
     /** Reads state written by this serializer or by StringSerializer: the same bytes. */
-    public static final class Snapshot implements TypeSerializerSnapshot<String> {
-        private static final int VERSION = 1;
-
-        @Override
-        public int getCurrentVersion() {
-            return VERSION;
-        }
-
-        @Override
-        public void writeSnapshot(DataOutputView out) {}
-
-        @Override
-        public void readSnapshot(int readVersion, DataInputView in, ClassLoader loader) throws IOException {
-            if (readVersion != VERSION) {
-                throw new IOException("string format " + readVersion + " is newer than this job (1)");
-            }
+    public static final class Snapshot extends FormatSnapshot<String> {
+        public Snapshot() {
+            super("string state");
         }
 
         @Override
@@ -144,12 +100,8 @@ public final class OneWriteStringSerializer extends TypeSerializer<String> {
         }
 
         @Override
-        public TypeSerializerSchemaCompatibility<String> resolveSchemaCompatibility(
-                TypeSerializerSnapshot<String> old) {
-            if (old instanceof Snapshot || old instanceof StringSerializer.StringSerializerSnapshot) {
-                return TypeSerializerSchemaCompatibility.compatibleAsIs();
-            }
-            return TypeSerializerSchemaCompatibility.incompatible();
+        protected boolean sameBytesAs(TypeSerializerSnapshot<String> old) {
+            return old instanceof StringSerializer.StringSerializerSnapshot;
         }
     }
 }
