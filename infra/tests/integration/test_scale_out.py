@@ -129,7 +129,8 @@ def test_counts_rollups_and_events_stay_exact_while_the_jobs_are_rescaled(stack,
     at2 = seen["rollup at 2"]
     assert at2["counter-rollup -> counter-event-log: Writer"] == 2, at2
     assert at2["counter-decode -> (durable-counters, best-effort-counters)"] == 2, at2
-    for one in ("Source: control-plane", "Source: heartbeat-ticks -> heartbeats: Writer -> heartbeats: Committer"):
+    heartbeats = "Source: heartbeat-ticks -> heartbeat-rounds -> heartbeats: Writer -> heartbeats: Committer"
+    for one in ("Source: control-plane", heartbeats):
         assert at2[one] == 1, f"{one} stays at parallelism 1 by design: {at2}"
     assert 2 in seen["writer at 2"].values(), seen["writer at 2"]
     assert vertex_parallelism(jobs, ROLLUP)["counter-rollup -> counter-event-log: Writer"] == 1
