@@ -15,7 +15,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from kafka_tail import KafkaTail
-from support import avro_values, now_iso, until
+from support import admin_headers, avro_values, now_iso, until
 from tally.jobs import Jobs
 
 DAY_US, HOUR_US = 86_400_000_000, 3_600_000_000  # playback: daily slices, hourly buckets, 4 event buckets
@@ -482,7 +482,28 @@ def test_search_and_aggregate_agree_with_ground_truth(stack, writer_running):
 
 
 def test_retention_closes_slices_and_drops_their_tables_and_indexes(stack, settings, cql, writer_running):
-    """it_retention: one-minute slices, closed 5 s and dropped 10 s after they end."""
+    """A namespace of one-minute slices, closed 5 s and dropped 10 s after they end, made for this
+    test and deleted after it: a slice table made and dropped every minute makes Cassandra flush
+    every table (a drop recycles the commit log), so no stack keeps such a namespace at rest."""
+    name = f"it_retention_{uuid.uuid4().hex[:6]}"
+    gw = stack.component("gateway").url()
+    admin = admin_headers()
+    config = {
+        "kind": "timeseries",
+        "time_partition": {"seconds_per_slice": 60, "seconds_per_bucket": 10, "buckets_per_id": 1},
+        "accept_limit": "600s",
+        "retention": {"close_after": "5s", "delete_after": "10s"},
+        "index": {"enabled": True, "field_mapping": {"k": "KEYWORD"}, "refresh_interval": "1s"},
+    }
+    made = requests.put(f"{gw}/v1/namespaces/{name}", json=config, headers=admin, timeout=10)
+    assert made.status_code == 201, made.text
+    try:
+        check_retention(name, settings, stack, cql)
+    finally:
+        requests.delete(f"{gw}/v1/namespaces/{name}", headers=admin, timeout=10)
+
+
+def check_retention(name, settings, stack, cql):
     bootstrap = f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}"
     registry = stack.component("registry").url()
     es = stack.component("elasticsearch").url()
@@ -492,12 +513,23 @@ def test_retention_closes_slices_and_drops_their_tables_and_indexes(stack, setti
     ctx = SerializationContext("tally.timeseries.events", MessageField.VALUE)
     producer = Producer({"bootstrap.servers": bootstrap, "log_level": 0})
     tail = KafkaTail(bootstrap, registry, ["tally.deadletter"])
+
+    def catalogue():
+        return {
+            r.table_name: (r.status, r.start_time, r.end_time)
+            for r in cql.execute(
+                "SELECT table_name, status, start_time, end_time FROM tally_meta.slices WHERE namespace = %s", (name,)
+            )
+        }
+
+    # the jobs know the namespace once its first slices are made (the provisioner works in order)
+    until("the namespace's first slices", catalogue, 180, 0.5)
     now_us = micros(now_iso())
 
     def event(t_us, eid):
         return ser(
             {
-                "namespace": "it_retention",
+                "namespace": name,
                 "time_series_id": "r",
                 "event_time": t_us,
                 "event_id": eid,
@@ -507,20 +539,12 @@ def test_retention_closes_slices_and_drops_their_tables_and_indexes(stack, setti
             ctx,
         )
 
-    producer.produce("tally.timeseries.events", key="it_retention/r", value=event(now_us, "current"))
+    producer.produce("tally.timeseries.events", key=f"{name}/r", value=event(now_us, "current"))
     # a late event for a slice that ended more than close_after ago: refused
-    producer.produce("tally.timeseries.events", key="it_retention/r", value=event(now_us - 120_000_000, "late"))
+    producer.produce("tally.timeseries.events", key=f"{name}/r", value=event(now_us - 120_000_000, "late"))
     assert producer.flush(30) == 0
     table = "events_" + datetime.fromtimestamp(now_us // 60_000_000 * 60, UTC).strftime("%Y%m%d_%H%M")
-    index = "tally-it_retention-" + table[len("events_") :]
-
-    def catalogue():
-        return {
-            r.table_name: (r.status, r.start_time, r.end_time)
-            for r in cql.execute(
-                "SELECT table_name, status, start_time, end_time FROM tally_meta.slices WHERE namespace = 'it_retention'"
-            )
-        }
+    index = f"tally-{name}-" + table[len("events_") :]
 
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not (requests.head(f"{es}/{index}", timeout=5).ok and catalogue().get(table)):
@@ -547,8 +571,8 @@ def test_retention_closes_slices_and_drops_their_tables_and_indexes(stack, setti
     assert seen[-1] == "DELETED" and "CLOSED" in seen, seen
     assert not list(
         cql.execute(
-            "SELECT table_name FROM system_schema.tables WHERE keyspace_name = 'ns_it_retention' AND table_name = %s",
-            (table,),
+            "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s AND table_name = %s",
+            (f"ns_{name}", table),
         )
     ), "the dropped slice's table is gone"
     assert requests.head(f"{es}/{index}", timeout=5).status_code == 404, "the dropped slice's index is gone"
