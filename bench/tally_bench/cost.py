@@ -30,7 +30,7 @@ from tally.plots import pyplot
 from tally.stack import Stack
 
 from .http import _save, attack_lazy, settle, summary, vegeta
-from .tools import OUT, iso, jobs_state_bytes, pipeline_backlog, producer_performance
+from .tools import OUT, cassandra_background, iso, jobs_state_bytes, pipeline_backlog, producer_performance
 
 PNG = OUT / "cost.png"
 BACKLOG_DRAINED = 500  # records the jobs may still have to read when a drain counts as done
@@ -306,13 +306,16 @@ def jit_seconds(cgroup: Path) -> float:
 
 
 def wait_quiet(stack: Stack, cpu: StackCpu, idle_total: float, say, least_s: float = 0, timeout: float = 180) -> float:
-    """Waits `least_s`, then until the jobs' backlog is drained and a 5 s window of the stack's CPU
-    is within a margin of its idle; the seconds waited (timeout: the report says it was not quiet)."""
+    """Waits `least_s`, then until the jobs' backlog is drained, Cassandra runs no flush or compaction
+    and a 5 s window of the stack's CPU is within a margin of its idle; the seconds waited (timeout:
+    the report says it was not quiet)."""
     t0 = time.monotonic()
     time.sleep(least_s)
     margin = max(0.08, 0.15 * idle_total)
     while time.monotonic() - t0 < timeout:
-        if pipeline_backlog(stack) <= BACKLOG_DRAINED and sum(cpu.rate(5).values()) <= idle_total + margin:
+        if pipeline_backlog(stack) > BACKLOG_DRAINED or cassandra_background(stack) > 0:
+            time.sleep(1)
+        elif sum(cpu.rate(5).values()) <= idle_total + margin:
             return time.monotonic() - t0
     say(f"  the stack was not back at its idle CPU after {timeout:.0f} s; measured anyway")
     return -(time.monotonic() - t0)
