@@ -305,15 +305,23 @@ def jit_seconds(cgroup: Path) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def wait_quiet(stack: Stack, cpu: StackCpu, idle_total: float, say, least_s: float = 0, timeout: float = 180) -> float:
-    """Waits `least_s`, then until the jobs' backlog is drained, Cassandra runs no flush or compaction
-    and a 5 s window of the stack's CPU is within a margin of its idle; the seconds waited (timeout:
+def wait_quiet(
+    stack: Stack,
+    cpu: StackCpu,
+    background: Callable[[], int],
+    idle_total: float,
+    say,
+    least_s: float = 0,
+    timeout: float = 180,
+) -> float:
+    """Waits `least_s`, then until the jobs' backlog is drained, `background` (Cassandra's flushes
+    and compactions) is 0 and a 5 s window of the stack's CPU is within a margin of its idle; the seconds waited (timeout:
     the report says it was not quiet)."""
     t0 = time.monotonic()
     time.sleep(least_s)
     margin = max(0.08, 0.15 * idle_total)
     while time.monotonic() - t0 < timeout:
-        if pipeline_backlog(stack) > BACKLOG_DRAINED or cassandra_background(stack) > 0:
+        if pipeline_backlog(stack) > BACKLOG_DRAINED or background() > 0:
             time.sleep(1)
         elif sum(cpu.rate(5).values()) <= idle_total + margin:
             return time.monotonic() - t0
@@ -400,6 +408,11 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
     exe = vegeta(stack)
     gw = stack.component("gateway").url()
     cpu = StackCpu(stack)
+    cluster, cql = stack.component("cassandra").session()
+
+    def background() -> int:
+        return cassandra_background(cql)
+
     ops = [o for o in operations() if not only or o.name in only.split(",")]
     settle(say, stack=stack)
     say(f"components (cgroups under {cpu.root}): {', '.join(cpu.components)}")
@@ -436,7 +449,7 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
             say(f"round {k + 1}: {READ_EVENTS:,} events of one id for the reads ...")
             fill_read_id(stack, run, say)
         for o in ops:
-            wait_quiet(stack, cpu, idle_total, say, timeout=120)
+            wait_quiet(stack, cpu, background, idle_total, say, timeout=120)
 
             def load(o=o, run=run) -> int:
                 rep = attack_lazy(exe, gw + o.path, lambda i: o.body(run, i), o.rate, seconds)
@@ -447,7 +460,7 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
                 cpu,
                 idle_s,
                 load,
-                lambda before, o=o: wait_quiet(stack, cpu, sum(before.values()), say, least_s=o.drain_s),
+                lambda before, o=o: wait_quiet(stack, cpu, background, sum(before.values()), say, least_s=o.drain_s),
             )
             rep = load.report
             entry = _entry(m)
@@ -467,7 +480,7 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
                 result["idle_cores"][c].append(m.idle[c])
                 result["idle_jit_cores"][c].append(m.jit_idle[c])
         # the floor: Kafka's own producer at the same kind of load, its process in a cgroup of its own
-        wait_quiet(stack, cpu, idle_total, say, timeout=120)
+        wait_quiet(stack, cpu, background, idle_total, say, timeout=120)
         records = int(FLOOR_RATE * seconds)
         p0 = usage(producer)
 
@@ -483,7 +496,10 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
             return records
 
         m = measure(
-            cpu, idle_s, floor_load, lambda before: wait_quiet(stack, cpu, sum(before.values()), say, least_s=2)
+            cpu,
+            idle_s,
+            floor_load,
+            lambda before: wait_quiet(stack, cpu, background, sum(before.values()), say, least_s=2),
         )
         entry = _entry(m)
         entry["us_per_op"]["producer-performance"] = (usage(producer) - p0) / m.ops * 1e6
@@ -494,6 +510,7 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
             f"  round {k + 1} floor: producer {entry['us_per_op']['producer-performance']:.0f} + broker"
             f" {entry['us_per_op']['kafka']:.0f} us a record"
         )
+    cluster.shutdown()
     _summarise(result)
     result["plot"] = str(plot(result, PNG))
     return result

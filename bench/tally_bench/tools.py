@@ -172,16 +172,12 @@ def pipeline_backlog(stack: Stack) -> int:
 #: idle CPU is read is counted as idle (a dropped slice table once flushed every table, and the idle
 #: readings around a load swung by 0.3 cores)
 CASSANDRA_BACKGROUND_POOLS = ("CompactionExecutor", "MemtableFlushWriter", "MemtablePostFlush")
-_cql: dict[int, object] = {}
 
 
-def cassandra_background(stack: Stack) -> int:
-    """Flushes and compactions Cassandra runs or has queued (its `system_views.thread_pools`), over
-    one session kept for the benchmark's run (a login costs the node a password hash)."""
-    key = id(stack)
-    if key not in _cql:
-        _cql[key] = stack.component("cassandra").session()[1]
-    rows = _cql[key].execute("SELECT name, active_tasks, pending_tasks FROM system_views.thread_pools")
+def cassandra_background(session) -> int:
+    """Flushes and compactions Cassandra runs or has queued (its `system_views.thread_pools`); the
+    caller keeps one session for a whole run (a login costs the node a password hash)."""
+    rows = session.execute("SELECT name, active_tasks, pending_tasks FROM system_views.thread_pools")
     return sum(
         r.active_tasks + r.pending_tasks
         for r in rows

@@ -119,6 +119,24 @@ def admin_headers() -> dict[str, str]:
     return Settings.load().admin_headers()
 
 
+def timeseries_config(
+    accept: str = "5s",
+    fields: dict[str, str] | None = None,
+    partition: tuple[int, int, int] = (86400, 3600, 2),
+    retention: tuple[str, str] = ("86400s", "172800s"),
+) -> dict:
+    """A timeseries namespace's config as the admin API takes it: `partition` is (seconds per slice,
+    seconds per bucket, buckets per id), `retention` (close_after, delete_after)."""
+    slice_s, bucket_s, buckets = partition
+    return {
+        "kind": "timeseries",
+        "time_partition": {"seconds_per_slice": slice_s, "seconds_per_bucket": bucket_s, "buckets_per_id": buckets},
+        "accept_limit": accept,
+        "retention": {"close_after": retention[0], "delete_after": retention[1]},
+        "index": {"enabled": True, "field_mapping": fields or {"deviceType": "KEYWORD"}, "refresh_interval": "1s"},
+    }
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 import requests
-from support import admin_headers, until
+from support import admin_headers, timeseries_config, until
 from support import now_iso as iso
 from tally import process
 from tally.jobs import Jobs
@@ -67,16 +67,6 @@ def search_equals(gw, ns, key, value):
     )
 
 
-def timeseries(accept="5s", fields=None):
-    return {
-        "kind": "timeseries",
-        "accept_limit": accept,
-        "time_partition": {"seconds_per_slice": 86400, "seconds_per_bucket": 3600, "buckets_per_id": 2},
-        "retention": {"close_after": "86400s", "delete_after": "172800s"},
-        "index": {"enabled": True, "field_mapping": fields or {"deviceType": "KEYWORD"}, "refresh_interval": "1s"},
-    }
-
-
 def tables(cql, keyspace):
     return {
         r.table_name
@@ -90,7 +80,7 @@ def es(settings, path):
 
 def test_create_change_and_delete_apply_live(gw, cql, settings):
     name = f"it_cp_{uuid.uuid4().hex[:6]}"
-    created = put(gw, name, timeseries())
+    created = put(gw, name, timeseries_config())
     assert created.status_code == 201, created.text
     assert created.json()["version"] == 1 and created.headers["ETag"] == '"1"'
     t0 = time.monotonic()
@@ -108,11 +98,11 @@ def test_create_change_and_delete_apply_live(gw, cql, settings):
     # accept_limit: an event 20 s old is outside 5 s, inside 60 s; the gateway applies it at once
     late = write(gw, name, offset_s=-20)
     assert late.status_code == 400 and late.json()["error"]["code"] == "OUTSIDE_ACCEPT_WINDOW"
-    changed = put(gw, name, timeseries(accept="60s"), version=1)
+    changed = put(gw, name, timeseries_config(accept="60s"), version=1)
     assert changed.status_code == 200 and changed.json()["version"] == 2
     until("the wider accept window", lambda: write(gw, name, offset_s=-20).status_code == 200, 5)
     assert requests.get(f"{gw}/v1/namespaces/{name}", headers=ADMIN, timeout=10).json()["applied_version"] == 2
-    stale = put(gw, name, timeseries(accept="30s"), version=1)
+    stale = put(gw, name, timeseries_config(accept="30s"), version=1)
     assert stale.status_code == 409 and stale.json()["error"]["code"] == "VERSION_CONFLICT"
 
     # field_mapping: a new field is searchable once the change is applied: the gateway accepts the
@@ -121,7 +111,7 @@ def test_create_change_and_delete_apply_live(gw, cql, settings):
     assert before.status_code == 400, before.text
     assert (
         put(
-            gw, name, timeseries(accept="60s", fields={"deviceType": "KEYWORD", "region": "KEYWORD"}), version=2
+            gw, name, timeseries_config(accept="60s", fields={"deviceType": "KEYWORD", "region": "KEYWORD"}), version=2
         ).status_code
         == 200
     )
@@ -142,7 +132,10 @@ def test_create_change_and_delete_apply_live(gw, cql, settings):
     relaid = put(
         gw,
         name,
-        {**timeseries(accept="60s", fields={"deviceType": "KEYWORD", "region": "KEYWORD"}), "time_partition": hourly},
+        {
+            **timeseries_config(accept="60s", fields={"deviceType": "KEYWORD", "region": "KEYWORD"}),
+            "time_partition": hourly,
+        },
         version=3,
     )
     assert relaid.status_code == 200, relaid.text
@@ -273,7 +266,7 @@ def test_bad_configs_are_rejected_naming_the_field_and_change_nothing(gw):
         "nothing was created"
     )
 
-    bad_name = put(gw, "Bad-Name", timeseries())
+    bad_name = put(gw, "Bad-Name", timeseries_config())
     assert bad_name.status_code == 400 and bad_name.json()["error"]["code"] == "INVALID_NAMESPACE_NAME"
     malformed = requests.put(
         f"{gw}/v1/namespaces/{name}",
@@ -283,24 +276,24 @@ def test_bad_configs_are_rejected_naming_the_field_and_change_nothing(gw):
     )
     assert malformed.status_code == 400 and malformed.json()["error"]["code"] == "MALFORMED_JSON"
 
-    assert put(gw, name, timeseries()).status_code == 201
+    assert put(gw, name, timeseries_config()).status_code == 201
     try:
         for config, field in [({"kind": "counter", "counter_type": "EVENTUAL"}, "kind")]:
             r = put(gw, name, config)
             assert r.status_code == 400 and r.json()["error"]["field"] == field, r.text
-        assert put(gw, name, timeseries(), version=7).status_code == 409
+        assert put(gw, name, timeseries_config(), version=7).status_code == 409
         bad_version = requests.put(
-            f"{gw}/v1/namespaces/{name}", json=timeseries(), headers={**ADMIN, "If-Match": "soon"}, timeout=10
+            f"{gw}/v1/namespaces/{name}", json=timeseries_config(), headers={**ADMIN, "If-Match": "soon"}, timeout=10
         )
         assert bad_version.status_code == 400 and bad_version.json()["error"]["code"] == "INVALID_VERSION"
         got = requests.get(f"{gw}/v1/namespaces/{name}", headers=ADMIN, timeout=10).json()
-        assert got["version"] == 1 and got["config"] == timeseries(), "the rejected changes left it alone"
-        unchanged = put(gw, name, timeseries())
+        assert got["version"] == 1 and got["config"] == timeseries_config(), "the rejected changes left it alone"
+        unchanged = put(gw, name, timeseries_config())
         assert (
             unchanged.status_code == 200 and unchanged.json()["changed"] is False and unchanged.json()["version"] == 1
         )
         # '.' and '_' name the same keyspace: the second name is refused, naming the first
-        twin = put(gw, name.replace("_", ".", 1), timeseries())
+        twin = put(gw, name.replace("_", ".", 1), timeseries_config())
         assert twin.status_code == 409, twin.text
         assert twin.json()["error"]["code"] == "NAMESPACE_STORAGE_TAKEN" and name in twin.json()["error"]["message"]
         assert (
@@ -310,7 +303,7 @@ def test_bad_configs_are_rejected_naming_the_field_and_change_nothing(gw):
         # time_partition 1d -> 2d -> 1d inside one window: the flip back cancels the pending change (a 500 before)
         for seconds in (172800, 86400):
             tp = {"seconds_per_slice": seconds, "seconds_per_bucket": 3600, "buckets_per_id": 2}
-            flip = put(gw, name, {**timeseries(), "time_partition": tp})
+            flip = put(gw, name, {**timeseries_config(), "time_partition": tp})
             assert flip.status_code == 200, flip.text
         assert "time_partition_history" not in flip.json()["config"]
     finally:
@@ -338,8 +331,8 @@ def test_no_change_is_missed_while_kafka_connect_is_down(stack, gw, wait_healthy
         assert control_plane(gw)["status"] == "DEGRADED", "the data plane still serves"
         assert write(gw, "playback").status_code == 200
         for n in names:
-            assert put(gw, n, timeseries()).status_code == 201
-        assert put(gw, names[0], timeseries(accept="60s"), version=1).status_code == 200
+            assert put(gw, n, timeseries_config()).status_code == 201
+        assert put(gw, names[0], timeseries_config(accept="60s"), version=1).status_code == 200
         assert requests.delete(f"{gw}/v1/namespaces/{names[2]}", headers=ADMIN, timeout=10).status_code == 200
         time.sleep(1)
         assert write(gw, names[1]).status_code == 404, "not streamed while Connect is down"
@@ -376,14 +369,14 @@ def test_the_data_plane_keeps_serving_while_postgres_is_down(stack, gw, wait_hea
             ).status_code
             == 202
         )
-        refused = put(gw, name, timeseries())
+        refused = put(gw, name, timeseries_config())
         assert refused.status_code == 503 and refused.json()["error"]["code"] == "CONTROL_PLANE_UNAVAILABLE"
         stack.up()
         wait_healthy()
 
         # Debezium reconnects (or Connect restarts its task); then changes flow again
         def created():
-            r = put(gw, name, timeseries())
+            r = put(gw, name, timeseries_config())
             return r.status_code in (200, 201)
 
         until("the admin API back", created, 30, 1)
@@ -401,13 +394,13 @@ def test_the_admin_doors_are_closed_by_default(stack, settings, gw):
         r = requests.get(f"{gw}/v1/namespaces", headers={"Authorization": auth} if auth else {}, timeout=10)
         assert r.status_code == 401 and r.json()["error"]["code"] == "UNAUTHORIZED", auth
         assert r.headers["WWW-Authenticate"].startswith("Bearer")
-    assert put(gw, name, timeseries(), auth=False).status_code == 401
+    assert put(gw, name, timeseries_config(), auth=False).status_code == 401
     recount = requests.post(
         f"{gw}/v1/counter/Recount", json={"namespace": "ad_clicks", "counter_name": "x"}, timeout=10
     )
     assert recount.status_code == 401, recount.text
     try:
-        assert put(gw, name, timeseries()).status_code == 201
+        assert put(gw, name, timeseries_config()).status_code == 201
         listed = requests.get(f"{gw}/v1/namespaces", headers=ADMIN, timeout=10)
         assert listed.status_code == 200 and any(n["name"] == "playback" for n in listed.json()["namespaces"])
         assert write(gw, "playback").status_code == 200, "writes need no admin token"

@@ -18,7 +18,7 @@ import pytest
 import requests
 from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka_tail import KafkaTail
-from support import JobRestarts, admin_headers, avro_values, now_iso, until, write_canary
+from support import JobRestarts, admin_headers, avro_values, now_iso, timeseries_config, until, write_canary
 from tally.jobs import Jobs
 
 RUN = uuid.uuid4().hex[:8]
@@ -208,13 +208,7 @@ def corpus() -> list[Case]:
 
 def hostile_configs() -> list[dict]:
     """Namespace configs each wrong in one way (at least 50)."""
-    base = {
-        "kind": "timeseries",
-        "time_partition": {"seconds_per_slice": 86400, "seconds_per_bucket": 3600, "buckets_per_id": 4},
-        "accept_limit": "5s",
-        "retention": {"close_after": "518400s", "delete_after": "604800s"},
-        "index": {"enabled": True, "field_mapping": {"deviceType": "KEYWORD"}, "refresh_interval": "1s"},
-    }
+    base = timeseries_config(partition=(86400, 3600, 4), retention=("518400s", "604800s"))
     out = []
     for path in list(leaves(base))[1:]:
         for v in (None, 0, -5, 2**63, "", "x" * 5000, [], {}, "106752d", "999999999999h", "-1s"):

@@ -15,7 +15,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from kafka_tail import KafkaTail
-from support import admin_headers, avro_values, now_iso, until
+from support import admin_headers, avro_values, now_iso, timeseries_config, until
 from tally.jobs import Jobs
 
 DAY_US, HOUR_US = 86_400_000_000, 3_600_000_000  # playback: daily slices, hourly buckets, 4 event buckets
@@ -488,13 +488,7 @@ def test_retention_closes_slices_and_drops_their_tables_and_indexes(stack, setti
     name = f"it_retention_{uuid.uuid4().hex[:6]}"
     gw = stack.component("gateway").url()
     admin = admin_headers()
-    config = {
-        "kind": "timeseries",
-        "time_partition": {"seconds_per_slice": 60, "seconds_per_bucket": 10, "buckets_per_id": 1},
-        "accept_limit": "600s",
-        "retention": {"close_after": "5s", "delete_after": "10s"},
-        "index": {"enabled": True, "field_mapping": {"k": "KEYWORD"}, "refresh_interval": "1s"},
-    }
+    config = timeseries_config(accept="600s", fields={"k": "KEYWORD"}, partition=(60, 10, 1), retention=("5s", "10s"))
     made = requests.put(f"{gw}/v1/namespaces/{name}", json=config, headers=admin, timeout=10)
     assert made.status_code == 201, made.text
     try:
