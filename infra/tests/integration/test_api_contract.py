@@ -214,7 +214,12 @@ def test_the_namespace_parser_knows_every_documented_config_field(gw):
     counter = {
         "kind": "counter",
         "counter_type": "EVENTUAL",
-        "time_partition": {"seconds_per_slice": 86400, "seconds_per_bucket": 3600, "buckets_per_id": 2},
+        "time_partition": {
+            "seconds_per_slice": 86400,
+            "seconds_per_bucket": 3600,
+            "buckets_per_id": 2,
+            "event_buckets_by": "event_id",
+        },
         "accept_limit": "5s",
         "retention": {"close_after": "6d", "delete_after": "7d"},
         "index": {"enabled": False, "field_mapping": {}, "refresh_interval": "1s"},
@@ -225,6 +230,7 @@ def test_the_namespace_parser_knows_every_documented_config_field(gw):
                 "seconds_per_slice": 86400,
                 "seconds_per_bucket": 3600,
                 "buckets_per_id": 1,
+                "event_buckets_by": "event_id",
             }
         ],
     }

@@ -703,3 +703,97 @@ def test_a_read_past_its_deadline_returns_early_with_a_token_and_loses_nothing(
         assert pages > 1, "the deadline should have cut the read into pages"
     finally:
         process.stop(ref, timeout=20)
+
+
+def test_event_buckets_by_time_hold_consecutive_ranges_and_read_newest_first(stack, cql, writer_running):
+    """A namespace whose event buckets are by time (time_partition.event_buckets_by: event_time):
+    the writer puts each event in the quarter of its hour its time falls in, a retried write is an
+    identical upsert in the same partition, and ReadEventRecords, which asks the newest quarter
+    first, gives every event once, newest first and ids ascending at one time, in pages of any size."""
+    name = f"it_by_time_{uuid.uuid4().hex[:6]}"
+    gw = stack.component("gateway").url()
+    admin = admin_headers()
+    config = timeseries_config(accept="7200s", partition=(86400, 3600, 4))
+    config["time_partition"]["event_buckets_by"] = "event_time"
+    made = requests.put(f"{gw}/v1/namespaces/{name}", json=config, headers=admin, timeout=10)
+    assert made.status_code == 201, made.text
+    try:
+        got = requests.get(f"{gw}/v1/namespaces/{name}", headers=admin, timeout=10).json()
+        assert got["config"]["time_partition"]["event_buckets_by"] == "event_time"
+        until(
+            "the namespace's first slices",
+            lambda: list(cql.execute("SELECT table_name FROM tally_meta.slices WHERE namespace = %s", (name,))),
+            180,
+            0.5,
+        )
+        tsid, now_us = f"bytime-{uuid.uuid4().hex[:8]}", micros(now_iso())
+        written = {}  # (time, id) -> items
+        events = []
+        for n in range(240):  # one every 20 s over the last 80 minutes: two or three hours, every quarter
+            t = now_us - 5_000_000 - n * 20_000_000
+            items = [{"eventItemKey": "deviceType", "eventItemValue": b64("tv")}]
+            if n % 5 == 0:
+                items.append({"eventItemKey": "n", "eventItemValue": b64(str(n))})
+            events.append({"timeSeriesId": tsid, "eventTime": iso_us(t), "eventId": f"e{n:03d}", "items": items})
+        tie = now_us - 600_000_000  # three events at one instant: one partition, ids ascending
+        for eid in ("t-b", "t-a", "t-c"):
+            items = [{"eventItemKey": "deviceType", "eventItemValue": b64("ios")}]
+            events.append({"timeSeriesId": tsid, "eventTime": iso_us(tie), "eventId": eid, "items": items})
+        for e in events:
+            e["eventItems"] = e.pop("items")
+            written[(micros(e["eventTime"]), e["eventId"])] = len(e["eventItems"])
+        for start in range(0, len(events), 100):
+            batch = events[start : start + 100]
+            for _ in range(2):  # the retry of an acknowledged write stores nothing twice
+                r = requests.post(
+                    f"{gw}/v1/timeseries/WriteEventRecordsSync", json={"namespace": name, "events": batch}, timeout=30
+                )
+                assert r.status_code == 200, r.text
+        keyspace = "ns_" + name
+
+        def rows() -> list:
+            out = []
+            for day in sorted({datetime.fromtimestamp(t / 1e6, UTC).strftime("%Y%m%d") for t, _ in written}):
+                for bucket in sorted({(t % DAY_US) // HOUR_US for t, _ in written}):
+                    out += list(
+                        cql.execute(
+                            f"SELECT time_bucket, event_bucket, event_time, event_id, event_item_key "
+                            f"FROM {keyspace}.events_{day} WHERE time_series_id = %s AND time_bucket = %s "
+                            "AND event_bucket IN (0, 1, 2, 3)",
+                            (tsid, bucket),
+                        )
+                    )
+            return out
+
+        total = sum(written.values())
+        stored = until("every row stored", lambda: (lambda r: r if len(r) >= total else None)(rows()), 120, 0.5)
+        assert len(stored) == total, "a retried write is an identical upsert"
+        for r in stored:  # each row in the quarter of its hour its time falls in
+            assert r.time_bucket == (r.event_time % DAY_US) // HOUR_US
+            assert r.event_bucket == (r.event_time % HOUR_US) // (HOUR_US // 4), (r.event_time, r.event_bucket)
+        assert len({r.event_bucket for r in stored}) == 4
+        expected = [eid for (t, eid) in sorted(written, key=lambda k: (-k[0], k[1]))]
+        interval = {"start": iso_us(now_us - 2 * HOUR_US), "end": iso_us(now_us + 60_000_000)}
+        for size in (7, 50, 100, 1000):
+            got, token = [], None
+            while True:
+                body = {"namespace": name, "timeSeriesId": tsid, "timeInterval": interval, "pageSize": size}
+                r = requests.post(
+                    f"{gw}/v1/timeseries/ReadEventRecords",
+                    json={**body, **({"pageToken": token} if token else {})},
+                    timeout=30,
+                )
+                assert r.status_code == 200, r.text
+                got += [(e["eventId"], len(e["eventItems"])) for e in r.json()["events"]]
+                token = r.json().get("nextPageToken")
+                if not token:
+                    break
+            assert [i for i, _ in got] == expected, f"pages of {size}"
+            items = {eid: n for (_, eid), n in written.items()}
+            assert all(n == items[i] for i, n in got), f"pages of {size}: every event with all its items"
+    finally:
+        requests.delete(f"{gw}/v1/namespaces/{name}", headers=admin, timeout=10)
+
+
+def iso_us(micros_: int) -> str:
+    return datetime.fromtimestamp(micros_ / 1e6, UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")

@@ -37,7 +37,29 @@ public record NamespaceConfig(
         }
     }
 
-    public record TimePartition(long secondsPerSlice, long secondsPerBucket, int bucketsPerId) {}
+    /**
+     * How a time bucket's events are spread over its buckets_per_id partitions (config key
+     * time_partition.event_buckets_by).
+     */
+    public enum EventBuckets {
+        /** By a hash of the event id: a burst at one instant spreads over every partition (the default). */
+        EVENT_ID,
+        /**
+         * By event time: the time bucket is cut into buckets_per_id equal, consecutive ranges, one a
+         * partition (the TimeSeries article: an event lands in its event bucket "as a factor of the
+         * event_time"). A read newest first then asks one partition after another and stops when its
+         * page is full; a burst at one instant stays in one partition.
+         */
+        EVENT_TIME
+    }
+
+    public record TimePartition(
+            long secondsPerSlice, long secondsPerBucket, int bucketsPerId, EventBuckets eventBuckets) {
+        /** Events spread by their id's hash, the default. */
+        public TimePartition(long secondsPerSlice, long secondsPerBucket, int bucketsPerId) {
+            this(secondsPerSlice, secondsPerBucket, bucketsPerId, EventBuckets.EVENT_ID);
+        }
+    }
 
     /**
      * A time_partition the namespace had before a change: it lays out the slices before

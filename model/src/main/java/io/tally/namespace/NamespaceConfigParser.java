@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tally.model.elasticsearch.DocumentFields;
 import io.tally.namespace.NamespaceConfig.CounterType;
 import io.tally.namespace.NamespaceConfig.EarlierPartition;
+import io.tally.namespace.NamespaceConfig.EventBuckets;
 import io.tally.namespace.NamespaceConfig.FieldType;
 import io.tally.namespace.NamespaceConfig.Index;
 import io.tally.namespace.NamespaceConfig.Kind;
@@ -34,6 +35,12 @@ public final class NamespaceConfigParser {
 
     private static final Set<String> TOP =
             Set.of("kind", "counter_type", "time_partition", "accept_limit", "retention", "index", "rollup", HISTORY);
+
+    /** How a time bucket's events spread over its partitions: event_id (default) or event_time. */
+    public static final String EVENT_BUCKETS_BY = "event_buckets_by";
+
+    private static final Set<String> PARTITION_KEYS =
+            Set.of("seconds_per_slice", "seconds_per_bucket", "buckets_per_id", EVENT_BUCKETS_BY);
 
     /** Defaults for absent keys (the TimeSeries article's values). */
     static final TimePartition DEFAULT_PARTITION = new TimePartition(86_400, 3_600, 4);
@@ -102,7 +109,7 @@ public final class NamespaceConfigParser {
             return DEFAULT_PARTITION;
         }
         object(n, "time_partition");
-        knownKeys(n, Set.of("seconds_per_slice", "seconds_per_bucket", "buckets_per_id"), "time_partition.");
+        knownKeys(n, PARTITION_KEYS, "time_partition.");
         long slice = longIn(
                 n, "seconds_per_slice", "time_partition.", 60, 366L * 86_400, DEFAULT_PARTITION.secondsPerSlice());
         long bucket =
@@ -118,7 +125,14 @@ public final class NamespaceConfigParser {
                     slice + " neither divides nor is a multiple of a day (slices must align to UTC days)");
         }
         int perId = (int) longIn(n, "buckets_per_id", "time_partition.", 1, 64, DEFAULT_PARTITION.bucketsPerId());
-        return new TimePartition(slice, bucket, perId);
+        JsonNode by = n.get(EVENT_BUCKETS_BY);
+        if (by != null && !by.isNull() && !by.isTextual()) {
+            throw new InvalidConfigException("time_partition." + EVENT_BUCKETS_BY, "must be event_id or event_time");
+        }
+        EventBuckets spread = by == null || by.isNull()
+                ? DEFAULT_PARTITION.eventBuckets()
+                : enumOf(EventBuckets.class, by.asText(), "time_partition." + EVENT_BUCKETS_BY);
+        return new TimePartition(slice, bucket, perId, spread);
     }
 
     private static List<EarlierPartition> history(JsonNode n, TimePartition current) {
@@ -127,14 +141,17 @@ public final class NamespaceConfigParser {
         }
         if (!n.isArray()) {
             throw new InvalidConfigException(
-                    HISTORY, "must be a list of {until, seconds_per_slice, seconds_per_bucket, buckets_per_id}");
+                    HISTORY,
+                    "must be a list of {until, seconds_per_slice, seconds_per_bucket, buckets_per_id, event_buckets_by}");
         }
         List<EarlierPartition> out = new ArrayList<>();
         for (int i = 0; i < n.size(); i++) {
             String f = HISTORY + "[" + i + "]";
             JsonNode e = n.get(i);
             object(e, f);
-            knownKeys(e, Set.of("until", "seconds_per_slice", "seconds_per_bucket", "buckets_per_id"), f + ".");
+            Set<String> keys = new java.util.HashSet<>(PARTITION_KEYS);
+            keys.add("until");
+            knownKeys(e, keys, f + ".");
             long until;
             try {
                 until = java.time.Instant.parse(text(e, "until", true)).toEpochMilli() * 1000;
@@ -170,7 +187,7 @@ public final class NamespaceConfigParser {
 
     /** A history entry as JSON (the control plane writes it into the stored config). */
     public static com.fasterxml.jackson.databind.node.ObjectNode historyEntry(EarlierPartition e) {
-        return JSON.createObjectNode()
+        com.fasterxml.jackson.databind.node.ObjectNode entry = JSON.createObjectNode()
                 .put(
                         "until",
                         java.time.Instant.EPOCH
@@ -179,6 +196,10 @@ public final class NamespaceConfigParser {
                 .put("seconds_per_slice", e.partition().secondsPerSlice())
                 .put("seconds_per_bucket", e.partition().secondsPerBucket())
                 .put("buckets_per_id", e.partition().bucketsPerId());
+        if (e.partition().eventBuckets() != EventBuckets.EVENT_ID) { // configs stored before the key stay as they were
+            entry.put(EVENT_BUCKETS_BY, e.partition().eventBuckets().name().toLowerCase(Locale.ROOT));
+        }
+        return entry;
     }
 
     private static Retention retention(JsonNode n) {

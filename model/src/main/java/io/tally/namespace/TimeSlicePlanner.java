@@ -3,6 +3,7 @@ package io.tally.namespace;
 import io.tally.model.cassandra.SliceTable;
 import io.tally.model.elasticsearch.IndexNames;
 import io.tally.namespace.NamespaceConfig.EarlierPartition;
+import io.tally.namespace.NamespaceConfig.EventBuckets;
 import io.tally.namespace.NamespaceConfig.TimePartition;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -13,7 +14,7 @@ import java.util.List;
 /**
  * Where an event of a namespace lives: its time slice (a Cassandra table and an Elasticsearch
  * index), its time bucket within the slice, and its event bucket (which spreads a burst of one
- * time series over several partitions). Slices are aligned to the UTC epoch, start-inclusive
+ * time series over several partitions, or cuts the time bucket into consecutive ranges). Slices are aligned to the UTC epoch, start-inclusive
  * and end-exclusive, so consecutive slices tile time with no gaps and no overlaps; there is no
  * daylight saving in UTC. Pure arithmetic: the writer job and the readers plan alike.
  *
@@ -35,9 +36,29 @@ public final class TimeSlicePlanner {
             String tableName,
             String indexName,
             long bucketMicros,
-            int bucketsPerId) {
+            int bucketsPerId,
+            EventBuckets eventBuckets) {
         public boolean contains(long micros) {
             return micros >= startMicros && micros < endMicros;
+        }
+
+        /** Whether each event bucket holds one range of event time, the later buckets the later times. */
+        public boolean eventBucketsByTime() {
+            return eventBuckets == EventBuckets.EVENT_TIME && bucketsPerId > 1;
+        }
+
+        /**
+         * The event times [first, end) event bucket `eventBucket` of time bucket `timeBucket` holds,
+         * when the slice's event buckets are by time ({@link #eventBucketsByTime}): offset o into the
+         * time bucket lands in floor(o * bucketsPerId / bucketMicros), so bucket k starts at
+         * ceil(k * bucketMicros / bucketsPerId).
+         */
+        public long[] eventBucketTimes(int timeBucket, int eventBucket) {
+            long base = startMicros + timeBucket * bucketMicros;
+            return new long[] {
+                base + ceilDiv(eventBucket * bucketMicros, bucketsPerId),
+                base + ceilDiv((eventBucket + 1) * bucketMicros, bucketsPerId)
+            };
         }
     }
 
@@ -45,7 +66,8 @@ public final class TimeSlicePlanner {
     public record Placement(Slice slice, int timeBucket, int eventBucket) {}
 
     /** A partition and the instant it stops applying (Long.MAX_VALUE for the current one). */
-    private record Epoch(long untilMicros, long sliceMicros, long bucketMicros, int bucketsPerId) {}
+    private record Epoch(
+            long untilMicros, long sliceMicros, long bucketMicros, int bucketsPerId, EventBuckets eventBuckets) {}
 
     private final String namespace;
     private final List<Epoch> epochs = new ArrayList<>();
@@ -86,7 +108,12 @@ public final class TimeSlicePlanner {
     }
 
     private static Epoch epoch(long until, TimePartition p) {
-        return new Epoch(until, p.secondsPerSlice() * 1_000_000L, p.secondsPerBucket() * 1_000_000L, p.bucketsPerId());
+        return new Epoch(
+                until,
+                p.secondsPerSlice() * 1_000_000L,
+                p.secondsPerBucket() * 1_000_000L,
+                p.bucketsPerId(),
+                p.eventBuckets());
     }
 
     private Epoch epochOf(long micros) {
@@ -111,17 +138,22 @@ public final class TimeSlicePlanner {
                 SliceTable.name(suffix),
                 IndexNames.sliceIndex(namespace, suffix),
                 e.bucketMicros,
-                e.bucketsPerId);
+                e.bucketsPerId,
+                e.eventBuckets);
     }
 
     /**
-     * @param eventId the event's id; its hash picks the event bucket, so a retried event
-     *     (same id) always lands in the same partition and its write is an identical upsert
+     * @param eventId the event's id; its hash picks the event bucket (unless the slice's event
+     *     buckets are by time), so a retried event (same id and time) always lands in the same
+     *     partition and its write is an identical upsert
      */
     public Placement place(long eventTimeMicros, String eventId) {
         Slice slice = sliceOf(eventTimeMicros);
-        int timeBucket = (int) ((eventTimeMicros - slice.startMicros()) / slice.bucketMicros());
-        int eventBucket = Math.floorMod(stableHash(eventId), slice.bucketsPerId());
+        long offset = eventTimeMicros - slice.startMicros();
+        int timeBucket = (int) (offset / slice.bucketMicros());
+        int eventBucket = slice.eventBuckets() == EventBuckets.EVENT_TIME
+                ? (int) (offset % slice.bucketMicros() * slice.bucketsPerId() / slice.bucketMicros())
+                : Math.floorMod(stableHash(eventId), slice.bucketsPerId());
         return new Placement(slice, timeBucket, eventBucket);
     }
 
@@ -168,6 +200,11 @@ public final class TimeSlicePlanner {
     }
 
     /** A hash that is the same in every JVM and release (String.hashCode is, by its spec). */
+    /** a / b rounded up, for a >= 0 and b > 0 (Math.ceilDiv is Java 18's). */
+    static long ceilDiv(long a, long b) {
+        return (a + b - 1) / b;
+    }
+
     static int stableHash(String s) {
         return s.hashCode() * 0x9E3779B9;
     }

@@ -110,4 +110,26 @@ class NamespaceChangeTest {
                 .isInstanceOf(InvalidConfigException.class)
                 .hasMessageContaining("boundary");
     }
+
+    @Test
+    void eventBucketsByTimeIsAPartitionOfItsOwnAndKeptInTheHistory() {
+        NamespaceConfig byTime = NamespaceConfigParser.parse(
+                "p", "{\"kind\":\"timeseries\",\"time_partition\":{\"event_buckets_by\":\"EVENT_TIME\"}}");
+        assertThat(byTime.timePartition().eventBuckets()).isEqualTo(NamespaceConfig.EventBuckets.EVENT_TIME);
+        NamespaceConfig byId = NamespaceConfigParser.parse("p", "{\"kind\":\"timeseries\"}");
+        assertThat(byId.timePartition().eventBuckets()).isEqualTo(NamespaceConfig.EventBuckets.EVENT_ID);
+        // a change of the spread alone is a change of partition (a retried event must find its old partition)
+        assertThat(byTime.timePartition()).isNotEqualTo(byId.timePartition());
+        var entry = NamespaceConfigParser.historyEntry(
+                new NamespaceConfig.EarlierPartition(1_795_737_600_000_000L, byTime.timePartition()));
+        assertThat(entry.get("event_buckets_by").asText()).isEqualTo("event_time");
+        NamespaceConfig later = NamespaceConfigParser.parse(
+                "p", "{\"kind\":\"timeseries\",\"time_partition_history\":[" + entry + "]}");
+        assertThat(later.partitionHistory().get(0).partition()).isEqualTo(byTime.timePartition());
+        // configs stored before the key existed are written back as they were
+        assertThat(NamespaceConfigParser.historyEntry(
+                                new NamespaceConfig.EarlierPartition(1_795_737_600_000_000L, byId.timePartition()))
+                        .has("event_buckets_by"))
+                .isFalse();
+    }
 }

@@ -40,6 +40,8 @@ class NamespaceConfigParserTest {
                 "{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":86400,\"seconds_per_bucket\":7000}}|time_partition.seconds_per_bucket",
                 "{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":\"big\"}}|time_partition.seconds_per_slice",
                 "{\"kind\":\"timeseries\",\"time_partition\":{\"buckets_per_id\":0}}|time_partition.buckets_per_id",
+                "{\"kind\":\"timeseries\",\"time_partition\":{\"event_buckets_by\":\"random\"}}|time_partition.event_buckets_by",
+                "{\"kind\":\"timeseries\",\"time_partition\":{\"event_buckets_by\":4}}|time_partition.event_buckets_by",
                 "{\"kind\":\"timeseries\",\"retention\":{\"close_after\":\"10s\",\"delete_after\":\"5s\"}}|retention.delete_after",
                 "{\"kind\":\"timeseries\",\"index\":{\"field_mapping\":{\"a-b\":\"KEYWORD\"}}}|index.field_mapping.a-b",
                 "{\"kind\":\"timeseries\",\"index\":{\"field_mapping\":{\"ok\":\"BLOB\"}}}|index.field_mapping.ok",

@@ -129,4 +129,46 @@ class TimeSlicePlannerTest {
         long b = TimeSlicePlanner.changeBoundary(day, twoDays, micros("2026-11-22T00:00:01Z"));
         assertThat(b % 172_800_000_000L).isZero();
     }
+
+    @Test
+    void eventBucketsByTimeCutTheTimeBucketIntoConsecutiveRanges() {
+        TimeSlicePlanner byTime = new TimeSlicePlanner(
+                "playback", new TimePartition(86_400, 3_600, 4, NamespaceConfig.EventBuckets.EVENT_TIME));
+        long hour = micros("2026-11-22T12:00:00Z");
+        assertThat(byTime.place(hour, "a").eventBucket()).isZero();
+        assertThat(byTime.place(hour + 899_999_999L, "a").eventBucket()).isZero();
+        assertThat(byTime.place(hour + 900_000_000L, "a").eventBucket()).isEqualTo(1);
+        assertThat(byTime.place(hour + 3_599_999_999L, "b").eventBucket()).isEqualTo(3);
+        assertThat(byTime.place(hour + 3_600_000_000L, "b").timeBucket()).isEqualTo(13);
+        assertThat(byTime.place(hour + 3_600_000_000L, "b").eventBucket()).isZero();
+        // a burst at one instant stays in one partition, whatever its ids
+        Set<Integer> used = new HashSet<>();
+        for (int i = 0; i < 100; i++) {
+            used.add(byTime.place(hour + 1_000_000L, "id-" + i).eventBucket());
+        }
+        assertThat(used).containsExactly(0);
+        Slice s = byTime.sliceOf(hour);
+        assertThat(s.eventBucketsByTime()).isTrue();
+        assertThat(daily.sliceOf(hour).eventBucketsByTime()).isFalse();
+        assertThat(s.eventBucketTimes(12, 1)).containsExactly(hour + 900_000_000L, hour + 1_800_000_000L);
+    }
+
+    @Test
+    void anEventBucketsTimesHoldExactlyTheEventsPlacedInIt() {
+        // 7 buckets do not divide an hour of microseconds: the ranges still tile it with no gap
+        TimeSlicePlanner byTime = new TimeSlicePlanner(
+                "playback", new TimePartition(86_400, 3_600, 7, NamespaceConfig.EventBuckets.EVENT_TIME));
+        long hour = micros("2026-11-22T05:00:00Z");
+        Slice s = byTime.sliceOf(hour);
+        long previousEnd = hour;
+        for (int b = 0; b < 7; b++) {
+            long[] range = s.eventBucketTimes(5, b);
+            assertThat(range[0]).isEqualTo(previousEnd);
+            for (long t : new long[] {range[0], range[0] + 1, range[1] - 2, range[1] - 1}) {
+                assertThat(byTime.place(t, "e").eventBucket()).as("t=%d", t).isEqualTo(b);
+            }
+            previousEnd = range[1];
+        }
+        assertThat(previousEnd).isEqualTo(hour + 3_600_000_000L);
+    }
 }

@@ -27,6 +27,20 @@ final class RowsPerEvent {
         return filtered ? filteredRowsPerFetch(events, eventBuckets) : rowsPerFetch(events, eventBuckets, estimate);
     }
 
+    /**
+     * Rows to ask one partition for when partitions are read one after another, newest first
+     * (event buckets by time): the page's events and one more (to know whether there are more),
+     * with a margin for events of more items than the estimate, not a share of several partitions.
+     */
+    int fetchSizeInOrder(int events, boolean filtered) {
+        return filtered ? filteredRowsPerFetch(events, 1) : rowsInOrder(events, estimate);
+    }
+
+    static int rowsInOrder(int events, double rowsPerEvent) {
+        double rows = (Math.max(1, events) + 1) * Math.max(1.0, rowsPerEvent);
+        return (int) Math.min(5_000, Math.ceil(rows * 1.05) + 4);
+    }
+
     /** The events of a page served without a filter: the rows they took, into the estimate. */
     void observe(List<TimeSeriesQueries.Event> page) {
         long rows = 0;

@@ -177,7 +177,9 @@ public final class TimeSeriesQueries {
                     break outer;
                 }
                 bucketsRead++;
-                int rowsPerFetch = perEvent.fetchSize(want - page.size(), slice.bucketsPerId(), !filters.isEmpty());
+                int rowsPerFetch = slice.eventBucketsByTime()
+                        ? perEvent.fetchSizeInOrder(want - page.size(), !filters.isEmpty())
+                        : perEvent.fetchSize(want - page.size(), slice.bucketsPerId(), !filters.isEmpty());
                 EventMerge merged = bucket(ns, slice, tsid, buckets[i], lo, hi, rowsPerFetch);
                 while (merged.hasNext()) {
                     Event e = merged.next();
@@ -236,6 +238,10 @@ public final class TimeSeriesQueries {
                 keyspace + "." + slice.tableName(),
                 t -> session.prepare(SliceTable.selectRange(keyspace, slice.tableName())));
         int n = slice.bucketsPerId();
+        if (slice.eventBucketsByTime()) {
+            return new EventMerge(
+                    List.of(newestBucketFirst(session, ps, slice, tsid, timeBucket, lo, hi, rowsPerFetch)));
+        }
         if (n == 1) {
             var statement = ps.bind(tsid, timeBucket, 0, lo, hi).setPageSize(rowsPerFetch);
             return new EventMerge(List.of(new ItemRows(queries, queries.issue(() -> session.executeAsync(statement)))));
@@ -262,6 +268,68 @@ public final class TimeSeriesQueries {
                     }));
         }
         return new EventMerge(partitions);
+    }
+
+    /**
+     * A time bucket whose event buckets are by time: each holds one range of it, the later ranges
+     * the later buckets, so their rows read one bucket after another, newest first, are already
+     * in the slice's order. A bucket is asked for only when the reader has taken every row of the
+     * ones after it: a page the newest bucket fills costs Cassandra one partition read, where the
+     * buckets of an id's hash cost one a bucket (a hand-off to its read stage each).
+     */
+    private Iterator<ItemRows.ItemRow> newestBucketFirst(
+            CqlSession session,
+            PreparedStatement ps,
+            Slice slice,
+            String tsid,
+            int timeBucket,
+            long lo,
+            long hi,
+            int rowsPerFetch) {
+        List<Supplier<Iterator<ItemRows.ItemRow>>> buckets = new ArrayList<>();
+        for (int b = slice.bucketsPerId() - 1; b >= 0; b--) {
+            long[] times = slice.eventBucketTimes(timeBucket, b);
+            long from = Math.max(lo, times[0]);
+            long to = Math.min(hi, times[1] - 1);
+            if (from > to) {
+                continue;
+            }
+            int eventBucket = b;
+            buckets.add(() -> {
+                var statement = ps.bind(tsid, timeBucket, eventBucket, from, to).setPageSize(rowsPerFetch);
+                return new ItemRows(queries, queries.issue(() -> session.executeAsync(statement)));
+            });
+        }
+        return new ConcatenatedRows(buckets);
+    }
+
+    /** Iterators taken one after another, each made only when the one before it is used up. */
+    static final class ConcatenatedRows implements Iterator<ItemRows.ItemRow> {
+        private final Iterator<Supplier<Iterator<ItemRows.ItemRow>>> next;
+        private Iterator<ItemRows.ItemRow> current = Collections.emptyIterator();
+
+        ConcatenatedRows(List<Supplier<Iterator<ItemRows.ItemRow>>> parts) {
+            this.next = parts.iterator();
+        }
+
+        @Override
+        public boolean hasNext() {
+            while (!current.hasNext()) {
+                if (!next.hasNext()) {
+                    return false;
+                }
+                current = next.next().get();
+            }
+            return true;
+        }
+
+        @Override
+        public ItemRows.ItemRow next() {
+            if (!hasNext()) {
+                throw new java.util.NoSuchElementException();
+            }
+            return current.next();
+        }
     }
 
     /**

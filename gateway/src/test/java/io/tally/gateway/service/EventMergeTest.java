@@ -98,6 +98,42 @@ class EventMergeTest {
     }
 
     @Test
+    void partitionsReadInOrderAreAskedForThePageAndOneMoreEvent() {
+        // event buckets by time: one partition at a time, no share of several to spread over
+        assertThat(RowsPerEvent.rowsInOrder(100, 1.0)).isEqualTo(111); // 101 events, 5% and 4 more
+        assertThat(RowsPerEvent.rowsInOrder(100, 2.0)).isEqualTo(217);
+        assertThat(RowsPerEvent.rowsInOrder(1_000_000, 1.0)).isEqualTo(5_000);
+    }
+
+    @Test
+    void concatenatedPartitionsAreOpenedOnlyWhenTheOnesBeforeThemAreUsedUp() {
+        List<String> opened = new ArrayList<>();
+        List<java.util.function.Supplier<Iterator<ItemRow>>> parts = List.of(
+                () -> {
+                    opened.add("newest");
+                    return List.of(row(30, "c", "k"), row(20, "b", "k"), row(15, "b2", "k"))
+                            .iterator();
+                },
+                () -> {
+                    opened.add("empty");
+                    return java.util.Collections.emptyIterator();
+                },
+                () -> {
+                    opened.add("oldest");
+                    return List.of(row(10, "a", "k")).iterator();
+                });
+        EventMerge merged = new EventMerge(List.of(new TimeSeriesQueries.ConcatenatedRows(parts)));
+        assertThat(merged.next().eventId()).isEqualTo("c");
+        assertThat(opened).containsExactly("newest");
+        assertThat(merged.next().eventId()).isEqualTo("b");
+        // an event's items are grouped by looking one row past it: the last one's look opens the next
+        assertThat(merged.next().eventId()).isEqualTo("b2");
+        assertThat(merged.next().eventId()).isEqualTo("a");
+        assertThat(opened).containsExactly("newest", "empty", "oldest");
+        assertThat(merged.hasNext()).isFalse();
+    }
+
+    @Test
     void theRowsAnEventTakesFollowThePagesRead() {
         RowsPerEvent r = new RowsPerEvent();
         assertThat(r.estimate()).isEqualTo(1.0);

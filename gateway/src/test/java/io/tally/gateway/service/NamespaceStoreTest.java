@@ -80,4 +80,21 @@ class NamespaceStoreTest {
             assertThat(e.field()).isEqualTo("time_partition");
         }
     }
+
+    @Test
+    void eventBucketsByTimeApplyFromTheSliceAfterTheOnesThatExist() throws Exception {
+        // a retried event must find its partition: the slices made keep their spread
+        NamespaceStore.Row byId = new NamespaceStore.Row("p", "timeseries", partition(86_400), 1, "");
+        JsonNode byTime = json("{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":86400,"
+                + "\"seconds_per_bucket\":3600,\"buckets_per_id\":4,\"event_buckets_by\":\"event_time\"}}");
+        JsonNode stored = NamespaceStore.withHistory(
+                byId, NamespaceConfigParser.parse("p", byTime), byTime, micros("2026-11-22T13:00:00Z"));
+        JsonNode earlier = stored.get("time_partition_history").get(0);
+        assertThat(earlier.get("until").asText()).isEqualTo("2026-11-24T00:00:00Z");
+        assertThat(earlier.has("event_buckets_by")).isFalse(); // by id, the default
+        NamespaceConfig parsed = NamespaceConfigParser.parse("p", stored);
+        assertThat(parsed.timePartition().eventBuckets()).isEqualTo(NamespaceConfig.EventBuckets.EVENT_TIME);
+        assertThat(parsed.partitionHistory().get(0).partition().eventBuckets())
+                .isEqualTo(NamespaceConfig.EventBuckets.EVENT_ID);
+    }
 }
