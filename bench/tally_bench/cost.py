@@ -96,12 +96,14 @@ def events(n: int, namespace: str = "playback"):
 
 
 READ_NAMESPACE = "bench_ts"  # a two-day accept window: the read's id is filled in advance
+#: the same namespace with its event buckets by time: a page from the newest partition alone
+READ_NAMESPACE_BY_TIME = "bench_ts_by_time"
 READ_EVENTS = 10_000
 
 
-def read_first_page(run: str, i: int) -> dict:
+def read_first_page(run: str, i: int, namespace: str = READ_NAMESPACE) -> dict:
     return {
-        "namespace": READ_NAMESPACE,
+        "namespace": namespace,
         "timeSeriesId": f"cost-read-{run}",
         "timeInterval": {"start": now_iso(-7200), "end": now_iso(60)},
         "pageSize": 100,
@@ -205,6 +207,15 @@ def operations() -> list[Operation]:
             200,
             1,
             read_first_page,
+            2,
+        ),
+        Operation(
+            "read_first_page_by_time",
+            f"ReadEventRecords, the same page, event buckets by time ({READ_NAMESPACE_BY_TIME})",
+            ts + "ReadEventRecords",
+            200,
+            1,
+            lambda run, i: read_first_page(run, i, READ_NAMESPACE_BY_TIME),
             2,
         ),
         Operation(
@@ -373,9 +384,18 @@ def answer(r: requests.Response) -> dict:
         raise RuntimeError(f"{r.url} answered {r.status_code} without JSON: {r.text[:200]!r}") from e
 
 
+READS = ("read_first_page", "read_first_page_by_time", "search")
+
+
 def fill_read_id(stack: Stack, run: str, say) -> None:
-    """READ_EVENTS events of one id over the last hour (one hour bucket) in bench_ts, stored and
-    indexed before the reads are measured; their deviceType is the run id (the search's value)."""
+    """READ_EVENTS events of one id over the last hour (one hour bucket) in bench_ts and in
+    bench_ts_by_time, stored and indexed before the reads are measured; their deviceType is the run
+    id (the search's value)."""
+    for namespace in (READ_NAMESPACE, READ_NAMESPACE_BY_TIME):
+        fill_read_namespace(stack, run, namespace)
+
+
+def fill_read_namespace(stack: Stack, run: str, namespace: str) -> None:
     gw = stack.component("gateway").url()
     now_us = int(time.time() * 1e6)
     value = base64.b64encode(run.encode()).decode()
@@ -390,10 +410,10 @@ def fill_read_id(stack: Stack, run: str, say) -> None:
             for k in range(1000)
         ]
         r = requests.post(
-            f"{gw}/v1/timeseries/WriteEventRecordsSync", json={"namespace": READ_NAMESPACE, "events": batch}, timeout=60
+            f"{gw}/v1/timeseries/WriteEventRecordsSync", json={"namespace": namespace, "events": batch}, timeout=60
         )
         r.raise_for_status()
-    body = read_first_page(run, 0)
+    body = read_first_page(run, 0, namespace)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         got = answer(requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30))
@@ -439,13 +459,13 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
     # its path (a gateway's first seconds after a start cost several times its steady CPU)
     say(f"warm-up: each operation for {WARMUP_S:g} s, not measured ...")
     warm = uuid.uuid4().hex[:8]
-    if any(o.name in ("read_first_page", "search") for o in ops):
+    if any(o.name in READS for o in ops):
         fill_read_id(stack, warm, say)
     for o in ops:
         attack_lazy(exe, gw + o.path, lambda i, o=o: o.body(warm, i), o.rate, WARMUP_S)
     for k in range(runs):
         run = uuid.uuid4().hex[:8]
-        if any(o.name in ("read_first_page", "search") for o in ops):
+        if any(o.name in READS for o in ops):
             say(f"round {k + 1}: {READ_EVENTS:,} events of one id for the reads ...")
             fill_read_id(stack, run, say)
         for o in ops:

@@ -121,11 +121,15 @@ def rows(out: Path) -> list[tuple[str, str, str, str, str]]:
     r = (reads or {}).get("rates", {}).get("500")
     if r:
         met = r["p99_ms"]["median"] < 10 and r["success"]["min"] == 1.0
+        reached = f"p99 {_range(r['p99_ms'])} ms, success {r['success']['min']:.4f}"
+        by_time = (reads.get("by_time") or {}).get("rates", {}).get("500")
+        if by_time:  # the same page in a namespace whose event buckets are by time (an option, not the default)
+            reached += f"; event buckets by time: p99 {_range(by_time['p99_ms'])} ms"
         found.append(
             (
                 figure,
                 "p99 < 10 ms, 0 errors",
-                f"p99 {_range(r['p99_ms'])} ms, success {r['success']['min']:.4f}",
+                reached,
                 _yes(met),
                 "reads",
             )

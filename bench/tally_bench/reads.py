@@ -4,7 +4,9 @@ Produces `events` events of one id into one hour bucket of bench_ts (straight to
 writer's input, through the benchmark tool), waits until the writer stored them all, then asks
 the first page (100 events) of that id at each rate for `seconds`, three runs a rate: each
 figure the median of the runs with min and max, the host's load and each component's CPU share.
-No figure is asserted."""
+Then the same for bench_ts_by_time, whose event buckets are by time (a page from the newest
+partition alone, where bench_ts's four event buckets are four partition reads). No figure is
+asserted."""
 
 from __future__ import annotations
 
@@ -19,11 +21,13 @@ from .http import fmt, measured, plot_latencies, runs_at_rates, targets
 from .tools import OUT, iso, timeseries_tool
 
 PNG = OUT / "reads.png"
+PNG_BY_TIME = OUT / "reads_by_time.png"
 NAMESPACE = "bench_ts"
+NAMESPACE_BY_TIME = "bench_ts_by_time"
 
 
-def seed(stack: Stack, say, events: int) -> tuple[str, int, int]:
-    """`events` events of one new id inside the current hour (one time bucket of bench_ts);
+def seed(stack: Stack, say, events: int, namespace: str = NAMESPACE) -> tuple[str, int, int]:
+    """`events` events of one new id inside the current hour (one time bucket of the namespace);
     returns the id and the span of its event times (micros)."""
     into_hour = time.time() % 3600
     if into_hour < 120:  # too early in the hour to spread them inside it: wait for a few minutes of room
@@ -32,7 +36,7 @@ def seed(stack: Stack, say, events: int) -> tuple[str, int, int]:
         into_hour = time.time() % 3600
     spread = int(min(600, into_hour - 30))
     run = f"r{int(time.time())}"
-    tool, common = timeseries_tool(stack, NAMESPACE)
+    tool, common = timeseries_tool(stack, namespace)
     say(f"seeding {events:,} events of one id over the last {spread} s, straight to Kafka ...")
     r = subprocess.run(
         tool
@@ -47,10 +51,10 @@ def seed(stack: Stack, say, events: int) -> tuple[str, int, int]:
     return f"{run}-id-0", now_us - spread * 1_000_000, now_us
 
 
-def stored(gw: str, tsid: str, start_us: int, end_us: int) -> int:
+def stored(gw: str, tsid: str, start_us: int, end_us: int, namespace: str = NAMESPACE) -> int:
     """How many events of the id a full read returns."""
     query = {
-        "namespace": NAMESPACE,
+        "namespace": namespace,
         "timeSeriesId": tsid,
         "pageSize": 1000,
         "totalRecordLimit": 1_000_000,
@@ -71,19 +75,32 @@ def stored(gw: str, tsid: str, start_us: int, end_us: int) -> int:
 
 
 def bench_reads(stack: Stack, say, events: int = 10_000, rates=(100, 500), seconds: float = 20) -> dict:
+    result = {"events": events, "seconds": seconds, "page_size": 100}
+    result.update(read_at_rates(stack, say, NAMESPACE, events, rates, seconds))
+    say(f"the same with the event buckets by time ({NAMESPACE_BY_TIME}) ...")
+    result["by_time"] = read_at_rates(stack, say, NAMESPACE_BY_TIME, events, rates, seconds)
+    title = f"ReadEventRecords, first page of 100 of an id with {events:,} events"
+    result["plot"] = str(plot_latencies(result["rates"], title, PNG))
+    result["by_time"]["plot"] = str(
+        plot_latencies(result["by_time"]["rates"], title + ", event buckets by time", PNG_BY_TIME)
+    )
+    return result
+
+
+def read_at_rates(stack: Stack, say, namespace: str, events: int, rates, seconds: float) -> dict:
     gw = stack.component("gateway").url()
-    tsid, start_us, end_us = seed(stack, say, events)
+    tsid, start_us, end_us = seed(stack, say, events, namespace)
     say("waiting for the writer to store them ...")
     deadline, got = time.monotonic() + 300, 0
     while time.monotonic() < deadline:
-        got = stored(gw, tsid, start_us, end_us)
+        got = stored(gw, tsid, start_us, end_us, namespace)
         if got >= events:
             break
         time.sleep(2)
     if got < events:
         raise RuntimeError(f"the writer stored {got} of {events} events in 5 minutes")
     body = {
-        "namespace": NAMESPACE,
+        "namespace": namespace,
         "timeSeriesId": tsid,
         "pageSize": 100,
         "timeInterval": {"start": iso(start_us - 60_000_000), "end": iso(end_us + 60_000_000)},
@@ -92,12 +109,12 @@ def bench_reads(stack: Stack, say, events: int = 10_000, rates=(100, 500), secon
     if len(first["events"]) != 100:
         raise RuntimeError(f"the first page held {len(first['events'])} events, not 100")
     lines = targets(f"{gw}/v1/timeseries/ReadEventRecords", [body])
-    result = {"events": events, "seconds": seconds, "page_size": 100, "stored": got, "query": body}
-    result["rates"] = runs_at_rates(stack, say, "ReadEventRecords", lines, rates, seconds)
-    result["plot"] = str(
-        plot_latencies(result["rates"], f"ReadEventRecords, first page of 100 of an id with {events:,} events", PNG)
-    )
-    return result
+    return {
+        "namespace": namespace,
+        "stored": got,
+        "query": body,
+        "rates": runs_at_rates(stack, say, "ReadEventRecords", lines, rates, seconds),
+    }
 
 
 def table(result: dict) -> str:
@@ -108,15 +125,20 @@ def table(result: dict) -> str:
         "gateway CPU (% of a core) | Cassandra CPU | host load (1 min) |",
         "|---|---|---|---|---|---|---|",
     ]
-    for rate, r in sorted(result["rates"].items(), key=lambda kv: int(kv[0])):
-        cpu = r["cpu_percent_of_a_core"]
-        rows.append(
-            f"| {int(rate):,} req/s | {fmt(r['p50_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['success'], 4)} | "
-            f"{fmt(cpu.get('gateway'), 0)} | {fmt(cpu.get('cassandra'), 0)} | {fmt(r['load1'])} |"
-        )
-    rows.append(
-        "\nMedian of 3 runs (min-max), with the whole stack running, "
-        + measured(result, "reads", "plot `bench/out/reads.png`")
-        + "."
-    )
+    # a report made before the second layout holds bench_ts's rates alone
+    layouts = [("", result["rates"])]
+    if "by_time" in result:
+        layouts = [
+            ("event buckets by id (bench_ts), ", result["rates"]),
+            (f"by time ({result['by_time']['namespace']}), ", result["by_time"]["rates"]),
+        ]
+    for layout, rates in layouts:
+        for rate, r in sorted(rates.items(), key=lambda kv: int(kv[0])):
+            cpu = r["cpu_percent_of_a_core"]
+            rows.append(
+                f"| {layout}{int(rate):,} req/s | {fmt(r['p50_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['success'], 4)} | "
+                f"{fmt(cpu.get('gateway'), 0)} | {fmt(cpu.get('cassandra'), 0)} | {fmt(r['load1'])} |"
+            )
+    plots = "plots `bench/out/reads.png`" + (", `bench/out/reads_by_time.png`" if "by_time" in result else "")
+    rows.append("\nMedian of 3 runs (min-max), with the whole stack running, " + measured(result, "reads", plots) + ".")
     return "\n".join(rows)

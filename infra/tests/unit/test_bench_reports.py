@@ -31,6 +31,18 @@ def test_the_reads_table_lists_each_rate_in_order_with_median_and_range():
     assert lines[2].startswith("| 100 req/s | 1.00 (0.90-1.20) | 2.50 (2.00-3.00) |")
     assert lines[3].startswith("| 500 req/s |")
     assert "measured T" in table
+    both = bench_reads.table(
+        {
+            "events": 10_000,
+            "seconds": 20,
+            "rates": rates(),
+            "by_time": {"namespace": "bench_ts_by_time", "rates": rates()},
+            "measured_at": "T",
+        }
+    ).splitlines()
+    assert both[2].startswith("| event buckets by id (bench_ts), 100 req/s | 1.00 (0.90-1.20) |")
+    assert both[5].startswith("| by time (bench_ts_by_time), 500 req/s |")
+    assert "reads_by_time.png" in both[-1]
 
 
 def test_the_getcount_table_reads_both_report_shapes():
