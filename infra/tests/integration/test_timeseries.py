@@ -791,6 +791,11 @@ def test_event_buckets_by_time_hold_consecutive_ranges_and_read_newest_first(sta
             assert [i for i, _ in got] == expected, f"pages of {size}"
             items = {eid: n for (_, eid), n in written.items()}
             assert all(n == items[i] for i, n in got), f"pages of {size}: every event with all its items"
+        ios = {"matchEventItemKey": "deviceType", "matchEventItemValue": b64("ios")}
+        body = {"namespace": name, "timeSeriesId": tsid, "timeInterval": interval, "eventFilters": [ios]}
+        r = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30)
+        assert r.status_code == 200, r.text
+        assert [e["eventId"] for e in r.json()["events"]] == ["t-a", "t-b", "t-c"], "a filtered read, in order"
     finally:
         requests.delete(f"{gw}/v1/namespaces/{name}", headers=admin, timeout=10)
 

@@ -86,6 +86,12 @@ public final class NamespaceConfigParser {
             forbid(c, "rollup", "only counter namespaces have a rollup");
         }
         TimePartition tp = partition(c.get("time_partition"));
+        if (kind == Kind.COUNTER && tp.eventBuckets() != EventBuckets.EVENT_ID) {
+            // a counter's events are read whole by the rollup's recount and scans, never newest
+            // first a page at a time: the hash spreads a hot counter's burst, which is all they need
+            throw new InvalidConfigException(
+                    "time_partition." + EVENT_BUCKETS_BY, "only timeseries namespaces put their event buckets by time");
+        }
         Duration accept = c.has("accept_limit")
                 ? within(
                         Durations.parse(text(c, "accept_limit", true), "accept_limit"),

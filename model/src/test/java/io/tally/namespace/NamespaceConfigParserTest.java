@@ -41,6 +41,7 @@ class NamespaceConfigParserTest {
                 "{\"kind\":\"timeseries\",\"time_partition\":{\"seconds_per_slice\":\"big\"}}|time_partition.seconds_per_slice",
                 "{\"kind\":\"timeseries\",\"time_partition\":{\"buckets_per_id\":0}}|time_partition.buckets_per_id",
                 "{\"kind\":\"timeseries\",\"time_partition\":{\"event_buckets_by\":\"random\"}}|time_partition.event_buckets_by",
+                "{\"kind\":\"counter\",\"counter_type\":\"EVENTUAL\",\"time_partition\":{\"event_buckets_by\":\"event_time\"}}|time_partition.event_buckets_by",
                 "{\"kind\":\"timeseries\",\"time_partition\":{\"event_buckets_by\":4}}|time_partition.event_buckets_by",
                 "{\"kind\":\"timeseries\",\"retention\":{\"close_after\":\"10s\",\"delete_after\":\"5s\"}}|retention.delete_after",
                 "{\"kind\":\"timeseries\",\"index\":{\"field_mapping\":{\"a-b\":\"KEYWORD\"}}}|index.field_mapping.a-b",
