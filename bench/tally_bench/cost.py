@@ -29,7 +29,7 @@ from tally.component_cgroups import JOIN, v2_mount
 from tally.plots import pyplot
 from tally.stack import Stack
 
-from .http import _save, attack_lazy, settle, summary, vegeta
+from .http import VegetaReportError, _save, attack_lazy, settle, summary, vegeta
 from .tools import OUT, cassandra_background, iso, jobs_state_bytes, pipeline_backlog, producer_performance
 
 PNG = OUT / "cost.png"
@@ -476,12 +476,23 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
                 load.report = rep
                 return round(rep["requests"] * rep["success"]) * o.per_request
 
-            m = measure(
-                cpu,
-                idle_s,
-                load,
-                lambda before, o=o: wait_quiet(stack, cpu, background, sum(before.values()), say, least_s=o.drain_s),
-            )
+            for attempt in (1, 2):
+                try:
+                    m = measure(
+                        cpu,
+                        idle_s,
+                        load,
+                        lambda before, o=o: wait_quiet(
+                            stack, cpu, background, sum(before.values()), say, least_s=o.drain_s
+                        ),
+                    )
+                    break
+                except VegetaReportError as e:
+                    if attempt == 2:
+                        raise
+                    # the load ran but its figures are lost: measured again, from a quiet stack
+                    say(f"  round {k + 1} {o.name}: {e}; measuring it again")
+                    wait_quiet(stack, cpu, background, idle_total, say, timeout=120)
             rep = load.report
             entry = _entry(m)
             entry |= {

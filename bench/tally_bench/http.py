@@ -60,6 +60,11 @@ def targets(url: str, bodies: list[dict]) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+class VegetaReportError(RuntimeError):
+    """vegeta could not read back the results it wrote (once, in a bench cost run: "gob: bad string
+    slice length: 0"): the run served its requests, but its figures are lost."""
+
+
 def vegeta_report(exe: Path, results: bytes) -> dict:
     """vegeta's JSON report of an attack's results; a report that is not JSON names what vegeta said
     (a bench once stopped on a bare JSON error that named neither)."""
@@ -67,7 +72,7 @@ def vegeta_report(exe: Path, results: bytes) -> dict:
     try:
         return json.loads(report.stdout)
     except ValueError as e:
-        raise RuntimeError(
+        raise VegetaReportError(
             f"vegeta report gave no JSON (exit {report.returncode}, {len(results):,} bytes of results):"
             f" {report.stderr.decode(errors='replace')[-1000:] or report.stdout[:200]!r}"
         ) from e
