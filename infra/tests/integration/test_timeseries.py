@@ -351,23 +351,27 @@ def test_pages_of_an_id_with_hundreds_of_rows_a_partition_match_cassandra_row_fo
         "end": datetime.fromtimestamp((max(times) + 1_000_000) / 1e6, UTC).isoformat().replace("+00:00", "Z"),
     }
     for size in (100, 1000):
-        got, token = [], None
-        while True:
-            body = {"namespace": "playback", "timeSeriesId": tsid, "timeInterval": interval, "pageSize": size}
-            body["totalRecordLimit"] = 10_000  # the default stops a read at 1,000 events
-            r = requests.post(
-                f"{gw}/v1/timeseries/ReadEventRecords",
-                json={**body, **({"pageToken": token} if token else {})},
-                timeout=30,
-            )
-            assert r.status_code == 200, r.text
-            got += [(e["eventId"], len(e["eventItems"])) for e in r.json()["events"]]
-            token = r.json().get("nextPageToken")
-            if not token:
-                break
+        got = read_in_pages(gw, "playback", tsid, interval, size)
         assert [i for i, _ in got] == expected, f"pages of {size}"
         items = {eid: n for (_, eid), n in written.items()}
         assert all(n == items[i] for i, n in got), f"pages of {size}: every event with all its items"
+
+
+def read_in_pages(gw: str, namespace: str, tsid: str, interval: dict, size: int) -> list[tuple[str, int]]:
+    """Every event of the id in the interval, page after page: (eventId, how many items) each."""
+    got, token = [], None
+    while True:
+        # the default totalRecordLimit stops a read at 1,000 events
+        body = {"namespace": namespace, "timeSeriesId": tsid, "timeInterval": interval, "pageSize": size}
+        body["totalRecordLimit"] = 10_000
+        r = requests.post(
+            f"{gw}/v1/timeseries/ReadEventRecords", json={**body, **({"pageToken": token} if token else {})}, timeout=30
+        )
+        assert r.status_code == 200, r.text
+        got += [(e["eventId"], len(e["eventItems"])) for e in r.json()["events"]]
+        token = r.json().get("nextPageToken")
+        if not token:
+            return got
 
 
 def b64(s: str) -> str:
@@ -775,19 +779,7 @@ def test_event_buckets_by_time_hold_consecutive_ranges_and_read_newest_first(sta
         expected = [eid for (t, eid) in sorted(written, key=lambda k: (-k[0], k[1]))]
         interval = {"start": iso_us(now_us - 2 * HOUR_US), "end": iso_us(now_us + 60_000_000)}
         for size in (7, 50, 100, 1000):
-            got, token = [], None
-            while True:
-                body = {"namespace": name, "timeSeriesId": tsid, "timeInterval": interval, "pageSize": size}
-                r = requests.post(
-                    f"{gw}/v1/timeseries/ReadEventRecords",
-                    json={**body, **({"pageToken": token} if token else {})},
-                    timeout=30,
-                )
-                assert r.status_code == 200, r.text
-                got += [(e["eventId"], len(e["eventItems"])) for e in r.json()["events"]]
-                token = r.json().get("nextPageToken")
-                if not token:
-                    break
+            got = read_in_pages(gw, name, tsid, interval, size)
             assert [i for i, _ in got] == expected, f"pages of {size}"
             items = {eid: n for (_, eid), n in written.items()}
             assert all(n == items[i] for i, n in got), f"pages of {size}: every event with all its items"
