@@ -41,6 +41,8 @@ public final class NamespaceConfigParser {
 
     private static final Set<String> PARTITION_KEYS =
             Set.of("seconds_per_slice", "seconds_per_bucket", "buckets_per_id", EVENT_BUCKETS_BY);
+    private static final Set<String> HISTORY_KEYS =
+            Set.of("until", "seconds_per_slice", "seconds_per_bucket", "buckets_per_id", EVENT_BUCKETS_BY);
 
     /** Defaults for absent keys (the TimeSeries article's values). */
     static final TimePartition DEFAULT_PARTITION = new TimePartition(86_400, 3_600, 4);
@@ -155,9 +157,7 @@ public final class NamespaceConfigParser {
             String f = HISTORY + "[" + i + "]";
             JsonNode e = n.get(i);
             object(e, f);
-            Set<String> keys = new java.util.HashSet<>(PARTITION_KEYS);
-            keys.add("until");
-            knownKeys(e, keys, f + ".");
+            knownKeys(e, HISTORY_KEYS, f + ".");
             long until;
             try {
                 until = java.time.Instant.parse(text(e, "until", true)).toEpochMilli() * 1000;
