@@ -311,7 +311,9 @@ dynamic_snitch: false
             cluster.shutdown()
 
     def schema_caught_up(self) -> bool:
-        """Whether this node has the schema of every peer it sees up."""
+        """Whether this node has the schema of every other node seen up, each asked for its own
+        version: a node back from a kill still holds its peers' versions of before it (in
+        system.peers), so its own view agrees before it has pulled what changed while it was down."""
         try:
             cluster, session = self.session()
         except Exception as e:
@@ -319,13 +321,14 @@ dynamic_snitch: false
                 return True  # a new cluster: Tally's role, made once every node is up, and all else to come
             raise
         try:
-            local = session.execute("SELECT schema_version FROM system.local").one()
-            cql = self.ports()["cql"]
-            peers = [
-                (row.schema_version, getattr(cluster.metadata.get_host(str(row.rpc_address), cql), "is_up", None))
-                for row in session.execute("SELECT rpc_address, schema_version FROM system.peers")
+            local_query = "SELECT schema_version FROM system.local"
+            local = session.execute(local_query).one()
+            others = [
+                (session.execute(local_query, host=host).one().schema_version, True)
+                for host in cluster.metadata.all_hosts()
+                if host.is_up and str(host.address) != self.host
             ]
-            return local is not None and schema_agrees(local.schema_version, peers)
+            return local is not None and schema_agrees(local.schema_version, others)
         finally:
             cluster.shutdown()
 
