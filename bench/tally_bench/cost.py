@@ -427,6 +427,23 @@ def fill_read_namespace(stack: Stack, run: str, namespace: str) -> None:
     raise RuntimeError(f"the read benchmark's {READ_EVENTS:,} events were not readable and searchable in 5 minutes")
 
 
+#: slices shorter than this are made and dropped (with retention) often enough to show in a run
+CHURN_SLICE_S = 600
+
+
+def churning_namespaces(stack: Stack) -> list[str]:
+    """Namespaces whose slices last under CHURN_SLICE_S (a test's left behind, say): the report
+    names them, since each dropped slice table makes Cassandra flush every table (docs/performance-log.md)."""
+    gw = stack.component("gateway").url()
+    listed = requests.get(f"{gw}/v1/namespaces", headers=stack.s.admin_headers(), timeout=10)
+    listed.raise_for_status()
+    return sorted(
+        n["name"]
+        for n in listed.json()["namespaces"]
+        if n["config"].get("time_partition", {}).get("seconds_per_slice", CHURN_SLICE_S) < CHURN_SLICE_S
+    )
+
+
 def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs: int = 3, only: str = "") -> dict:
     exe = vegeta(stack)
     gw = stack.component("gateway").url()
@@ -437,6 +454,12 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
         return cassandra_background(cql)
 
     ops = [o for o in operations() if not only or o.name in only.split(",")]
+    churning = churning_namespaces(stack)
+    if churning:
+        say(
+            f"warning: {', '.join(churning)} make and drop a slice table every few minutes; each drop makes "
+            "Cassandra flush every table, which lands in whichever operation it meets"
+        )
     settle(say, stack=stack)
     say(f"components (cgroups under {cpu.root}): {', '.join(cpu.components)}")
     idle0, jit0 = cpu.rates(30)
@@ -445,6 +468,7 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
     state = jobs_state_bytes(stack)
     say("the jobs' state: " + ", ".join(f"{job} {size / 1e6:.1f} MB" for job, size in sorted(state.items())))
     result: dict = {
+        "churning_namespaces": churning,
         "jobs_state_bytes": state,
         "seconds": seconds,
         "idle_seconds": idle_s,
