@@ -271,6 +271,25 @@ class StackCpu:
         after, wall = [r() for r in readers], time.monotonic() - t0
         return [{c: (b[c] - a[c]) / wall for c in self.components} for a, b in zip(before, after, strict=True)]
 
+    def profiled(self) -> list[str]:
+        """Components whose JVM `./tally profile` loaded async-profiler into since it started: the
+        first load of an agent into a running JVM may throw its compiled code away, so the report
+        says which servers had one (restart them for a run that is like a user's)."""
+        out = []
+        for c in self.components:
+            try:
+                pids = (self.root / c / "cgroup.procs").read_text().split()
+            except OSError:
+                continue
+            for pid in pids:
+                try:
+                    if "libasyncProfiler" in Path(f"/proc/{pid}/maps").read_text():
+                        out.append(c)
+                        break
+                except OSError:
+                    pass
+        return out
+
     def cgroup(self, name: str) -> Path:
         d = self.own / name
         d.mkdir(parents=True, exist_ok=True)
@@ -462,6 +481,9 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
         )
     settle(say, stack=stack)
     say(f"components (cgroups under {cpu.root}): {', '.join(cpu.components)}")
+    profiled = cpu.profiled()
+    if profiled:
+        say(f"warning: async-profiler was loaded into {', '.join(profiled)} since they started")
     idle0, jit0 = cpu.rates(30)
     say(f"idle stack: {sum(idle0.values()):.2f} cores ({_top(idle0)})")
     idle_total = sum(idle0.values())
@@ -469,6 +491,7 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
     say("the jobs' state: " + ", ".join(f"{job} {size / 1e6:.1f} MB" for job, size in sorted(state.items())))
     result: dict = {
         "churning_namespaces": churning,
+        "profiled_components": profiled,
         "jobs_state_bytes": state,
         "seconds": seconds,
         "idle_seconds": idle_s,
@@ -689,11 +712,22 @@ def table(result: dict) -> str:
         f"**{result['idle_cores_total']:.2f} cores** (median of its {len(next(iter(idle.values()))['runs'])} idle windows per"
         f" component; largest: {largest}{_idle_jit(result)}). "
         f"{_state(result.get('jobs_state_bytes'))}"
+        f"{_caveats(result)}"
         f"Median of {result['runs']} runs (min-max), {result['seconds']:g} s of load each, measured "
         f"{result.get('measured_at', '?')} at commit `{result.get('commit', '?')}` with the whole stack running "
         "(`./tally bench cost`, `bench/out/cost.json`, plot `bench/out/cost.png`)."
     )
     return "\n".join(head + rows) + "\n" + tail
+
+
+def _caveats(result: dict) -> str:
+    """What the run shared its stack with that a user's would not have (none in a clean run)."""
+    said = ""
+    if result.get("churning_namespaces"):
+        said += f"Namespaces of slices under {CHURN_SLICE_S // 60} minutes were present: {', '.join(result['churning_namespaces'])}. "
+    if result.get("profiled_components"):
+        said += f"async-profiler had been loaded into {', '.join(result['profiled_components'])}. "
+    return said
 
 
 def _jit(o: dict) -> str:
