@@ -51,6 +51,7 @@ class TimeSeriesLoad:
     def __init__(self, gw):
         self.gw, self.tsid, self.times, self.ids = gw, f"scale-{uuid.uuid4().hex[:8]}", [], []
         self.abandoned: list[str] = []
+        self.lost: list[str] = []  # what check_stored found missing
         self.stop = threading.Event()
 
     def _run(self):
@@ -95,7 +96,7 @@ class TimeSeriesLoad:
         """Every acknowledged event stored, none twice; an abandoned one at most once."""
         keys, n_rows = wait_keys(cql, self.tsid, self.times, len(self.ids), timeout=timeout)
         stored = [k[1] for k in keys]
-        lost = sorted(set(self.ids) - set(stored))
+        lost = self.lost = sorted(set(self.ids) - set(stored))
         assert lost == [], f"{len(lost)} acknowledged events not stored: {lost[:5]}"
         assert n_rows == len(keys), f"{n_rows - len(keys)} events stored twice"
         assert set(stored) <= set(self.ids) | set(self.abandoned), "only events that were written"

@@ -4,7 +4,9 @@ broker and one Cassandra node are killed mid-stream while counters and TimeSerie
 no acknowledged event is lost or doubled, and reads keep answering while they are down."""
 
 import json
+import re
 import time
+from datetime import UTC, datetime
 
 import pytest
 import requests
@@ -53,6 +55,7 @@ def test_the_stack_runs_on_three_brokers_and_three_cassandra_nodes(stack, settin
 def test_a_broker_and_a_cassandra_node_killed_mid_stream_lose_and_double_nothing(
     stack, settings, gw, cql, jobs, wait_healthy
 ):
+    started = datetime.now(UTC)
     timeseries = TimeSeriesLoad(gw).start()
     outage: dict = {"reads": 0, "failed_reads": []}
     counters: list[str] = []
@@ -97,7 +100,10 @@ def test_a_broker_and_a_cassandra_node_killed_mid_stream_lose_and_double_nothing
         f"reads still failing {CONVICTED_WITHIN_S} s after the kill: {outage['failed_reads'][-5:]}"
     )
 
-    stored = timeseries.check_stored(cql, timeout=240)
+    try:
+        stored = timeseries.check_stored(cql, timeout=240)
+    except AssertionError as e:  # what a CI run keeps: where the missing rows are, what the writer said
+        raise AssertionError(f"{e}\n{diagnosis(settings, timeseries, started)}") from None
     report = {
         "test": "a broker (kafka-2) and a Cassandra node (cassandra-2) kill -9'd mid-stream, restarted by up",
         "seconds": round(time.monotonic() - t0, 1),
@@ -118,3 +124,51 @@ def test_a_broker_and_a_cassandra_node_killed_mid_stream_lose_and_double_nothing
     # kept in the repository (docs/deploying.md's table is generated from it by ./tally bench table)
     (REPO / "bench" / "out" / "three-nodes.json").write_text(json.dumps(stamp(report), indent=2))
     print(json.dumps(report))
+
+
+#: What the Flink logs say of Cassandra writes that were dropped or failed, and of job restarts.
+WRITER_LOG = re.compile(
+    r"dropping writes into|a Cassandra write failed|disagree on the schema|missing from the driver's view"
+    r"|Job tally-\S+ \(\w+\) switched from state \w+ to (FAILING|RESTARTING|FAILED)"
+)
+
+
+def diagnosis(settings, timeseries: TimeSeriesLoad, since: datetime) -> str:
+    """For a loss: which nodes hold each missing event's partition rows (each node asked alone at
+    ONE, so it answers from its own copy where the snitch lets it), and the TaskManager's lines
+    about the writers and the JobManager's job restarts since the test began."""
+    from cassandra import ConsistencyLevel
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import WhiteListRoundRobinPolicy
+    from test_timeseries import HOUR_US, stored
+
+    lost = timeseries.lost[:20]
+    lines = [f"missing: {lost}"]
+    for i in (1, 2, 3):
+        host = f"127.0.0.{i}"
+        profile = ExecutionProfile(
+            load_balancing_policy=WhiteListRoundRobinPolicy([host]), consistency_level=ConsistencyLevel.ONE
+        )
+        try:
+            with Cluster(
+                [host],
+                port=settings.port("TALLY_CASSANDRA_PORT"),
+                execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+                **settings.cassandra_connect_args(),
+            ) as cluster:
+                session = cluster.connect()
+                buckets = {t - t % HOUR_US for t in timeseries.times}
+                held = {r.event_id for b in buckets for r in stored(session, timeseries.tsid, b)}
+                lines.append(f"node {host} holds {sorted(set(lost) & held)}")
+        except Exception as e:  # a diagnosis never hides the failure it explains
+            lines.append(f"node {host}: {type(e).__name__}: {e}")
+    stamp_since = since.strftime("%Y-%m-%d %H:%M:%S")
+    said = []
+    for name in ("flink-jobmanager", "flink-taskmanager"):
+        try:
+            log = settings.log(name).read_text(errors="replace").splitlines()
+            said += [f"{name}: {line[:400]}" for line in log if line[:19] >= stamp_since and WRITER_LOG.search(line)]
+        except OSError as e:
+            said.append(f"(no {name} log: {e})")
+    lines.append(f"Flink's logs since {stamp_since}: {len(said)} lines")
+    return "\n".join(lines + said[-40:])

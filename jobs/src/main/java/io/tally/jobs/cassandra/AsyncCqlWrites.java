@@ -228,10 +228,15 @@ public final class AsyncCqlWrites implements AutoCloseable {
                 || err instanceof com.datastax.oss.driver.api.core.connection.BusyConnectionException;
     }
 
-    /** A write at ALL that a replica down or slow refused (the configured level may still take it). */
+    /**
+     * A write at ALL that a replica down, slow or failing refused (the configured level may still
+     * take it). A replica fails a write of a table it has not pulled yet (a node just restarted);
+     * at ALL that failed the job until the node caught up, each restart a new session.
+     */
     static boolean notEveryReplica(Throwable err) {
         return err instanceof com.datastax.oss.driver.api.core.servererrors.UnavailableException
-                || err instanceof com.datastax.oss.driver.api.core.servererrors.WriteTimeoutException;
+                || err instanceof com.datastax.oss.driver.api.core.servererrors.WriteTimeoutException
+                || err instanceof com.datastax.oss.driver.api.core.servererrors.WriteFailureException;
     }
 
     /**

@@ -3,30 +3,31 @@ package io.tally.jobs.cassandra;
 import com.datastax.oss.driver.api.core.CqlIdentifier;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.metadata.Metadata;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
  * Asks the cluster whether a keyspace (or a table of it) that a write was refused for is really
  * gone. A node answers "does not exist" both for a namespace deleted meanwhile (its writes are
  * meant to be dropped) and for a table it has not pulled yet (a node just restarted: its writes
- * must be retried). Only a cluster whose live nodes agree on one schema version, read afresh,
- * can tell the two apart; the driver's cached view alone could not (the three-node suite lost
- * acknowledged events to it).
+ * must be retried). Only the live nodes, each asked for its own schema ({@link NodeSchemas}),
+ * can tell the two apart: the driver's cached view could not, nor its schema agreement, which
+ * believes a restarted control node's stale list of its peers (the three-node suite lost
+ * acknowledged events to each).
  */
 @FunctionalInterface
 public interface ClusterSchema {
     /**
-     * Completes true only when every node the driver sees up agrees on the schema and that schema
-     * lacks the keyspace (or, given one, its table); false on a disagreement or any error.
+     * Completes true only when every node of the cluster is up and answers, all on one schema
+     * version, and none of them has the keyspace (or, given one, its table); false otherwise or on
+     * any error. With a node down nothing is dropped: the writes are retried, then the job restarts,
+     * until the node is back.
      */
     CompletionStage<Boolean> agreesGone(CqlIdentifier keyspace, CqlIdentifier table);
 
     static ClusterSchema of(CqlSession session) {
-        return (keyspace, table) -> session.checkSchemaAgreementAsync()
-                .thenCompose(agreed -> agreed
-                        ? session.refreshSchemaAsync().thenApply(metadata -> !has(metadata, keyspace, table))
-                        : CompletableFuture.completedFuture(false))
+        return (keyspace, table) -> NodeSchemas.ask(session, keyspace, table)
+                .thenApply(answers -> NodeSchemas.gone(
+                        answers, session.getMetadata().getNodes().size()))
                 .exceptionally(err -> false);
     }
 

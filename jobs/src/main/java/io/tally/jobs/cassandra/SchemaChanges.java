@@ -11,8 +11,6 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Function;
 import java.util.function.Predicate;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Where the jobs' DDL goes. A node applies schema changes one at a time, so a second CREATE ...
@@ -20,12 +18,13 @@ import org.slf4j.LoggerFactory;
  * create the table, under two ids, and a node left with the losing id refuses reads and writes
  * of it for good (INCOMPATIBLE_SCHEMA; the three-node suite met it when the counter and the
  * TimeSeries job made a new namespace's keyspace at once). So every statement goes to one node,
- * the live node with the lowest host id, and only once the live nodes agree on the schema: a node
- * just restarted that has not pulled a table yet would create it anew.
+ * the live node with the lowest host id, and only once the live nodes, each asked for its own
+ * version ({@link NodeSchemas}), agree on the schema: a node just restarted that has not pulled a
+ * table yet would create it anew. Nodes that still disagree after {@link #AGREEMENT_WAIT} fail
+ * the change (the job restarts and tries again) rather than risk a second table id.
  */
 public final class SchemaChanges {
-    private static final Logger LOG = LoggerFactory.getLogger(SchemaChanges.class);
-    /** How long a change waits for the live nodes to agree before it goes anyway. */
+    /** How long a change waits for the live nodes to agree before it fails. */
     static final Duration AGREEMENT_WAIT = Duration.ofSeconds(60);
 
     private SchemaChanges() {}
@@ -47,12 +46,11 @@ public final class SchemaChanges {
 
     private static void awaitAgreement(CqlSession session) {
         long deadline = System.nanoTime() + AGREEMENT_WAIT.toNanos();
-        while (!session.checkSchemaAgreement()) {
+        while (!NodeSchemas.agree(session)) {
             if (System.nanoTime() > deadline) {
-                LOG.warn(
-                        "the Cassandra nodes still disagree on the schema after {}: changing it anyway",
-                        AGREEMENT_WAIT);
-                return;
+                throw new IllegalStateException("the Cassandra nodes up still disagree on the schema after "
+                        + AGREEMENT_WAIT + ": no schema change until they agree (a node behind would make"
+                        + " a table anew under a second id)");
             }
             try {
                 Thread.sleep(500);

@@ -1,10 +1,12 @@
 package io.tally.jobs.counter;
 
+import com.datastax.oss.driver.api.core.CqlIdentifier;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
 import io.tally.jobs.cassandra.CassandraEndpoint;
+import io.tally.jobs.cassandra.ClusterSchema;
 import io.tally.jobs.cassandra.EventRow;
 import io.tally.model.Micros;
 import io.tally.model.cassandra.CounterRollupsTable;
@@ -15,6 +17,9 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * {@link CounterRollupStore} on the namespaces' counter_rollups tables and counter event logs, read
@@ -114,16 +119,43 @@ public final class CassandraCounterRollupStore implements CounterRollupStore {
         if (known != null) {
             return known;
         }
-        boolean exists = session.getMetadata()
-                .getKeyspace(keyspace)
-                .flatMap(k -> k.getTable(table))
-                .isPresent();
-        if (!exists) {
+        if (!ClusterSchema.has(session, keyspace, table) && goneFromCluster(keyspace, table)) {
             return null;
         }
         PreparedStatement made = session.prepare(cql);
         statements.put(name, made);
         return made;
+    }
+
+    /**
+     * Whether the table the driver's view lacks is gone from the cluster, every live node asked
+     * ({@link ClusterSchema}): a view read from a node just restarted lacks what it has not pulled
+     * yet, and reading "nothing stored" there would count a counter from zero. While the nodes
+     * disagree this throws, and the job restarts rather than guess.
+     */
+    private boolean goneFromCluster(String keyspace, String table) {
+        boolean gone;
+        try {
+            gone = ClusterSchema.of(session)
+                    .agreesGone(CqlIdentifier.fromInternal(keyspace), CqlIdentifier.fromInternal(table))
+                    .toCompletableFuture()
+                    .get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(
+                    "interrupted asking Cassandra whether " + keyspace + "." + table + " exists", e);
+        } catch (ExecutionException | TimeoutException e) {
+            gone = false;
+        }
+        if (gone) {
+            return true;
+        }
+        session.refreshSchema();
+        if (ClusterSchema.has(session, keyspace, table)) {
+            return false;
+        }
+        throw new IllegalStateException(keyspace + "." + table + " is missing from the driver's view but the"
+                + " Cassandra nodes do not agree it is gone (one is down or behind on the schema)");
     }
 
     @Override

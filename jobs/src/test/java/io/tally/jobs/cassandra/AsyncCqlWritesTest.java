@@ -124,6 +124,20 @@ class AsyncCqlWritesTest {
     }
 
     @Test
+    void aReplicaFailingTheWriteAtAllIsWrittenAtTheConfiguredLevel() throws Exception {
+        // a node back from a kill that has not pulled the table yet fails its replica's write
+        List<ConsistencyLevel> levels = new java.util.ArrayList<>();
+        AsyncCqlWrites writes = refusedAtAll(
+                new com.datastax.oss.driver.api.core.servererrors.WriteFailureException(
+                        null, ConsistencyLevel.ALL, 2, 3, WriteType.UNLOGGED_BATCH, 1, java.util.Map.of()),
+                levels);
+        writes.submit(SimpleStatement.newInstance("INSERT"));
+        writes.flush();
+        assertThat(levels).containsExactly(ConsistencyLevel.ALL, null);
+        assertThat(writes.belowAll()).isEqualTo(1);
+    }
+
+    @Test
     void aWriteOfOneNodeOrWithANodeDownKeepsTheConfiguredLevel() throws Exception {
         AtomicInteger attempts = new AtomicInteger();
         List<ConsistencyLevel> levels = new java.util.ArrayList<>();
