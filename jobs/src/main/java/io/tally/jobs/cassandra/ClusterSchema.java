@@ -17,17 +17,17 @@ import java.util.concurrent.CompletionStage;
 @FunctionalInterface
 public interface ClusterSchema {
     /**
-     * Completes true only when every node of the cluster is up and answers, all on one schema
-     * version, and none of them has the keyspace (or, given one, its table); false otherwise or on
-     * any error. With a node down nothing is dropped: the writes are retried, then the job restarts,
+     * Completes true only when every node the session reaches (its datacenter's) is up and
+     * answers, all on one schema version, and none of them has the keyspace (or, given one, its
+     * table); false otherwise or on any error. With a node down nothing is dropped: the writes are retried, then the job restarts,
      * until the node is back.
      */
     CompletionStage<Boolean> agreesGone(CqlIdentifier keyspace, CqlIdentifier table);
 
     static ClusterSchema of(CqlSession session) {
         return (keyspace, table) -> NodeSchemas.ask(session, keyspace, table)
-                .thenApply(answers -> NodeSchemas.gone(
-                        answers, session.getMetadata().getNodes().size()))
+                .thenApply(answers ->
+                        NodeSchemas.gone(answers, NodeSchemas.reached(session).size()))
                 .exceptionally(err -> false);
     }
 

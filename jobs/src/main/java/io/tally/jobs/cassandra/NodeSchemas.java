@@ -5,6 +5,7 @@ import com.datastax.oss.driver.api.core.CqlIdentifier;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.AsyncResultSet;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
+import com.datastax.oss.driver.api.core.loadbalancing.NodeDistance;
 import com.datastax.oss.driver.api.core.metadata.Node;
 import com.datastax.oss.driver.api.core.metadata.NodeState;
 import java.util.ArrayList;
@@ -41,13 +42,23 @@ public final class NodeSchemas {
      */
     public static CompletionStage<List<Answer>> ask(CqlSession session, CqlIdentifier keyspace, CqlIdentifier table) {
         List<CompletableFuture<Answer>> asked = new ArrayList<>();
-        for (Node node : session.getMetadata().getNodes().values()) {
+        for (Node node : reached(session)) {
             if (node.getState() == NodeState.UP) {
                 asked.add(ask(session, node, keyspace, table));
             }
         }
         return CompletableFuture.allOf(asked.toArray(new CompletableFuture<?>[0]))
                 .thenApply(done -> asked.stream().map(CompletableFuture::join).toList());
+    }
+
+    /**
+     * The nodes the session talks to: every node it knows but those it ignores (by default the
+     * nodes of other datacenters, which it opens no connection to and so cannot ask).
+     */
+    public static List<Node> reached(CqlSession session) {
+        return session.getMetadata().getNodes().values().stream()
+                .filter(n -> n.getDistance() != NodeDistance.IGNORED)
+                .toList();
     }
 
     private static CompletableFuture<Answer> ask(
@@ -101,11 +112,12 @@ public final class NodeSchemas {
     }
 
     /**
-     * Whether the answers say the keyspace or table is gone from the cluster: every node of it
-     * answered (a node down may be the one that has it: a table made on it just before it died
-     * had not reached the others), they agree on one schema version, and none of them has it.
+     * Whether the answers say the keyspace or table is gone from the cluster: every node the
+     * session reaches answered (a node down may be the one that has it: a table made on it just
+     * before it died had not reached the others), they agree on one schema version, and none of
+     * them has it.
      *
-     * @param clusterNodes every node the driver knows, up or not
+     * @param clusterNodes every node the session reaches ({@link #reached}), up or not
      */
     public static boolean gone(List<Answer> answers, int clusterNodes) {
         return !answers.isEmpty()
