@@ -144,8 +144,7 @@ def diagnosis(settings, timeseries: TimeSeriesLoad, since: datetime) -> str:
 
     lost = timeseries.lost[:20]
     lines = [f"missing: {lost}"]
-    for i in (1, 2, 3):
-        host = f"127.0.0.{i}"
+    for host in settings.cassandra_hosts():
         profile = ExecutionProfile(
             load_balancing_policy=WhiteListRoundRobinPolicy([host]), consistency_level=ConsistencyLevel.ONE
         )

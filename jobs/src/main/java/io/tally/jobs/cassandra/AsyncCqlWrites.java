@@ -188,7 +188,7 @@ public final class AsyncCqlWrites implements AutoCloseable {
                 return step.get();
             } catch (RuntimeException e) {
                 boolean goneRefusal = goneKeyspace(e) != null;
-                if (goneRefusal && agreesGone(keyspace, table)) {
+                if (goneRefusal && schema.agreesGoneNow(keyspace, table)) {
                     dropped(keyspace, e);
                     return null;
                 }
@@ -198,18 +198,6 @@ public final class AsyncCqlWrites implements AutoCloseable {
                 retried.incrementAndGet();
                 Thread.sleep(retryDelaysMs[retries]);
             }
-        }
-    }
-
-    private boolean agreesGone(String keyspace, String table) throws InterruptedException {
-        try {
-            return schema.agreesGone(
-                            CqlIdentifier.fromInternal(keyspace),
-                            table == null ? null : CqlIdentifier.fromInternal(table))
-                    .toCompletableFuture()
-                    .get(30, TimeUnit.SECONDS);
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-            return false;
         }
     }
 

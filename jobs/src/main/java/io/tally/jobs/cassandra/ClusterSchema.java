@@ -4,6 +4,9 @@ import com.datastax.oss.driver.api.core.CqlIdentifier;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.metadata.Metadata;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Asks the cluster whether a keyspace (or a table of it) that a write was refused for is really
@@ -23,6 +26,22 @@ public interface ClusterSchema {
      * until the node is back.
      */
     CompletionStage<Boolean> agreesGone(CqlIdentifier keyspace, CqlIdentifier table);
+
+    /**
+     * {@link #agreesGone}, waited for (at most 30 s; no answer in time is no agreement), for the
+     * callers that run on a task's thread. Names are Cassandra's internal (unquoted) ones.
+     */
+    default boolean agreesGoneNow(String keyspace, String table) throws InterruptedException {
+        try {
+            return agreesGone(
+                            CqlIdentifier.fromInternal(keyspace),
+                            table == null ? null : CqlIdentifier.fromInternal(table))
+                    .toCompletableFuture()
+                    .get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            return false;
+        }
+    }
 
     static ClusterSchema of(CqlSession session) {
         return (keyspace, table) -> NodeSchemas.ask(session, keyspace, table)

@@ -1,6 +1,5 @@
 package io.tally.jobs.counter;
 
-import com.datastax.oss.driver.api.core.CqlIdentifier;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
@@ -17,9 +16,6 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * {@link CounterRollupStore} on the namespaces' counter_rollups tables and counter event logs, read
@@ -136,16 +132,11 @@ public final class CassandraCounterRollupStore implements CounterRollupStore {
     private boolean goneFromCluster(String keyspace, String table) {
         boolean gone;
         try {
-            gone = ClusterSchema.of(session)
-                    .agreesGone(CqlIdentifier.fromInternal(keyspace), CqlIdentifier.fromInternal(table))
-                    .toCompletableFuture()
-                    .get(30, TimeUnit.SECONDS);
+            gone = ClusterSchema.of(session).agreesGoneNow(keyspace, table);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(
                     "interrupted asking Cassandra whether " + keyspace + "." + table + " exists", e);
-        } catch (ExecutionException | TimeoutException e) {
-            gone = false;
         }
         if (gone) {
             return true;
