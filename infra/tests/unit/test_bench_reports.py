@@ -410,3 +410,26 @@ def test_a_jobs_count_is_measured_net_of_the_stacks_standing_load():
     assert 250 < taken.rate < 350
     extra[0] = 5_000  # a benchmark's records arrive
     assert 4_900 < taken.added() < 5_100
+
+
+def test_the_warm_up_ends_once_the_jit_is_near_its_idle_rate_or_at_its_bound():
+    from tally_bench.cost import JIT_SETTLED, WARMUP_MAX_S, WARMUP_S, warm_until_settled
+
+    firsts = []
+
+    def compiling(*cores):
+        left = list(cores)
+
+        def window(first: int) -> float:
+            firsts.append(first)
+            return left.pop(0)
+
+        return window
+
+    # compiling hard, then less, then within JIT_SETTLED of the idle stack's 0.02: three windows
+    seconds, jit = warm_until_settled(compiling(0.5, 0.1, 0.02 + JIT_SETTLED / 2), 200, 0.02)
+    assert (seconds, jit) == (3 * WARMUP_S, 0.02 + JIT_SETTLED / 2)
+    assert firsts == [0, 200 * WARMUP_S, 400 * WARMUP_S]  # requests numbered on: fresh tokens and ids
+    # a server that never settles is not waited for beyond the bound
+    seconds, jit = warm_until_settled(compiling(*[0.3] * 100), 100, 0.0)
+    assert seconds == WARMUP_MAX_S and jit == 0.3
