@@ -164,6 +164,8 @@ def _cost_rows(cost: dict | None) -> list[tuple[str, str, str, str, str]]:
     """The CPU budget of the cost issue: whole-stack µs of CPU an operation, and the idle stack."""
     found = []
     ops = (cost or {}).get("operations", {})
+    floor_runs = (cost or {}).get("floor", {})
+    floor = floor_runs["us_per_op_total"]["median"] if floor_runs.get("runs") else None
     for op, figure, total, parts in (
         (
             "addcount_eventual",
@@ -191,6 +193,10 @@ def _cost_rows(cost: dict | None) -> list[tuple[str, str, str, str, str]]:
         if o["us_per_op_total"]["median"] < most:
             met = False
             shown += f" (below {part}'s own {most:.0f}: noise of the idle subtraction)"
+        if floor:  # the box's speed that hour: the same code reads up to 2x apart between days
+            shown += (
+                f"; {o['us_per_op_total']['median'] / floor:.2f} × the floor of the same run ({floor:.0f} µs a record)"
+            )
         found.append((figure, goal, shown, _yes(met), "cost"))
     figure = "the idle stack's CPU (every server up, the jobs running, nothing asked)"
     if cost and "idle_cores_total" in cost:
