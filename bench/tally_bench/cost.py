@@ -706,6 +706,13 @@ def plot(result: dict, png: Path) -> Path:
     return _save(plt, fig, f"CPU per operation by component, commit {result.get('commit', '?')[:12]}", png)
 
 
+def floor_median(result: dict) -> float | None:
+    """The run's floor (Kafka's own producer and broker, µs a record, median), what its figures are
+    read against between hours of the box; None when the run had none."""
+    floor = result.get("floor", {})
+    return floor["us_per_op_total"]["median"] if floor.get("runs") else None
+
+
 def table(result: dict) -> str:
     """The README's cost table, from bench/out/cost.json (generated, never typed)."""
     fmt0 = lambda s: f"{s['median']:,.0f} ({s['min']:,.0f}-{s['max']:,.0f})" if s else "-"
@@ -715,7 +722,7 @@ def table(result: dict) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     floor = result["floor"]
-    floor_us = floor["us_per_op_total"]["median"] if floor.get("runs") else None
+    floor_us = floor_median(result)
     rows = []
     for o in result["operations"].values():
         if not o["runs"]:

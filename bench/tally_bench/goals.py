@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .cost import floor_median
+
 
 def _load(out: Path, name: str) -> dict | None:
     path = out / f"{name}.json"
@@ -164,8 +166,7 @@ def _cost_rows(cost: dict | None) -> list[tuple[str, str, str, str, str]]:
     """The CPU budget of the cost issue: whole-stack µs of CPU an operation, and the idle stack."""
     found = []
     ops = (cost or {}).get("operations", {})
-    floor_runs = (cost or {}).get("floor", {})
-    floor = floor_runs["us_per_op_total"]["median"] if floor_runs.get("runs") else None
+    floor = floor_median(cost or {})
     for op, figure, total, parts in (
         (
             "addcount_eventual",
