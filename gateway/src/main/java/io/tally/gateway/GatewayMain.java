@@ -17,6 +17,7 @@ import io.tally.model.TallySchemas;
 import io.tally.namespace.NamespaceCatalog;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.RestSchemaRegistryClient;
+import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.http.HttpServer;
@@ -199,25 +200,37 @@ public final class GatewayMain {
     }
 
     /**
-     * A durable write's deadline as a timer of the event loop that took the request (writes are
-     * made there): no thread to wake. CompletableFuture.orTimeout woke its delayer thread to
-     * schedule and again to cancel, about 13 µs of the gateway's CPU a request (profile under
-     * TimeSeries writes). The timer is not cancelled: firing on an answered write does nothing.
+     * A durable write's deadline, kept by the event loop that took the request (writes are made
+     * there): no thread to wake. CompletableFuture.orTimeout woke its delayer thread to schedule
+     * and again to cancel, about 13 µs of the gateway's CPU a request (profile under TimeSeries
+     * writes); a Vert.x timer a write woke the loop once a write when it fired on the answered
+     * write. Each loop keeps its writes' deadlines in one {@link AckDeadlines} with one timer.
      */
     static WriteService.AckTimeout ackTimeoutOn(Vertx vertx) {
         return (acks, ms) -> {
-            if (Vertx.currentContext() == null) { // not on an event loop (never in the HTTP API)
+            Context context = Vertx.currentContext();
+            if (context == null || !context.isEventLoopContext()) { // never in the HTTP API
                 WriteService.AckTimeout.DELAYER.arm(acks, ms);
                 return;
             }
-            // Left to fire, not cancelled (a cancel from the producer's thread is a task on the loop
-            // too); one that fires on an answered write must not make an exception: filling in
-            // its stack trace was 3% of the gateway's samples under TimeSeries writes.
-            vertx.setTimer(ms, id -> {
-                if (!acks.isDone()) {
-                    acks.completeExceptionally(new java.util.concurrent.TimeoutException());
-                }
-            });
+            AckDeadlines deadlines = context.get(AckDeadlines.class);
+            if (deadlines == null) {
+                deadlines = new AckDeadlines(
+                        new AckDeadlines.Timers() {
+                            @Override
+                            public long set(long delayMs, Runnable task) {
+                                return vertx.setTimer(delayMs, id -> task.run());
+                            }
+
+                            @Override
+                            public void cancel(long id) {
+                                vertx.cancelTimer(id);
+                            }
+                        },
+                        () -> System.nanoTime() / 1_000_000);
+                context.put(AckDeadlines.class, deadlines);
+            }
+            deadlines.arm(acks, ms);
         };
     }
 

@@ -26,6 +26,7 @@ final class RegistryMetrics {
                 .help("Registry HTTP request latency")
                 .labelNames("endpoint")
                 .classicUpperBounds(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5)
+                .classicOnly()
                 .register(registry);
         GaugeWithCallback.builder()
                 .name("tally_registry_schemas")
