@@ -22,6 +22,7 @@ from .counters import bench_counters
 from .gateway import bench_gateway
 from .getcount import bench_getcount
 from .lifecycle import bench_lifecycle
+from .linger import bench_linger
 from .reads import bench_reads
 from .runq import bench_runq
 from .timeseries import bench_timeseries
@@ -151,6 +152,7 @@ BENCHMARKS = {
     "runq": bench_runq,
     "control": bench_control,
     "lifecycle": bench_lifecycle,
+    "linger": bench_linger,
 }
 
 

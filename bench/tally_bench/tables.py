@@ -17,6 +17,7 @@ TABLES = (
     "getcount",
     "reads",
     "addcount",
+    "linger",
     "gateway",
     "timeseries",
     "counters",

@@ -435,3 +435,65 @@ def test_the_warm_up_ends_once_the_jit_is_near_its_idle_rate_or_at_its_bound():
     # a server that never settles is not waited for beyond the bound
     seconds, jit = warm_until_settled(compiling(*[0.3] * 100), 100, 0.0)
     assert seconds == WARMUP_MAX_S and jit == 0.3
+
+
+def linger_report() -> dict:
+    def s(m: float) -> dict:
+        return {"median": m, "min": m * 0.9, "max": m * 1.1, "runs": [m * 0.9, m, m * 1.1]}
+
+    def entry(broker: float, thread: float, p99: float) -> dict:
+        return {
+            "broker_us_per_record": s(broker),
+            "producer_network_thread_us_per_record": s(thread),
+            "cpu_us_per_record": s(broker + thread),
+            "p50_ms": s(p99 / 2),
+            "p99_ms": s(p99),
+            "lines": [],
+        }
+
+    return {
+        "record_bytes": 205,
+        "seconds": 20,
+        "idle_seconds": 8,
+        "runs": 3,
+        "rates": {
+            "2000": {"1": entry(40, 30, 3), "10": entry(15, 8, 12)},
+            "1000": {"10": entry(20, 10, 11), "1": entry(50, 35, 2), "5": entry(30, 15, 7)},
+        },
+        "measured_at": "T",
+        "commit": "c0ffee",
+    }
+
+
+def test_the_linger_table_lists_rates_and_lingers_in_order_against_the_least_linger():
+    from tally_bench.linger import table
+
+    t = table(linger_report())
+    lines = [line for line in t.splitlines() if line.startswith("| 1,000") or line.startswith("| 2,000")]
+    assert [line.split("|")[1:3] for line in lines] == [
+        [" 1,000 rec/s ", " 1 "],
+        [" 1,000 rec/s ", " 5 "],
+        [" 1,000 rec/s ", " 10 "],
+        [" 2,000 rec/s ", " 1 "],
+        [" 2,000 rec/s ", " 10 "],
+    ]
+    assert lines[2].endswith("| 5.5 |")  # p99 11 ms over 2 ms at the same rate
+    assert "| 20 (18-22) | 10 (9-11) | 30 (27-33) |" in lines[2]
+    assert "`c0ffee`" in t and "`./tally bench linger`" in t
+
+
+def test_a_threads_cores_are_read_after_its_start_and_not_before():
+    from tally_bench.linger import cores_after
+
+    # 100 ticks a second: a busy start (200 ticks in the first second), then 0.5 cores
+    samples = [(0.0, 0), (1.0, 200), (2.0, 250), (3.0, 300), (4.0, 350)]
+    assert cores_after(samples, 1.0, 100) == 0.5
+    assert cores_after(samples[:1], 0.0, 100) == 0.0
+    assert cores_after([], 0.0, 100) == 0.0
+
+
+def test_the_linger_plot_is_a_png(tmp_path):
+    from tally_bench.linger import plot
+
+    png = plot(linger_report(), tmp_path / "linger.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
