@@ -5,7 +5,8 @@ The gateway produces with a 10 ms linger (`producer.linger.ms`); the AddCount p9
 it with Kafka's ProducerPerformance at 1 ms. This measures the trade the setting makes, with
 Kafka's own tool so that nothing of Tally's is in it: ProducerPerformance (205 B records,
 acks=all, idempotent, as `bench cost`'s floor) at each rate and linger for `seconds`, interleaved
-(a whole round per run, so the box's hour falls on every setting alike), three rounds. For each:
+(a whole round per run, so the box's hour falls on every setting alike), three rounds after an
+unmeasured warm-up at each rate. For each:
 the broker's CPU per record from its cgroup (`tally.containers/kafka/cpu.stat`) over the run,
 less its idle CPU read over `idle_s` before and after; the producer's network thread's CPU per
 record (the thread a gateway's produce requests and their answers cost; read from /proc while it
@@ -31,7 +32,7 @@ PNG = OUT / "linger.png"
 RATES = (1000, 2000)  # bench cost's durable AddCount rate; the p99 goal's rate
 LINGERS = (1, 5, 10)  # the floor's and the p99 goal's ceiling; Kafka 4's default; the gateway's
 RECORD_BYTES = 205
-START_S = 3.0  # the producer's thread is read from this many seconds into its run on
+START_S = 10.0  # the producer's thread is read from this many seconds into its run on (its JVM is new each run)
 NETWORK_THREAD = "kafka-producer-"  # "kafka-producer-network-thread | ..." as the kernel cuts it
 
 
@@ -104,7 +105,7 @@ def bench_linger(
     say,
     rates: tuple[int, ...] = RATES,
     lingers: tuple[int, ...] = LINGERS,
-    seconds: float = 20,
+    seconds: float = 30,
     idle_s: float = 8,
     runs: int = 3,
 ) -> dict:
@@ -112,6 +113,9 @@ def bench_linger(
     broker = cpu.root / "kafka"
     producer = cpu.cgroup("producer-performance")
     settle(say, stack=stack)
+    for rate in rates:  # the broker's code for these requests compiled before anything is read
+        say(f"warm-up, not measured: {rate:,} records/s for {seconds:g} s ...")
+        producer_performance(stack, RECORD_BYTES, int(rate * seconds), throughput=rate, props=("linger.ms=1",))
     found: dict[str, dict[str, list[dict]]] = {str(r): {str(lg): [] for lg in lingers} for r in rates}
     for k in range(runs):
         for rate in rates:
