@@ -204,9 +204,11 @@ def plot(result: dict, path: Path) -> Path:
             label=f"{int(rate):,} rec/s",
         )
     cpu_ax.set_xlabel("linger.ms")
-    cpu_ax.set_ylabel("µs of CPU a record: broker + producer's network thread")
+    cpu_ax.set_ylabel("µs of CPU a record")
+    cpu_ax.set_title("broker + producer's network thread", fontsize=10)
     lat_ax.set_xlabel("linger.ms")
-    lat_ax.set_ylabel("p99 ms (ProducerPerformance)")
+    lat_ax.set_ylabel("p99 ms")
+    lat_ax.set_title("ProducerPerformance's p99", fontsize=10)
     for ax in (cpu_ax, lat_ax):
         ax.set_ylim(bottom=0)
         ax.legend()

@@ -1,5 +1,6 @@
 """The docs' tables, made from the reports under bench/out/ (generated, never typed): the
-benchmarks' in docs/benchmarks.md, the three-node suite's in docs/deploying.md."""
+benchmarks' in docs/benchmarks.md, the three-node suite's in docs/deploying.md, the goals' in the
+README too."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from tally.settings import REPO
 
 BENCHMARKS_PAGE = REPO / "docs" / "benchmarks.md"
 DEPLOYING_PAGE = REPO / "docs" / "deploying.md"
+README = REPO / "README.md"
 # each between <!-- table: bench/out/<name>.json --> and <!-- /table -->
 TABLES = (
     "cost",
@@ -27,7 +29,7 @@ TABLES = (
     "lifecycle",
 )
 # the page each report's table is on (a report's module is its name with - as _)
-PAGES = {BENCHMARKS_PAGE: TABLES, DEPLOYING_PAGE: ("three-nodes",)}
+PAGES = {BENCHMARKS_PAGE: TABLES, DEPLOYING_PAGE: ("three-nodes",), README: ()}  # README: the goals only
 # the reports `./tally bench all` makes before writing the tables (control and registry are quick
 # and their own commands)
 RUN_BY_ALL = ("cost", "getcount", "reads", "addcount", "gateway", "timeseries", "counters", "runq")
