@@ -316,11 +316,18 @@ JIT_THREADS = ("C1 CompilerThre", "C2 CompilerThre")
 def jit_seconds(cgroup: Path) -> float:
     """CPU seconds (user and system) of the JIT compiler threads of the processes in a cgroup. A
     compiler thread HotSpot ended takes its seconds with it, so this is at least what they used."""
-    ticks = 0
+    ticks = thread_ticks(cgroup, lambda name: name.startswith(JIT_THREADS))
+    return (ticks or 0) / os.sysconf("SC_CLK_TCK")
+
+
+def thread_ticks(cgroup: Path, named: Callable[[str], bool]) -> int | None:
+    """User plus system ticks of the threads whose name `named` accepts, of the processes in a
+    cgroup (None when no such thread runs)."""
+    found = None
     try:
         pids = (cgroup / "cgroup.procs").read_text().split()
     except OSError:
-        return 0.0
+        return None
     for pid in pids:
         try:
             tids = os.listdir(f"/proc/{pid}/task")
@@ -328,13 +335,13 @@ def jit_seconds(cgroup: Path) -> float:
             continue
         for tid in tids:
             try:
-                if not Path(f"/proc/{pid}/task/{tid}/comm").read_text().startswith(JIT_THREADS):
+                if not named(Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()):
                     continue
                 fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            ticks += int(fields[11]) + int(fields[12])  # utime, stime (stat fields 14 and 15)
-    return ticks / os.sysconf("SC_CLK_TCK")
+            found = (found or 0) + int(fields[11]) + int(fields[12])  # utime, stime (stat fields 14, 15)
+    return found
 
 
 def wait_quiet(

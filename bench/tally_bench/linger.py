@@ -24,7 +24,7 @@ from tally.component_cgroups import JOIN
 from tally.plots import pyplot
 from tally.stack import Stack
 
-from .cost import StackCpu, usage
+from .cost import StackCpu, thread_ticks, usage
 from .http import fmt, measured, settle, summary
 from .tools import OUT, producer_performance
 
@@ -34,30 +34,6 @@ LINGERS = (1, 5, 10)  # the floor's and the p99 goal's ceiling; Kafka 4's defaul
 RECORD_BYTES = 205
 START_S = 10.0  # the producer's thread is read from this many seconds into its run on (its JVM is new each run)
 NETWORK_THREAD = "kafka-producer-"  # "kafka-producer-network-thread | ..." as the kernel cuts it
-
-
-def thread_ticks(cgroup: Path, name: str) -> int | None:
-    """User plus system ticks of the threads called `name` of the processes in a cgroup (None when
-    no such thread runs yet)."""
-    found = None
-    try:
-        pids = (cgroup / "cgroup.procs").read_text().split()
-    except OSError:
-        return None
-    for pid in pids:
-        try:
-            tids = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in tids:
-            try:
-                if Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip() != name:
-                    continue
-                fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            found = (found or 0) + int(fields[11]) + int(fields[12])
-    return found
 
 
 class ThreadRate:
@@ -72,7 +48,7 @@ class ThreadRate:
 
     def _run(self, cgroup: Path, name: str, every: float) -> None:
         while not self._stop.is_set():
-            ticks = thread_ticks(cgroup, name)
+            ticks = thread_ticks(cgroup, lambda n: n == name)
             if ticks is not None:
                 self.samples.append((time.monotonic(), ticks))
             time.sleep(every)
@@ -186,23 +162,15 @@ def plot(result: dict, path: Path) -> Path:
     fig, (cpu_ax, lat_ax) = plt.subplots(1, 2, figsize=(10, 4))
     for rate, by_linger in sorted(result["rates"].items(), key=lambda kv: int(kv[0])):
         lingers = sorted(by_linger, key=int)
-        xs = [int(lg) for lg in lingers]
-        cpu_ax.errorbar(
-            xs,
-            [by_linger[lg]["cpu_us_per_record"]["median"] for lg in lingers],
-            yerr=_spread([by_linger[lg]["cpu_us_per_record"] for lg in lingers]),
-            marker="o",
-            capsize=3,
-            label=f"{int(rate):,} rec/s",
-        )
-        lat_ax.errorbar(
-            xs,
-            [by_linger[lg]["p99_ms"]["median"] for lg in lingers],
-            yerr=_spread([by_linger[lg]["p99_ms"] for lg in lingers]),
-            marker="o",
-            capsize=3,
-            label=f"{int(rate):,} rec/s",
-        )
+        for ax, key in ((cpu_ax, "cpu_us_per_record"), (lat_ax, "p99_ms")):
+            ax.errorbar(
+                [int(lg) for lg in lingers],
+                [by_linger[lg][key]["median"] for lg in lingers],
+                yerr=_spread([by_linger[lg][key] for lg in lingers]),
+                marker="o",
+                capsize=3,
+                label=f"{int(rate):,} rec/s",
+            )
     cpu_ax.set_xlabel("linger.ms")
     cpu_ax.set_ylabel("µs of CPU a record")
     cpu_ax.set_title("broker + producer's network thread", fontsize=10)
