@@ -60,7 +60,7 @@ def main(argv: list[str]) -> int:
     b.add_argument(
         "name",
         choices=["all", "cost", "addcount", "gateway", "getcount", "reads", "registry", "timeseries"]
-        + ["counters", "runq", "control", "lifecycle", "linger", "table"],
+        + ["counters", "runq", "control", "lifecycle", "linger", "transport", "table"],
     )
     b.add_argument("--runs", type=int, help="cost: rounds of every operation (default 3)")
     b.add_argument("--seconds", type=float, help="cost: seconds of load an operation (default 20)")

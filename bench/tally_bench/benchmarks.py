@@ -27,6 +27,7 @@ from .reads import bench_reads
 from .runq import bench_runq
 from .timeseries import bench_timeseries
 from .tools import OUT, bench_jar, iso, percentiles
+from .transport import bench_transport
 
 
 def bench_registry(stack: Stack, say) -> dict:
@@ -153,6 +154,7 @@ BENCHMARKS = {
     "control": bench_control,
     "lifecycle": bench_lifecycle,
     "linger": bench_linger,
+    "transport": bench_transport,
 }
 
 

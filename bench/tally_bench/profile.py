@@ -135,7 +135,7 @@ def profile(stack: Stack, say, component: str, operation: str, seconds: float = 
         if operation == "timeseries_drain"
         else _counters_drain(stack, say, seconds)
         if operation == "counters_drain"
-        else _load(stack, say, ops[operation], seconds)
+        else operation_load(stack, say, ops[operation], seconds)
     )
     say(f"profiling {component} (pid {pid}, {event}) under {operation} for {seconds:g} s ...")
     agent(pid, so, f"start,event={event},interval=1ms")
@@ -217,7 +217,9 @@ def _idle(seconds: float):
     return load
 
 
-def _load(stack: Stack, say, op, seconds: float):
+def operation_load(stack: Stack, say, op, seconds: float):
+    """One operation of bench cost, ready to run: what it reads written first, its warm-up done;
+    the load returned runs it for `seconds` and gives (operations, a line saying so)."""
     exe = vegeta(stack)
     gw = stack.component("gateway").url()
     url = gw + op.path
@@ -239,6 +241,7 @@ def _load(stack: Stack, say, op, seconds: float):
 
     def load() -> tuple[int, str]:
         report = attack_lazy(exe, url, lambda i: op.body(run, i), op.rate, seconds)
+        load.report = report  # vegeta's, for a caller that wants its latencies
         n = round(report["requests"] * report["success"]) * op.per_request
         return n, f"{n:,} operations at {op.rate}/s, p99 {report['latencies']['99th'] / 1e6:.1f} ms"
 

@@ -497,3 +497,43 @@ def test_the_linger_plot_is_a_png(tmp_path):
 
     png = plot(linger_report(), tmp_path / "linger.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def transport_report() -> dict:
+    def s(m: float) -> dict:
+        return {"median": m, "min": m * 0.9, "max": m * 1.1, "runs": [m * 0.9, m, m * 1.1]}
+
+    def server(us: float) -> dict:
+        return {"us_per_request": s(us), "p50_ms": s(0.1), "p99_ms": s(0.5), "success": s(1.0)}
+
+    return {
+        "rate": 2000,
+        "seconds": 30,
+        "idle_seconds": 8,
+        "runs": 3,
+        "servers": {"netty": server(16.0), "vertx": server(20.0), "gateway": server(28.0)},
+        "ratio_gateway_to": {"netty": 1.75, "vertx": 1.4},
+        "measured_at": "T",
+        "commit": "c0ffee",
+    }
+
+
+def test_the_transport_table_puts_the_gateway_over_each_floor():
+    from tally_bench.transport import table
+
+    t = table(transport_report())
+    rows = [line for line in t.splitlines() if line.startswith("| ") and "µs" not in line]
+    assert [r.split("|")[1].strip() for r in rows] == [
+        "Netty alone (epoll, HTTP codec)",
+        "Vert.x HTTP server, no router",
+        "the gateway's GetCount",
+    ]
+    assert rows[0].endswith("| 1.75 |") and rows[1].endswith("| 1.40 |") and rows[2].endswith("|  |")
+    assert "16.0 (14.4-17.6)" in rows[0] and "`c0ffee`" in t and "`./tally bench transport`" in t
+
+
+def test_the_transport_plot_is_a_png(tmp_path):
+    from tally_bench.transport import plot
+
+    png = plot(transport_report(), tmp_path / "transport.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
