@@ -17,6 +17,7 @@ README = REPO / "README.md"
 TABLES = (
     "cost",
     "getcount",
+    "transport",
     "reads",
     "addcount",
     "linger",
