@@ -507,29 +507,45 @@ def transport_report() -> dict:
         return {"us_per_request": s(us), "p50_ms": s(0.1), "p99_ms": s(0.5), "success": s(1.0)}
 
     return {
-        "rate": 2000,
         "seconds": 30,
         "idle_seconds": 8,
         "runs": 3,
-        "servers": {"netty": server(16.0), "vertx": server(20.0), "gateway": server(28.0)},
-        "ratio_gateway_to": {"netty": 1.75, "vertx": 1.4},
+        "linger_ms": 10,
+        "operations": {
+            "getcount": {
+                "rate": 2000,
+                "label": "GetCount",
+                "servers": {"netty": server(16.0), "vertx": server(20.0), "gateway": server(28.0)},
+                "ratio_gateway_to": {"netty": 1.75, "vertx": 1.4},
+            },
+            "addcount_eventual": {
+                "rate": 1000,
+                "label": "durable AddCount",
+                "servers": {"vertx-kafka": server(50.0), "gateway": server(75.0)},
+                "ratio_gateway_to": {"vertx-kafka": 1.5},
+            },
+        },
         "measured_at": "T",
         "commit": "c0ffee",
     }
 
 
-def test_the_transport_table_puts_the_gateway_over_each_floor():
+def test_the_transport_table_puts_the_gateway_over_each_floor_of_its_operation():
     from tally_bench.transport import table
 
     t = table(transport_report())
     rows = [line for line in t.splitlines() if line.startswith("| ") and "µs" not in line]
-    assert [r.split("|")[1].strip() for r in rows] == [
+    assert [r.split("|")[2].strip() for r in rows] == [
         "Netty alone (epoll, HTTP codec)",
         "Vert.x HTTP server, no router",
-        "the gateway's GetCount",
+        "the gateway",
+        "Vert.x HTTP server writing the body to Kafka, answering after the ack",
+        "the gateway",
     ]
     assert rows[0].endswith("| 1.75 |") and rows[1].endswith("| 1.40 |") and rows[2].endswith("|  |")
-    assert "16.0 (14.4-17.6)" in rows[0] and "`c0ffee`" in t and "`./tally bench transport`" in t
+    assert rows[3].startswith("| durable AddCount, 1,000 req/s |") and rows[3].endswith("| 1.50 |")
+    assert "16.0 (14.4-17.6)" in rows[0] and "linger 10 ms" in t
+    assert "`c0ffee`" in t and "`./tally bench transport`" in t
 
 
 def test_the_transport_plot_is_a_png(tmp_path):

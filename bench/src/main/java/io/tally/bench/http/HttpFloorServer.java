@@ -19,10 +19,19 @@ import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpVersion;
+import io.vertx.core.Context;
+import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerRequest;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Properties;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * An HTTP server that does nothing but answer: every POST gets the same small JSON, the size of a
@@ -30,9 +39,12 @@ import java.nio.charset.StandardCharsets;
  * the gateway's transport, so `bench transport` can say how much of a GetCount is the gateway's
  * own: {@code netty} is Netty's epoll transport and HTTP codec alone; {@code vertx} is a Vert.x
  * HTTP server (the gateway's framework, one server an event loop as the gateway has) without
- * vertx-web's router or any handler of Tally's.
+ * vertx-web's router or any handler of Tally's; {@code vertx-kafka} is that server writing each
+ * request's body to Kafka as the gateway's durable writes do (acks=all, idempotent, the same
+ * linger, batch size and compression) and answering after the ack: a durable write's floor.
  *
- * <p>Usage: {@code HttpFloorServer netty|vertx <port>}; prints "listening" and serves until killed.
+ * <p>Usage: {@code HttpFloorServer netty|vertx <port>} or {@code HttpFloorServer vertx-kafka <port>
+ * <bootstrap> <topic> <linger.ms> <compression>}; prints "listening" and serves until killed.
  */
 public final class HttpFloorServer {
     /** The shape of a GetCount's answer: the same bytes on the wire. */
@@ -43,14 +55,18 @@ public final class HttpFloorServer {
     private HttpFloorServer() {}
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 2 || !(args[0].equals("netty") || args[0].equals("vertx"))) {
-            System.err.println("usage: HttpFloorServer netty|vertx <port>");
+        boolean kafka = args.length == 6 && args[0].equals("vertx-kafka");
+        if (!kafka && (args.length != 2 || !(args[0].equals("netty") || args[0].equals("vertx")))) {
+            System.err.println(
+                    "usage: HttpFloorServer netty|vertx <port> | vertx-kafka <port> <bootstrap> <topic> <linger.ms> <compression>");
             System.exit(2);
         }
         int port = Integer.parseInt(args[1]);
         int loops = Math.max(1, Runtime.getRuntime().availableProcessors()); // as the gateway
         if (args[0].equals("netty")) {
             netty(port, loops);
+        } else if (kafka) {
+            vertxKafka(port, loops, args[2], args[3], Integer.parseInt(args[4]), args[5]);
         } else {
             vertx(port, loops);
         }
@@ -89,21 +105,57 @@ public final class HttpFloorServer {
     }
 
     private static void vertx(int port, int loops) throws Exception {
+        Buffer answer = Buffer.buffer(ANSWER);
+        serve(port, loops, req -> req.body().onSuccess(b -> answer(req, answer)));
+    }
+
+    private static void vertxKafka(
+            int port, int loops, String bootstrap, String topic, int lingerMs, String compression) throws Exception {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, compression);
+        p.put(ProducerConfig.LINGER_MS_CONFIG, lingerMs);
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, 128 * 1024);
+        KafkaProducer<byte[], byte[]> producer =
+                new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+        producer.partitionsFor(topic); // metadata before the first request
+        Buffer answer = Buffer.buffer(ANSWER);
+        serve(port, loops, req -> req.body().onSuccess(b -> {
+            Context context = Vertx.currentContext();
+            byte[] value = b.getBytes();
+            // keyed as the gateway keys a counter's events: many keys over the topic's partitions
+            byte[] key = Integer.toString(Arrays.hashCode(value)).getBytes(StandardCharsets.US_ASCII);
+            producer.send(
+                    new ProducerRecord<>(topic, key, value),
+                    (md, err) -> context.runOnContext(v -> {
+                        if (err == null) {
+                            answer(req, answer);
+                        } else {
+                            req.response().setStatusCode(503).end();
+                        }
+                    }));
+        }));
+    }
+
+    private static void serve(int port, int loops, Handler<HttpServerRequest> handler) throws Exception {
         Vertx vertx = Vertx.vertx(new VertxOptions().setPreferNativeTransport(true));
         if (!vertx.isNativeTransportEnabled()) {
             throw new IllegalStateException(
                     "Vert.x could not load its epoll transport", vertx.unavailableNativeTransportCause());
         }
-        Buffer answer = Buffer.buffer(ANSWER);
-        for (int i = 0; i < loops; i++) {
+        for (int i = 0; i < loops; i++) { // each server its own event loop, as the gateway's
             vertx.createHttpServer()
-                    .requestHandler(req -> req.body().onSuccess(b -> req.response()
-                            .putHeader("Content-Type", "application/json")
-                            .end(answer)))
+                    .requestHandler(handler)
                     .listen(port, "127.0.0.1")
                     .toCompletionStage()
                     .toCompletableFuture()
                     .get();
         }
+    }
+
+    private static void answer(HttpServerRequest req, Buffer answer) {
+        req.response().putHeader("Content-Type", "application/json").end(answer);
     }
 }
