@@ -155,6 +155,12 @@ LABELS = {
     "vertx-kafka": "Vert.x HTTP server writing the body to Kafka, answering after the ack",
     "gateway": "the gateway",
 }
+SHORT = {
+    "netty": "Netty alone",
+    "vertx": "Vert.x, no router",
+    "vertx-kafka": "Vert.x + Kafka producer",
+    "gateway": "the gateway",
+}
 COLOURS = {"netty": "#999999", "vertx": "#6f8fb3", "vertx-kafka": "#6f8fb3", "gateway": "#c0504d"}
 
 
@@ -162,14 +168,14 @@ def plot(result: dict, path: Path) -> Path:
     plt = pyplot()
     names = list(result["operations"])
     fig, axes = plt.subplots(
-        len(names), 1, figsize=(9, 1.6 + 1.1 * sum(len(o["servers"]) for o in result["operations"].values()))
+        len(names), 1, figsize=(8, 1.8 + 0.8 * sum(len(o["servers"]) for o in result["operations"].values()))
     )
     for ax, name in zip(axes if len(names) > 1 else [axes], names, strict=True):
         o = result["operations"][name]
         servers = list(o["servers"])
         us = [o["servers"][s]["us_per_request"] for s in servers]
         ax.barh(
-            [LABELS[s] for s in servers],
+            [SHORT[s] for s in servers],
             [u["median"] for u in us],
             xerr=[[u["median"] - u["min"] for u in us], [u["max"] - u["median"] for u in us]],
             capsize=3,
@@ -177,8 +183,9 @@ def plot(result: dict, path: Path) -> Path:
         )
         ax.invert_yaxis()
         ax.set_xlim(left=0)
-        ax.set_title(f"{o['label']}, {o['rate']:,} req/s: µs of the server's CPU a request", fontsize=10)
-    fig.suptitle("The gateway against HTTP servers that only answer or only write (same loopback, same load)")
+        ax.set_title(f"{o['label'].split(' (')[0]}, {o['rate']:,} req/s", fontsize=10)
+        ax.set_xlabel("µs of the server's CPU a request (median of rounds, min-max)")
+    fig.suptitle("The gateway against servers that only answer, or only write to Kafka")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
