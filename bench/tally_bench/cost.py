@@ -309,6 +309,13 @@ def usage(d: Path) -> float:
     return 0.0
 
 
+def cores_over(cgroup: Path, seconds: float) -> float:
+    """A cgroup's cores over the next `seconds`."""
+    u0, t0 = usage(cgroup), time.monotonic()
+    time.sleep(seconds)
+    return (usage(cgroup) - u0) / (time.monotonic() - t0)
+
+
 #: HotSpot's compiler threads ("C2 CompilerThread0", cut to 15 characters by the kernel)
 JIT_THREADS = ("C1 CompilerThre", "C2 CompilerThre")
 

@@ -24,7 +24,7 @@ from tally.component_cgroups import JOIN
 from tally.plots import pyplot
 from tally.stack import Stack
 
-from .cost import StackCpu, thread_ticks, usage
+from .cost import StackCpu, cores_over, thread_ticks, usage
 from .http import fmt, measured, settle, summary
 from .tools import OUT, producer_performance
 
@@ -97,7 +97,7 @@ def bench_linger(
         for rate in rates:
             for linger in lingers:
                 records = int(rate * seconds)
-                before = _idle(broker, idle_s)
+                before = cores_over(broker, idle_s)
                 b0, t0 = usage(broker), time.monotonic()
                 with ThreadRate(producer, NETWORK_THREAD) as sender:
                     pp = producer_performance(
@@ -110,7 +110,7 @@ def bench_linger(
                     )
                 time.sleep(1)  # the last answers and the broker's purgatory
                 used, wall = usage(broker) - b0, time.monotonic() - t0
-                after = _idle(broker, idle_s)
+                after = cores_over(broker, idle_s)
                 idle = (before + after) / 2
                 run = {
                     "broker_us_per_record": (used - idle * wall) / records * 1e6,
@@ -148,13 +148,6 @@ def bench_linger(
             result["rates"][rate][linger] = entry
     result["plot"] = str(plot(result, PNG))
     return result
-
-
-def _idle(cgroup: Path, seconds: float) -> float:
-    """A cgroup's cores over the next `seconds`."""
-    u0, t0 = usage(cgroup), time.monotonic()
-    time.sleep(seconds)
-    return (usage(cgroup) - u0) / (time.monotonic() - t0)
 
 
 def plot(result: dict, path: Path) -> Path:

@@ -17,7 +17,6 @@ import json
 import math
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -32,7 +31,7 @@ from tally.process import ProcessRef, start_ticks
 from tally.stack import Stack
 
 from .http import _save, component_cpu, fmt, measured, summary
-from .tools import OUT, cpu_seconds
+from .tools import OUT, cpu_seconds, free_port
 
 RUNQLAT = "/usr/sbin/runqlat"  # libbpf-tools: bcc's runqlat, CO-RE (attaches without kernel headers)
 BESIDE_RUNQLAT = "rate limit 10 ms, no Kafka, beside runqlat"
@@ -87,9 +86,7 @@ def _one(stack: Stack, binary: Path, label: str, rate: str, extra: list[str], se
     Beside runqlat, the one attached first runs first on each tracepoint and takes the cache
     misses on the task struct, which the second then finds warm (3-5 ns a wakeup here): callers
     measure both orders."""
-    with socket.socket() as sk:
-        sk.bind(("127.0.0.1", 0))
-        port = sk.getsockname()[1]
+    port = free_port()
     before = {p["id"] for p in _loaded()}
     beside = label == BESIDE_RUNQLAT
     runqlat_first = beside and runqlat_first == 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -24,6 +25,13 @@ def bench_jar():
 
 
 OUT = REPO / "bench" / "out"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        return sk.getsockname()[1]
 
 
 def cpu_seconds(ref: ProcessRef) -> float:

@@ -15,7 +15,6 @@ rounds with min and max; the ratios of the gateway over each floor. No figure is
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import time
 import uuid
@@ -27,10 +26,10 @@ from tally.plots import pyplot
 from tally.stack import Stack
 
 from . import cost as bench_cost
-from .cost import StackCpu, usage
+from .cost import StackCpu, cores_over, usage
 from .http import attack_lazy, fmt, measured, settle, summary, vegeta
 from .profile import operation_load
-from .tools import OUT, bench_jar
+from .tools import OUT, bench_jar, free_port
 
 PNG = OUT / "transport.png"
 #: each operation of bench cost measured here, at its bench cost rate, and the floors it is put against
@@ -41,15 +40,9 @@ FLOOR_TOPIC = "bench.ceiling"  # ProducerPerformance's topic: three partitions, 
 LINGER_MS = os.environ.get("TALLY_GATEWAY_PRODUCER_LINGER_MS", "10")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_floor(kind: str, cgroup: Path, stack: Stack) -> tuple[subprocess.Popen, str]:
     """An HttpFloorServer of `kind` in `cgroup`, listening; (its process, its URL)."""
-    port = _free_port()
+    port = free_port()
     cmd = [JAVA, "-Xmx256m", "-cp", str(bench_jar()), "io.tally.bench.http.HttpFloorServer", kind, str(port)]
     if kind == "vertx-kafka":
         compression = stack.s.get("TALLY_GATEWAY_PRODUCER_COMPRESSION")
@@ -65,12 +58,6 @@ def start_floor(kind: str, cgroup: Path, stack: Stack) -> tuple[subprocess.Popen
         p.kill()
         raise RuntimeError(f"HttpFloorServer {kind} did not start: {line}{p.stderr.read()[-2000:]}")
     return p, f"http://127.0.0.1:{port}"
-
-
-def _cores(cgroup: Path, seconds: float) -> float:
-    u0, t0 = usage(cgroup), time.monotonic()
-    time.sleep(seconds)
-    return (usage(cgroup) - u0) / (time.monotonic() - t0)
 
 
 def bench_transport(stack: Stack, say, seconds: float = 30, idle_s: float = 8, runs: int = 3) -> dict:
@@ -97,7 +84,7 @@ def bench_transport(stack: Stack, say, seconds: float = 30, idle_s: float = 8, r
                 op = ops[name]
                 for server in (*floors, "gateway"):
                     cgroup = gateway_cgroup if server == "gateway" else cpu.cgroup(f"http-floor-{server}")
-                    before = _cores(cgroup, idle_s)
+                    before = cores_over(cgroup, idle_s)
                     u0, t0 = usage(cgroup), time.monotonic()
                     if server == "gateway":
                         n, _ = loads[name]()
@@ -108,7 +95,7 @@ def bench_transport(stack: Stack, say, seconds: float = 30, idle_s: float = 8, r
                         )
                         n = round(report["requests"] * report["success"])
                     used, wall = usage(cgroup) - u0, time.monotonic() - t0
-                    idle = (before + _cores(cgroup, idle_s)) / 2
+                    idle = (before + cores_over(cgroup, idle_s)) / 2
                     entry = {
                         "us_per_request": (used - idle * wall) / max(n, 1) * 1e6,
                         "idle_cores": idle,
