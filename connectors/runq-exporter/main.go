@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -38,6 +39,11 @@ const (
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 
 func main() {
+	// One P unless GOMAXPROCS says otherwise: the exporter's work is a few hundred samples a
+	// second, and with a P per CPU every wake-up also woke an idle P's thread to look for work.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 	cfg, err := loadConfig(os.Args[1:])
 	if err != nil {
 		log.Fatalf("config: %v", err)

@@ -95,13 +95,17 @@ static __always_inline __u64 task_cgroup_id(struct task_struct *task)
 	return id;
 }
 
+static __always_inline void enqueue_at(__u32 pid, __u64 ts)
+{
+	bpf_map_update_elem(&runq_enqueued, &pid, &ts, BPF_NOEXIST);
+}
+
 static __always_inline int enqueue(struct task_struct *task)
 {
 	__u32 pid = task->pid;
 	if (pid == 0) // kernel idle tasks: not worth a map access
 		return 0;
-	__u64 ts = bpf_ktime_get_ns();
-	bpf_map_update_elem(&runq_enqueued, &pid, &ts, BPF_NOEXIST);
+	enqueue_at(pid, bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -121,12 +125,15 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(tp_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u32 next_pid = next->pid;
-	__u64 prev_cgroup_id = 0, cgroup_id = 0;
+	__u64 prev_cgroup_id = 0, cgroup_id = 0, now = 0;
 	int preempted = prev->pid != 0 && prev->__state == TASK_RUNNING;
 
 	if (preempted) {
-		if (track_preempted)
-			enqueue(prev);
+		if (track_preempted) {
+			// one clock read for prev's enqueue and next's wait: the same instant
+			now = bpf_ktime_get_ns();
+			enqueue_at(prev->pid, now);
+		}
 		if (next_pid != 0) {
 			prev_cgroup_id = task_cgroup_id(prev);
 			cgroup_id = task_cgroup_id(next);
@@ -146,7 +153,8 @@ int BPF_PROG(tp_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	__u64 *tsp = bpf_map_lookup_elem(&runq_enqueued, &next_pid);
 	if (!tsp)
 		return 0;
-	__u64 now = bpf_ktime_get_ns();
+	if (!now)
+		now = bpf_ktime_get_ns();
 	__u64 runq_lat = now - *tsp;
 	bpf_map_delete_elem(&runq_enqueued, &next_pid);
 

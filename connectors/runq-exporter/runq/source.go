@@ -57,7 +57,8 @@ type Options struct {
 	// TrackPreempted also enqueues a still-runnable prev at sched_switch.
 	TrackPreempted bool
 	// ReadInterval: the reader looks at the ring buffer this often, and the program wakes it
-	// earlier only when 64 KB of samples wait (0: the program wakes it at every sample).
+	// earlier only when 64 KB of samples wait (0: the program wakes it at every sample). The
+	// wait is in Go's poller (ringWait), so no thread sits in a system call between looks.
 	ReadInterval time.Duration
 }
 
@@ -70,6 +71,7 @@ type Source struct {
 	links    []link.Link
 	reader   *ringbuf.Reader
 	interval time.Duration
+	wait     *ringWait
 	rec      ringbuf.Record
 }
 
@@ -128,7 +130,13 @@ func Open(opts Options) (*Source, error) {
 	}
 	s.reader = r
 	if s.interval > 0 {
-		r.SetDeadline(time.Now().Add(s.interval))
+		// the reader only drains (a deadline in the past: epoll_wait returns at once); the
+		// waiting between looks is Go's, in ringWait
+		r.SetDeadline(time.Unix(1, 0))
+		if s.wait, err = newRingWait(s.objs.Events.FD(), r); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -139,7 +147,9 @@ func (s *Source) Read() (Sample, error) {
 	for {
 		err := s.reader.ReadInto(&s.rec)
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			s.reader.SetDeadline(time.Now().Add(s.interval)) // the ring is drained: sleep until the next look
+			if err := s.wait.Wait(s.interval); err != nil {
+				return Sample{}, err
+			}
 			continue
 		}
 		if err != nil {
@@ -207,6 +217,9 @@ func Deltas(prev, now map[Pair]uint64) map[Pair]uint64 {
 
 // Close detaches and unloads everything; a blocked Read returns.
 func (s *Source) Close() error {
+	if s.wait != nil {
+		s.wait.Close()
+	}
 	if s.reader != nil {
 		s.reader.Close()
 	}

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/cilium/ebpf/ringbuf"
 )
 
 func TestDecode(t *testing.T) {
@@ -105,5 +107,56 @@ func TestDeltasOfRunningTotals(t *testing.T) {
 		if got[k] != n {
 			t.Fatalf("got %v, want %v", got, want)
 		}
+	}
+}
+
+// Between looks the reader waits in Go's poller; the program's forced wake-up at 64 KB must
+// still end that wait long before the read interval, and Close must end it too.
+func TestWakesEarlyAt64KBAndCloseEndsTheWait(t *testing.T) {
+	src, err := Open(Options{RateLimit: 0, ReadInterval: time.Hour})
+	if errors.Is(err, ErrNotSupported) {
+		t.Skipf("the BPF program cannot run here (the error names the missing capability): %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // context switches, each a sample with no rate limit
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+	}()
+	samples := make(chan error, 1)
+	go func() {
+		var err error
+		for n := 0; err == nil; n++ {
+			if _, err = src.Read(); n == 0 {
+				samples <- err
+			}
+		}
+		samples <- err
+	}()
+	select {
+	case err := <-samples:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no sample in 30 s with a read interval of an hour: the 64 KB wake-up did not end the wait")
+	}
+	src.Close()
+	select {
+	case err := <-samples:
+		if !errors.Is(err, ringbuf.ErrClosed) {
+			t.Fatalf("Read after Close: %v, want ringbuf.ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Read still waiting 10 s after Close")
 	}
 }
