@@ -113,7 +113,7 @@ func Open(opts Options) (*Source, error) {
 		if errors.Is(err, os.ErrPermission) {
 			return nil, &NotSupportedError{"loading BPF programs (needs root, or CAP_BPF and CAP_PERFMON)", err}
 		}
-		return nil, &NotSupportedError{"loading the tp_btf programs and kfuncs (bpf_rcu_read_lock)", err}
+		return nil, &NotSupportedError{"loading the tp_btf programs, task storage and kfuncs (bpf_rcu_read_lock)", err}
 	}
 	for _, p := range []*ebpf.Program{s.objs.TpSchedWakeup, s.objs.TpSchedWakeupNew, s.objs.TpSchedSwitch} {
 		l, err := link.AttachTracing(link.TracingOptions{Program: p})
