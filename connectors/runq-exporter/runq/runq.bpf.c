@@ -97,17 +97,14 @@ static __always_inline __u64 task_cgroup_id(struct task_struct *task)
 }
 
 // The first time a task becomes runnable is when its wait starts (a second wakeup, or a
-// preemption of a task already stamped, leaves the stamp). Returns the stamp, 0 when none.
-static __always_inline __u64 enqueue(struct task_struct *task, __u64 now)
+// preemption of a task already stamped, leaves the stamp). now: 0 to read the clock here.
+static __always_inline void enqueue(struct task_struct *task, __u64 now)
 {
 	if (task->pid == 0) // kernel idle tasks: not worth a storage
-		return 0;
+		return;
 	__u64 *enq = bpf_task_storage_get(&runq_enqueued, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!enq)
-		return 0;
-	if (!*enq)
+	if (enq && !*enq)
 		*enq = now ? now : bpf_ktime_get_ns();
-	return *enq;
 }
 
 SEC("tp_btf/sched_wakeup")
