@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from . import staleness
 from .cost import floor_median
 
 
@@ -229,6 +230,11 @@ def _yes(met: bool) -> str:
 
 def table(out: Path) -> str:
     lines = ["| figure | goal | measured | | report |", "|---|---|---|---|---|"]
+    stale: dict[str, bool] = {}
     for figure, goal, measured, met, report in rows(out):
-        lines.append(f"| {figure} | {goal} | {measured} | {met} | `bench/out/{report}.json` |")
+        if report not in stale:
+            loaded = _load(out, report)
+            stale[report] = bool(loaded and staleness.changed_since(report, loaded))
+        cited = f"`bench/out/{report}.json`" + (" (older than the code it measures)" if stale[report] else "")
+        lines.append(f"| {figure} | {goal} | {measured} | {met} | {cited} |")
     return "\n".join(lines)

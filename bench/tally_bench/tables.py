@@ -10,6 +10,8 @@ from pathlib import Path
 
 from tally.settings import REPO
 
+from . import staleness
+
 BENCHMARKS_PAGE = REPO / "docs" / "benchmarks.md"
 DEPLOYING_PAGE = REPO / "docs" / "deploying.md"
 README = REPO / "README.md"
@@ -54,7 +56,9 @@ def render(text: str, out: Path, say=lambda *_: None, names: tuple[str, ...] = T
             continue
         head, rest = text.split(start, 1)
         _, tail = rest.split(end, 1)
-        text = head + start + "\n" + table(json.loads(report.read_text())) + "\n" + end + tail
+        result = json.loads(report.read_text())
+        stale = staleness.note(name, result)
+        text = head + start + "\n" + table(result) + ("\n\n" + stale if stale else "") + "\n" + end + tail
         say(f"docs: {name} table from {report}")
     from .goals import table as goals
 
