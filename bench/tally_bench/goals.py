@@ -230,11 +230,9 @@ def _yes(met: bool) -> str:
 
 def table(out: Path) -> str:
     lines = ["| figure | goal | measured | | report |", "|---|---|---|---|---|"]
-    stale: dict[str, bool] = {}
-    for figure, goal, measured, met, report in rows(out):
-        if report not in stale:
-            loaded = _load(out, report)
-            stale[report] = bool(loaded and staleness.changed_since(report, loaded))
-        cited = f"`bench/out/{report}.json`" + (" (older than the code it measures)" if stale[report] else "")
+    found = rows(out)
+    stale = {r for r in {row[4] for row in found} if (loaded := _load(out, r)) and staleness.changed_since(r, loaded)}
+    for figure, goal, measured, met, report in found:
+        cited = f"`bench/out/{report}.json`" + (" (older than the code it measures)" if report in stale else "")
         lines.append(f"| {figure} | {goal} | {measured} | {met} | {cited} |")
     return "\n".join(lines)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from tally.provenance import base
 from tally.settings import REPO
 
 #: what every server of the stack runs: shared code, schemas, the launcher's server configs and
@@ -66,9 +67,8 @@ RERUN = {"three-nodes": "./tally test --nodes 3"}
 
 
 def base_commit(report: dict) -> str | None:
-    """The commit a report was measured at ("+changes": measured with uncommitted edits on it)."""
-    commit = report.get("commit") or ""
-    return commit.removesuffix("+changes") or None
+    """The commit a report was measured at, uncommitted edits on it or not."""
+    return base(report.get("commit"))
 
 
 def known(commit: str, repo: Path = REPO) -> bool:
@@ -81,14 +81,12 @@ def changed_since(name: str, report: dict, repo: Path = REPO) -> list[str] | Non
     """The files a report measures that differ now (work tree) from its commit; None when that
     cannot be told (no commit recorded, a commit this clone does not hold, a report not mapped)."""
     commit, paths = base_commit(report), MEASURES.get(name)
-    if not commit or not paths or not known(commit, repo):
+    if not commit or not paths:
         return None
-    r = subprocess.run(
+    r = subprocess.run(  # fails, as None, on a commit this clone does not hold
         ["git", "diff", "--name-only", commit, "--", *paths, ":(exclude)*.md"], cwd=repo, capture_output=True, text=True
     )
-    if r.returncode != 0:
-        return None
-    return sorted(set(r.stdout.split()))
+    return sorted(r.stdout.splitlines()) if r.returncode == 0 else None
 
 
 def note(name: str, report: dict, repo: Path = REPO, shown: int = 4) -> str:

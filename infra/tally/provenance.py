@@ -8,6 +8,9 @@ import time
 
 from .settings import REPO
 
+#: the mark of a report measured with tracked files differing from the commit it names
+UNCOMMITTED = "+changes"
+
 
 def commit() -> str:
     """HEAD, with "+changes" when tracked files differed from it (the figure measured uncommitted
@@ -20,7 +23,13 @@ def commit() -> str:
         capture_output=True,
         text=True,
     ).stdout.strip()
-    return (head or "unknown") + ("+changes" if dirty else "")
+    return (head or "unknown") + (UNCOMMITTED if dirty else "")
+
+
+def base(commit: str | None) -> str | None:
+    """The commit a stamp names, without its uncommitted mark (None for none or "unknown")."""
+    head = (commit or "").removesuffix(UNCOMMITTED)
+    return head if head and head != "unknown" else None
 
 
 def stamp(report: dict) -> dict:

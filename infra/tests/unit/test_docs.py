@@ -16,12 +16,8 @@ def test_each_generated_table_is_what_its_report_gives():
 
     # a table says whether its report is older than the code it measures, which git tells only
     # where this clone holds the report's commit (a shallow clone may not)
-    missing = [
-        n
-        for p in OUT.glob("*.json")
-        if (c := staleness.base_commit(json.loads(p.read_text()))) and not staleness.known(c)
-        for n in [p.stem]
-    ]
+    commits = {p.stem: staleness.base_commit(json.loads(p.read_text())) for p in OUT.glob("*.json")}
+    missing = [name for name, commit in commits.items() if commit and not staleness.known(commit)]
     if missing:
         import pytest
 
