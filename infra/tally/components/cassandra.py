@@ -72,6 +72,20 @@ def auth_unavailable(error: Exception) -> bool:
     return isinstance(error, NoHostAvailable) and any(isinstance(e, Unavailable) for e in (error.errors or {}).values())
 
 
+def while_peers_unseen(action, seconds: float = 60.0, sleep=time.sleep, clock=time.monotonic):
+    """`action()`, tried again while it fails with `auth_unavailable`: a statement on roles (the
+    node reads them at LOCAL_QUORUM) sent to a node that does not see its peers alive yet. CI's
+    third node (2026-11-29) refused the role's CREATE a second after it had connected."""
+    deadline = clock() + seconds
+    while True:
+        try:
+            return action()
+        except Exception as e:
+            if not auth_unavailable(e) or clock() > deadline:
+                raise
+        sleep(1)
+
+
 ONE_NODE_REPLICATION = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
 CONSISTENCY_LEVELS = {"ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_ONE", "LOCAL_QUORUM", "EACH_QUORUM"}
 
@@ -367,11 +381,17 @@ dynamic_snitch: false
             self._make_role(user, PlainTextAuthProvider("cassandra", "cassandra"))
             cluster, session = self.session()
         try:
-            default = session.execute("SELECT can_login FROM system_auth.roles WHERE role = 'cassandra'").one()
-            if default is not None and default.can_login:
+
+            def disable_default():
+                default = session.execute("SELECT can_login FROM system_auth.roles WHERE role = 'cassandra'").one()
+                if default is None or not default.can_login:
+                    return False
                 session.execute(
                     "ALTER ROLE cassandra WITH PASSWORD = %s AND LOGIN = false", (secrets.token_urlsafe(32),)
                 )
+                return True
+
+            if while_peers_unseen(disable_default):
                 self.log("   disabled Cassandra's default superuser")
         finally:
             cluster.shutdown()
@@ -391,7 +411,8 @@ dynamic_snitch: false
                         " TALLY_CASSANDRA_PASSWORD (or _FILE) to the role's password"
                     ) from None
                 time.sleep(1)
-        try:
+
+        def make():
             if self.s.nodes > 1:
                 session.execute(f"ALTER KEYSPACE system_auth WITH replication = {keyspace_replication(self.s)}")
             # the role name is checked by the caller; the password goes as a value the driver quotes
@@ -401,6 +422,9 @@ dynamic_snitch: false
                 f'{verb} ROLE "{user}" WITH PASSWORD = %s AND LOGIN = true AND SUPERUSER = true',
                 (self.s.cassandra_password(),),
             )
+
+        try:
+            while_peers_unseen(make)
             self.log(f"   made the Cassandra role {user}")
         finally:
             cluster.shutdown()
