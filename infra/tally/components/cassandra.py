@@ -300,18 +300,17 @@ dynamic_snitch: false
         again for up to a minute."""
         from cassandra.cluster import Cluster
 
-        deadline = time.monotonic() + 60
-        while True:
+        def connect():
             cluster = Cluster(
                 [self.host], port=self.ports()["cql"], connect_timeout=3, **{**self.s.cassandra_connect_args(), **login}
             )
             try:
                 return cluster, cluster.connect()
-            except Exception as e:
+            except Exception:
                 cluster.shutdown()
-                if not auth_unavailable(e) or time.monotonic() > deadline:
-                    raise
-            time.sleep(1)
+                raise
+
+        return while_peers_unseen(connect)
 
     def ready(self):
         try:

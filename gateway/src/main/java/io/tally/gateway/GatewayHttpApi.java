@@ -21,6 +21,8 @@ import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
@@ -125,6 +127,14 @@ final class GatewayHttpApi {
         writes.drain();
     }
 
+    /**
+     * What the gateway's HTTP servers run: GetCount's common requests answered at once, everything
+     * else through the router.
+     */
+    GetCountEndpoint requestHandler(Vertx vertx) {
+        return new GetCountEndpoint(router(vertx), this::getCount, metrics, maxBodyBytes);
+    }
+
     Router router(Vertx vertx) {
         Router r = Router.router(vertx);
         r.route().handler(this::timeRequest);
@@ -137,10 +147,7 @@ final class GatewayHttpApi {
                 (body, now) -> parser.counter(body, false, now),
                 Mode.BY_COUNTER_TYPE,
                 this::countAfterWrite);
-        readAsync(r, "/v1/counter/GetCount", body -> {
-            ReadRequests.CounterRef c = reads.counter(body);
-            return counters.getCount(c.namespace(), c.counter()).thenApply(ReadRequests::count);
-        });
+        readAsync(r, GetCountEndpoint.PATH, this::getCount);
         read(
                 r,
                 "/v1/counter/Recount",
@@ -315,13 +322,13 @@ final class GatewayHttpApi {
 
     /**
      * A read endpoint answered without a worker thread: the handler returns a stage that the
-     * Cassandra driver completes (GetCount: one asynchronous read on the common path).
+     * Cassandra driver completes (GetCount: one asynchronous read on the common path). The
+     * requests {@link GetCountEndpoint} takes before the router never reach this route.
      */
     private void readAsync(Router r, String path, Function<JsonNode, CompletionStage<ObjectNode>> handler) {
         String endpoint = path.substring(path.lastIndexOf('/') + 1);
         r.route(path).handler(ctx -> {
             ctx.put("endpoint", endpoint);
-            Context context = Vertx.currentContext();
             CompletionStage<ObjectNode> answer;
             try {
                 if (ctx.request().method() != HttpMethod.POST) {
@@ -332,26 +339,41 @@ final class GatewayHttpApi {
                 HttpErrors.send(ctx, e);
                 return;
             }
-            CompletableFuture<ObjectNode> done = answer.toCompletableFuture();
-            if (done.isDone() && !done.isCompletedExceptionally()) { // the view answered: no hop back to the loop
-                ok(ctx, done.join());
-                return;
-            }
-            answer.whenComplete((reply, err) -> context.runOnContext(v -> {
-                Throwable cause = Failures.unwrap(err);
-                if (cause == null) {
-                    ok(ctx, reply);
-                } else if (cause instanceof ServiceException e) {
-                    HttpErrors.send(ctx, e);
-                } else {
-                    LOG.error("{} failed", path, cause);
-                    HttpErrors.send(
-                            ctx,
-                            new ServiceException(
-                                    ErrorCode.STORAGE_UNAVAILABLE, "the read failed: " + cause.getMessage(), null));
-                }
-            }));
+            answer(ctx.request(), path, answer);
         });
+    }
+
+    /** GetCount's answer to a JSON body (the route's and GetCountEndpoint's). */
+    CompletionStage<ObjectNode> getCount(JsonNode body) {
+        ReadRequests.CounterRef c = reads.counter(body);
+        return counters.getCount(c.namespace(), c.counter()).thenApply(ReadRequests::count);
+    }
+
+    /**
+     * Answers a request with a read's result: at once when the stage is already done (the view
+     * answered: no hop back to the loop), else on the request's event loop when it completes.
+     */
+    static void answer(HttpServerRequest request, String path, CompletionStage<ObjectNode> answer) {
+        CompletableFuture<ObjectNode> done = answer.toCompletableFuture();
+        if (done.isDone() && !done.isCompletedExceptionally()) {
+            ok(request.response(), done.join());
+            return;
+        }
+        Context context = Vertx.currentContext();
+        answer.whenComplete((reply, err) -> context.runOnContext(v -> {
+            Throwable cause = Failures.unwrap(err);
+            if (cause == null) {
+                ok(request.response(), reply);
+            } else if (cause instanceof ServiceException e) {
+                HttpErrors.send(request, e);
+            } else {
+                LOG.error("{} failed", path, cause);
+                HttpErrors.send(
+                        request,
+                        new ServiceException(
+                                ErrorCode.STORAGE_UNAVAILABLE, "the read failed: " + cause.getMessage(), null));
+            }
+        }));
     }
 
     /**
@@ -366,9 +388,8 @@ final class GatewayHttpApi {
         }
     }
 
-    private static void ok(RoutingContext ctx, ObjectNode reply) {
-        ctx.response()
-                .setStatusCode(200)
+    private static void ok(HttpServerResponse response, ObjectNode reply) {
+        response.setStatusCode(200)
                 .putHeader("Content-Type", "application/json")
                 .end(json(reply));
     }

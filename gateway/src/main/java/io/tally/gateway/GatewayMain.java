@@ -22,7 +22,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
-import io.vertx.ext.web.Router;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -155,12 +154,12 @@ public final class GatewayMain {
                         new NamespaceAdmin(store, catalog, name -> keyspaceLeft(cassandra, name)),
                         config.adminToken()));
 
-        Router router = api.router(vertx);
+        GetCountEndpoint requests = api.requestHandler(vertx);
         List<HttpServer> servers = new ArrayList<>();
         int loops = Math.max(1, Runtime.getRuntime().availableProcessors());
         for (int i = 0; i < loops; i++) { // each server gets its own event loop; Vert.x shares the port
             servers.add(vertx.createHttpServer(HTTP)
-                    .requestHandler(router)
+                    .requestHandler(requests)
                     .listen(config.intOf(GatewayConfig.PORT), config.get(GatewayConfig.HOST))
                     .toCompletionStage()
                     .toCompletableFuture()

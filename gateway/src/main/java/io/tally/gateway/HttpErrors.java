@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tally.gateway.service.ErrorCode;
 import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.ServiceException.Kind;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
 
 /** The one place a service's refusal becomes an HTTP status (docs/design.md, "Errors"). */
@@ -35,7 +37,13 @@ final class HttpErrors {
 
     /** Answers a refusal: its status, Retry-After where a retry may succeed, and {"error": {code, message, field}}. */
     static void send(RoutingContext ctx, ServiceException e) {
-        if (ctx.response().ended()) {
+        send(ctx.request(), e);
+    }
+
+    /** The same, for a request answered without the router (GetCountEndpoint). */
+    static void send(HttpServerRequest request, ServiceException e) {
+        HttpServerResponse response = request.response();
+        if (response.ended()) {
             return;
         }
         ObjectNode err = JSON.createObjectNode().put("code", e.code()).put("message", e.getMessage());
@@ -46,19 +54,12 @@ final class HttpErrors {
             err.set("eventIds", JSON.valueToTree(e.eventIds()));
         }
         if (e.kind() == Kind.METHOD_NOT_ALLOWED) { // RFC 9110: a 405 says what the path takes
-            ctx.response()
-                    .putHeader(
-                            "Allow",
-                            String.join(
-                                    ", ",
-                                    GatewayHttpApi.DOCUMENT.methodsOf(
-                                            ctx.request().path())));
+            response.putHeader("Allow", String.join(", ", GatewayHttpApi.DOCUMENT.methodsOf(request.path())));
         }
         if (e.kind() == Kind.BACKPRESSURE || e.kind() == Kind.UNAVAILABLE) {
-            ctx.response().putHeader("Retry-After", "1");
+            response.putHeader("Retry-After", "1");
         }
-        ctx.response()
-                .setStatusCode(HttpErrors.status(e.kind()))
+        response.setStatusCode(HttpErrors.status(e.kind()))
                 .putHeader("Content-Type", "application/json")
                 .end(JSON.createObjectNode().set("error", err).toString());
     }

@@ -147,12 +147,25 @@ final class RequestJson {
 
     /** The request's JSON body: 415 for another content type, 400 for what does not parse. */
     static JsonNode body(RoutingContext ctx) {
-        if (!isJson(ctx.request().getHeader("Content-Type"))) {
+        String routePath =
+                ctx.currentRoute() == null ? null : ctx.currentRoute().getPath();
+        return body(
+                ctx.request().getHeader("Content-Type"),
+                ctx.body().buffer(),
+                ctx.request().method(),
+                routePath);
+    }
+
+    /**
+     * The same from a request's parts: its Content-Type, its body (null when empty), its method and
+     * the route path its fields are checked against (null: not checked).
+     */
+    static JsonNode body(String contentType, io.vertx.core.buffer.Buffer buffer, HttpMethod method, String routePath) {
+        if (!isJson(contentType)) {
             throw new ServiceException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, "send the request as application/json", null);
         }
         JsonNode body;
         try {
-            io.vertx.core.buffer.Buffer buffer = ctx.body().buffer();
             if (buffer == null) {
                 body = JSON.readTree(new byte[0]);
             } else {
@@ -171,9 +184,8 @@ final class RequestJson {
         }
         // the data plane's bodies name only their schema's fields; the admin API's namespace
         // configs have the parser's own check (INVALID_NAMESPACE_CONFIG names the field)
-        if (ctx.request().method() == HttpMethod.POST && ctx.currentRoute() != null) {
-            String unknown = GatewayHttpApi.DOCUMENT.unknownField(
-                    "POST", ctx.currentRoute().getPath(), body);
+        if (method == HttpMethod.POST && routePath != null) {
+            String unknown = GatewayHttpApi.DOCUMENT.unknownField("POST", routePath, body);
             if (unknown != null) {
                 throw new ServiceException(
                         ErrorCode.UNKNOWN_FIELD,

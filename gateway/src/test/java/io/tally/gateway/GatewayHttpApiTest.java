@@ -23,6 +23,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Map;
@@ -50,7 +51,7 @@ class GatewayHttpApiTest {
         GatewayHttpApi api = testApi();
         vertx = Vertx.vertx();
         server = vertx.createHttpServer()
-                .requestHandler(api.router(vertx))
+                .requestHandler(api.requestHandler(vertx))
                 .listen(0, "127.0.0.1")
                 .toCompletionStage()
                 .toCompletableFuture()
@@ -147,6 +148,11 @@ class GatewayHttpApiTest {
                 "/v1/counter/Recount | `{\"namespace\":\"video_views\",\"counter_name\":\"c\",\"repair\":\"true\"}` | 400 | INVALID_FIELD | repair",
                 "/v1/counter/AddAndGetCount | `[]` | 400 | INVALID_FIELD | body",
                 "/v1/counter/GetCount | `{\"namespace\":\"nope\",\"counter_name\":\"c\"}` | 404 | UNKNOWN_NAMESPACE | namespace",
+                "/v1/counter/GetCount | {not json | 400 | MALFORMED_JSON | ",
+                "/v1/counter/GetCount | | 400 | MALFORMED_JSON | ",
+                "/v1/counter/GetCount | `{\"namespace\":\"video_views\",\"counter\":\"c\"}` | 400 | UNKNOWN_FIELD | counter",
+                "/v1/counter/GetCount | `{\"namespace\":\"playback\",\"counter_name\":\"c\"}` | 400 | WRONG_NAMESPACE_KIND | namespace",
+                "/v1/counter/GetCount | `{\"namespace\":\"video_views\"}` | 400 | MISSING_FIELD | counter_name",
                 "/v1/counter/Recount | `{\"namespace\":\"video_views\"}` | 400 | MISSING_FIELD | counter_name",
                 "/v1/timeseries/WriteEventRecords | `{\"namespace\":\"playback\",\"events\":[]}` | 400 | INVALID_FIELD | events",
                 "/v1/timeseries/WriteEventRecordsSync | `{\"namespace\":\"playback\",\"events\":[{\"timeSeriesId\":\"a\",\"eventTime\":\"NOW\",\"eventItems\":[{\"eventItemKey\":\"k\",\"eventItemValue\":\"%%%\"}]}]}` | 400 | INVALID_BASE64 | events[0].eventItems[0].eventItemValue",
@@ -186,7 +192,7 @@ class GatewayHttpApiTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @CsvSource({"/v1/counter/AddCount", "/v1/timeseries/WriteEventRecordsSync"})
+    @CsvSource({"/v1/counter/AddCount", "/v1/counter/GetCount", "/v1/timeseries/WriteEventRecordsSync"})
     void aBodyOverTheLimitIs413(String path) throws Exception {
         HttpResponse<String> r = post(path, "{\"namespace\":\"" + "x".repeat(4096) + "\"}", "application/json");
         assertThat(r.statusCode()).isEqualTo(413);
@@ -218,5 +224,45 @@ class GatewayHttpApiTest {
                 HttpResponse.BodyHandlers.ofString());
         assertThat(get.statusCode()).isEqualTo(405);
         assertThat(post("/v1/nothing", "{}", "application/json").statusCode()).isEqualTo(404);
+    }
+
+    /** GetCount is answered before the router (GetCountEndpoint); what it cannot take, the router answers alike. */
+    @org.junit.jupiter.api.Test
+    void getCountAnswersAlikeWithOrWithoutTheRouter() throws Exception {
+        URI uri = URI.create("http://127.0.0.1:" + server.actualPort() + "/v1/counter/GetCount");
+        String body = "{\"namespace\":\"video_views\",\"counter\":\"c\"}";
+        HttpResponse<String> direct = post("/v1/counter/GetCount", body, "application/json");
+        // no Content-Length: a chunked body, which the router's body handler reads
+        HttpResponse<String> chunked = HTTP.send(
+                HttpRequest.newBuilder(uri)
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofInputStream(
+                                () -> new java.io.ByteArrayInputStream(body.getBytes(StandardCharsets.UTF_8))))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(chunked.statusCode()).isEqualTo(direct.statusCode()).isEqualTo(400);
+        assertThat(chunked.body()).isEqualTo(direct.body());
+
+        HttpResponse<String> get =
+                HTTP.send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(get.statusCode()).isEqualTo(405);
+        assertThat(get.headers().firstValue("Allow")).contains("POST");
+        assertThat(JSON.readTree(get.body()).path("error").path("code").asText())
+                .isEqualTo("METHOD_NOT_ALLOWED");
+
+        HttpResponse<String> metrics = HTTP.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.actualPort() + "/metrics"))
+                        .GET()
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(metrics.body())
+                .containsPattern("tally_gateway_requests_total\\{code=\"400\",endpoint=\"GetCount\"} [1-9]")
+                .contains("tally_gateway_request_seconds_count{endpoint=\"GetCount\"}");
+    }
+
+    @ParameterizedTest(name = "Content-Length {0}: {1}")
+    @CsvSource({"10,true", "2048,true", "2049,false", "'',false", "-1,false", "1e3,false", "99999999999,false"})
+    void getCountTakesOnlyABoundedContentLength(String contentLength, boolean taken) {
+        assertThat(GetCountEndpoint.withinLimit(contentLength, 2048)).isEqualTo(taken);
     }
 }
