@@ -30,6 +30,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tally.v1.CounterEvent;
@@ -53,6 +54,8 @@ final class GatewayHttpApi {
     private final GatewayMetrics metrics;
     private final int maxBodyBytes;
     private final NamespaceAdminApi admin;
+    /** The endpoints DirectEndpoints answers, by path; filled as router() mounts their routes. */
+    private final java.util.Map<String, DirectEndpoints.Endpoint> direct = new java.util.HashMap<>();
 
     /** What /healthz reports besides draining: the data plane's Kafka and the control plane. */
     interface Health {
@@ -128,11 +131,12 @@ final class GatewayHttpApi {
     }
 
     /**
-     * What the gateway's HTTP servers run: GetCount's common requests answered at once, everything
-     * else through the router.
+     * What the gateway's HTTP servers run: the data plane's common requests answered before the
+     * router (DirectEndpoints), everything else through it.
      */
-    GetCountEndpoint requestHandler(Vertx vertx) {
-        return new GetCountEndpoint(router(vertx), this::getCount, metrics, maxBodyBytes);
+    DirectEndpoints requestHandler(Vertx vertx) {
+        Router router = router(vertx);
+        return new DirectEndpoints(router, direct, metrics, maxBodyBytes);
     }
 
     Router router(Vertx vertx) {
@@ -147,7 +151,7 @@ final class GatewayHttpApi {
                 (body, now) -> parser.counter(body, false, now),
                 Mode.BY_COUNTER_TYPE,
                 this::countAfterWrite);
-        readAsync(r, GetCountEndpoint.PATH, this::getCount);
+        readAsync(r, "/v1/counter/GetCount", this::getCount);
         read(
                 r,
                 "/v1/counter/Recount",
@@ -260,22 +264,61 @@ final class GatewayHttpApi {
             BiFunction<JsonNode, Long, WriteBatch> parse,
             Mode mode,
             Function<WriteBatch, ObjectNode> followUp) {
+        post(r, path, (request, body) -> handleWrite(request, body, parse, mode, followUp));
+    }
+
+    /**
+     * What answers a POST given its body, parsed when asked (a draining gateway refuses a write
+     * before reading it); it may throw a ServiceException (a refusal).
+     */
+    @FunctionalInterface
+    private interface PostHandler {
+        void answer(HttpServerRequest request, Supplier<JsonNode> body);
+    }
+
+    /**
+     * A POST endpoint answered on the event loop, mounted twice with one handler: as a route (a
+     * chunked or oversize body, a wrong method) and as a direct endpoint (the common request).
+     */
+    private void post(Router r, String path, PostHandler handler) {
         String endpoint = path.substring(path.lastIndexOf('/') + 1);
         r.route(path).handler(ctx -> {
             ctx.put("endpoint", endpoint);
-            if (ctx.request().method() != HttpMethod.POST) {
-                HttpErrors.send(ctx, new ServiceException(ErrorCode.METHOD_NOT_ALLOWED, path + " takes POST", null));
-                return;
-            }
-            try {
-                handleWrite(ctx, parse, mode, followUp);
-            } catch (ServiceException e) {
-                HttpErrors.send(ctx, e);
-            } catch (SerdeException e) {
-                LOG.warn("encoding failed: {}", e.getMessage());
-                HttpErrors.send(ctx, new ServiceException(ErrorCode.SCHEMA_REGISTRY_UNAVAILABLE, e.getMessage(), null));
-            }
+            answerRefusing(ctx.request(), () -> {
+                if (ctx.request().method() != HttpMethod.POST) {
+                    throw new ServiceException(ErrorCode.METHOD_NOT_ALLOWED, path + " takes POST", null);
+                }
+                handler.answer(ctx.request(), () -> RequestJson.body(ctx));
+            });
         });
+        direct.put(
+                path,
+                new DirectEndpoints.Endpoint(
+                        endpoint,
+                        (request, buffer) -> answerRefusing(
+                                request,
+                                () -> handler.answer(
+                                        request,
+                                        () -> RequestJson.body(
+                                                request.getHeader("Content-Type"),
+                                                buffer.length() == 0 ? null : buffer,
+                                                HttpMethod.POST,
+                                                path)))));
+    }
+
+    /** Runs a handler; a refusal it throws is answered with its code, a bug with 500 INTERNAL. */
+    private static void answerRefusing(HttpServerRequest request, Runnable handler) {
+        try {
+            handler.run();
+        } catch (ServiceException e) {
+            HttpErrors.send(request, e);
+        } catch (SerdeException e) {
+            LOG.warn("encoding failed: {}", e.getMessage());
+            HttpErrors.send(request, new ServiceException(ErrorCode.SCHEMA_REGISTRY_UNAVAILABLE, e.getMessage(), null));
+        } catch (RuntimeException e) { // what the router's failure handler answers
+            LOG.error("request failed", e);
+            HttpErrors.send(request, new ServiceException(ErrorCode.INTERNAL, "internal error", null));
+        }
     }
 
     /** A read endpoint: parsed and answered on a worker thread (it waits on Cassandra). */
@@ -322,28 +365,13 @@ final class GatewayHttpApi {
 
     /**
      * A read endpoint answered without a worker thread: the handler returns a stage that the
-     * Cassandra driver completes (GetCount: one asynchronous read on the common path). The
-     * requests {@link GetCountEndpoint} takes before the router never reach this route.
+     * Cassandra driver completes (GetCount: one asynchronous read on the common path).
      */
     private void readAsync(Router r, String path, Function<JsonNode, CompletionStage<ObjectNode>> handler) {
-        String endpoint = path.substring(path.lastIndexOf('/') + 1);
-        r.route(path).handler(ctx -> {
-            ctx.put("endpoint", endpoint);
-            CompletionStage<ObjectNode> answer;
-            try {
-                if (ctx.request().method() != HttpMethod.POST) {
-                    throw new ServiceException(ErrorCode.METHOD_NOT_ALLOWED, path + " takes POST", null);
-                }
-                answer = handler.apply(RequestJson.body(ctx));
-            } catch (ServiceException e) {
-                HttpErrors.send(ctx, e);
-                return;
-            }
-            answer(ctx.request(), path, answer);
-        });
+        post(r, path, (request, body) -> answer(request, path, handler.apply(body.get())));
     }
 
-    /** GetCount's answer to a JSON body (the route's and GetCountEndpoint's). */
+    /** GetCount's answer to a JSON body. */
     CompletionStage<ObjectNode> getCount(JsonNode body) {
         ReadRequests.CounterRef c = reads.counter(body);
         return counters.getCount(c.namespace(), c.counter()).thenApply(ReadRequests::count);
@@ -395,12 +423,13 @@ final class GatewayHttpApi {
     }
 
     private void handleWrite(
-            RoutingContext ctx,
+            HttpServerRequest request,
+            Supplier<JsonNode> parsed,
             BiFunction<JsonNode, Long, WriteBatch> parse,
             Mode mode,
             Function<WriteBatch, ObjectNode> followUp) {
         writes.checkOpen();
-        JsonNode body = RequestJson.body(ctx);
+        JsonNode body = parsed.get();
         long nowMillis = System.currentTimeMillis();
         WriteBatch batch = parse.apply(body, nowMillis * 1000);
         boolean durable = mode == Mode.SYNC
@@ -411,9 +440,9 @@ final class GatewayHttpApi {
                 .whenComplete((written, err) -> context.runOnContext(v -> {
                     if (err != null) {
                         Throwable cause = Failures.unwrap(err);
-                        HttpErrors.send(ctx, cause instanceof ServiceException e ? e : HttpErrors.internal(cause));
+                        HttpErrors.send(request, cause instanceof ServiceException e ? e : HttpErrors.internal(cause));
                     } else if (followUp != null) {
-                        answerWith(ctx, followUp, batch);
+                        answerWith(context, request, followUp, batch);
                     } else {
                         ObjectNode reply = JSON.createObjectNode()
                                 .put("accepted", batch.records().size());
@@ -421,7 +450,7 @@ final class GatewayHttpApi {
                             reply.set("eventIds", JSON.valueToTree(batch.eventIds()));
                             reply.set("generatedEventIds", JSON.valueToTree(batch.generatedIds()));
                         }
-                        ctx.response()
+                        request.response()
                                 .setStatusCode(durable ? 200 : 202)
                                 .putHeader("Content-Type", "application/json")
                                 .end(json(reply));
@@ -429,21 +458,22 @@ final class GatewayHttpApi {
                 }));
     }
 
-    private void answerWith(RoutingContext ctx, Function<WriteBatch, ObjectNode> followUp, WriteBatch batch) {
-        ctx.vertx()
+    private void answerWith(
+            Context context, HttpServerRequest request, Function<WriteBatch, ObjectNode> followUp, WriteBatch batch) {
+        context.owner()
                 .<ObjectNode>executeBlocking(() -> followUp.apply(batch), false)
                 .onComplete(res -> {
                     if (res.succeeded()) {
-                        ctx.response()
+                        request.response()
                                 .setStatusCode(200)
                                 .putHeader("Content-Type", "application/json")
                                 .end(json(res.result()));
                     } else if (res.cause() instanceof ServiceException e) {
-                        HttpErrors.send(ctx, e);
+                        HttpErrors.send(request, e);
                     } else {
                         LOG.error("follow-up read failed", res.cause());
                         HttpErrors.send(
-                                ctx,
+                                request,
                                 new ServiceException(
                                         ErrorCode.STORAGE_UNAVAILABLE,
                                         "written, but the read failed: "

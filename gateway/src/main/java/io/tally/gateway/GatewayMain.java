@@ -154,7 +154,7 @@ public final class GatewayMain {
                         new NamespaceAdmin(store, catalog, name -> keyspaceLeft(cassandra, name)),
                         config.adminToken()));
 
-        GetCountEndpoint requests = api.requestHandler(vertx);
+        DirectEndpoints requests = api.requestHandler(vertx);
         List<HttpServer> servers = new ArrayList<>();
         int loops = Math.max(1, Runtime.getRuntime().availableProcessors());
         for (int i = 0; i < loops; i++) { // each server gets its own event loop; Vert.x shares the port

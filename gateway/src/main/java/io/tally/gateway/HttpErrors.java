@@ -40,7 +40,7 @@ final class HttpErrors {
         send(ctx.request(), e);
     }
 
-    /** The same, for a request answered without the router (GetCountEndpoint). */
+    /** The same, for a request answered without the router (DirectEndpoints). */
     static void send(HttpServerRequest request, ServiceException e) {
         HttpServerResponse response = request.response();
         if (response.ended()) {

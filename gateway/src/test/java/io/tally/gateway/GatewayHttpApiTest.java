@@ -226,12 +226,14 @@ class GatewayHttpApiTest {
         assertThat(post("/v1/nothing", "{}", "application/json").statusCode()).isEqualTo(404);
     }
 
-    /** GetCount is answered before the router (GetCountEndpoint); what it cannot take, the router answers alike. */
-    @org.junit.jupiter.api.Test
-    void getCountAnswersAlikeWithOrWithoutTheRouter() throws Exception {
-        URI uri = URI.create("http://127.0.0.1:" + server.actualPort() + "/v1/counter/GetCount");
+    /** The data plane is answered before the router (DirectEndpoints); what it cannot take, the router answers alike. */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"GetCount", "AddCount", "WriteEventRecordsSync"})
+    void theDataPlaneAnswersAlikeWithOrWithoutTheRouter(String endpoint) throws Exception {
+        String path = (endpoint.endsWith("Count") ? "/v1/counter/" : "/v1/timeseries/") + endpoint;
+        URI uri = URI.create("http://127.0.0.1:" + server.actualPort() + path);
         String body = "{\"namespace\":\"video_views\",\"counter\":\"c\"}";
-        HttpResponse<String> direct = post("/v1/counter/GetCount", body, "application/json");
+        HttpResponse<String> direct = post(path, body, "application/json");
         // no Content-Length: a chunked body, which the router's body handler reads
         HttpResponse<String> chunked = HTTP.send(
                 HttpRequest.newBuilder(uri)
@@ -240,7 +242,8 @@ class GatewayHttpApiTest {
                                 () -> new java.io.ByteArrayInputStream(body.getBytes(StandardCharsets.UTF_8))))
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
-        assertThat(chunked.statusCode()).isEqualTo(direct.statusCode()).isEqualTo(400);
+        assertThat(direct.statusCode()).as(direct.body()).isEqualTo(400);
+        assertThat(chunked.statusCode()).isEqualTo(direct.statusCode());
         assertThat(chunked.body()).isEqualTo(direct.body());
 
         HttpResponse<String> get =
@@ -256,13 +259,13 @@ class GatewayHttpApiTest {
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(metrics.body())
-                .containsPattern("tally_gateway_requests_total\\{code=\"400\",endpoint=\"GetCount\"} [1-9]")
-                .contains("tally_gateway_request_seconds_count{endpoint=\"GetCount\"}");
+                .containsPattern("tally_gateway_requests_total\\{code=\"400\",endpoint=\"" + endpoint + "\"} [1-9]")
+                .contains("tally_gateway_request_seconds_count{endpoint=\"" + endpoint + "\"}");
     }
 
     @ParameterizedTest(name = "Content-Length {0}: {1}")
     @CsvSource({"10,true", "2048,true", "2049,false", "'',false", "-1,false", "1e3,false", "99999999999,false"})
     void getCountTakesOnlyABoundedContentLength(String contentLength, boolean taken) {
-        assertThat(GetCountEndpoint.withinLimit(contentLength, 2048)).isEqualTo(taken);
+        assertThat(DirectEndpoints.withinLimit(contentLength, 2048)).isEqualTo(taken);
     }
 }
