@@ -39,8 +39,7 @@ import tally.v1.CounterEvent;
 final class GatewayHttpApi {
     private static final Logger LOG = LoggerFactory.getLogger(GatewayHttpApi.class);
     private static final ObjectMapper JSON = new ObjectMapper();
-    /** The API's contract (OpenAPI 3.1), served at /openapi.json; request bodies are held to it. */
-    static final OpenApiDocument DOCUMENT = OpenApiDocument.load(GatewayHttpApi.class, "openapi.json");
+    private static final OpenApiDocument DOCUMENT = GatewayOpenApi.DOCUMENT;
 
     private final WriteRequestParser parser;
     private final ReadRequests reads;
@@ -372,7 +371,7 @@ final class GatewayHttpApi {
     }
 
     /** GetCount's answer to a JSON body. */
-    CompletionStage<ObjectNode> getCount(JsonNode body) {
+    private CompletionStage<ObjectNode> getCount(JsonNode body) {
         ReadRequests.CounterRef c = reads.counter(body);
         return counters.getCount(c.namespace(), c.counter()).thenApply(ReadRequests::count);
     }
@@ -381,7 +380,7 @@ final class GatewayHttpApi {
      * Answers a request with a read's result: at once when the stage is already done (the view
      * answered: no hop back to the loop), else on the request's event loop when it completes.
      */
-    static void answer(HttpServerRequest request, String path, CompletionStage<ObjectNode> answer) {
+    private static void answer(HttpServerRequest request, String path, CompletionStage<ObjectNode> answer) {
         CompletableFuture<ObjectNode> done = answer.toCompletableFuture();
         if (done.isDone() && !done.isCompletedExceptionally()) {
             ok(request.response(), done.join());

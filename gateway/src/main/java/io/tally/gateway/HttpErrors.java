@@ -54,7 +54,7 @@ final class HttpErrors {
             err.set("eventIds", JSON.valueToTree(e.eventIds()));
         }
         if (e.kind() == Kind.METHOD_NOT_ALLOWED) { // RFC 9110: a 405 says what the path takes
-            response.putHeader("Allow", String.join(", ", GatewayHttpApi.DOCUMENT.methodsOf(request.path())));
+            response.putHeader("Allow", String.join(", ", GatewayOpenApi.DOCUMENT.methodsOf(request.path())));
         }
         if (e.kind() == Kind.BACKPRESSURE || e.kind() == Kind.UNAVAILABLE) {
             response.putHeader("Retry-After", "1");

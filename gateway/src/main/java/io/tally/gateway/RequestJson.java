@@ -185,7 +185,7 @@ final class RequestJson {
         // the data plane's bodies name only their schema's fields; the admin API's namespace
         // configs have the parser's own check (INVALID_NAMESPACE_CONFIG names the field)
         if (method == HttpMethod.POST && routePath != null) {
-            String unknown = GatewayHttpApi.DOCUMENT.unknownField("POST", routePath, body);
+            String unknown = GatewayOpenApi.DOCUMENT.unknownField("POST", routePath, body);
             if (unknown != null) {
                 throw new ServiceException(
                         ErrorCode.UNKNOWN_FIELD,

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * proved on the running stack (test_openapi.py), field by field.
  */
 class GatewayOpenApiTest {
-    static final JsonNode DOC = GatewayHttpApi.DOCUMENT.root();
+    static final JsonNode DOC = GatewayOpenApi.DOCUMENT.root();
     static Vertx vertx;
 
     @BeforeAll
@@ -110,11 +110,11 @@ class GatewayOpenApiTest {
 
     @Test
     void a_path_s_methods_come_from_the_document_for_the_allow_header_of_a_405() {
-        assertThat(GatewayHttpApi.DOCUMENT.methodsOf("/v1/namespaces/playback"))
+        assertThat(GatewayOpenApi.DOCUMENT.methodsOf("/v1/namespaces/playback"))
                 .containsExactly("DELETE", "GET", "PUT");
-        assertThat(GatewayHttpApi.DOCUMENT.methodsOf("/v1/counter/GetCount")).containsExactly("POST");
-        assertThat(GatewayHttpApi.DOCUMENT.methodsOf("/v1/namespaces/a/b")).isEmpty();
-        assertThat(GatewayHttpApi.DOCUMENT.methodsOf("/nope")).isEmpty();
+        assertThat(GatewayOpenApi.DOCUMENT.methodsOf("/v1/counter/GetCount")).containsExactly("POST");
+        assertThat(GatewayOpenApi.DOCUMENT.methodsOf("/v1/namespaces/a/b")).isEmpty();
+        assertThat(GatewayOpenApi.DOCUMENT.methodsOf("/nope")).isEmpty();
     }
 
     @Test
@@ -123,14 +123,14 @@ class GatewayOpenApiTest {
                 "{\"namespace\":\"playback\",\"events\":[{\"timeSeriesId\":\"a\",\"eventTime\":\"t\","
                         + "\"eventItems\":[{\"eventItemKey\":\"k\",\"eventItemValue\":\"aQ==\"},"
                         + "{\"eventItemKey\":\"k\",\"eventItemValue\":\"aQ==\",\"tpye\":1}]}]}");
-        assertThat(GatewayHttpApi.DOCUMENT.unknownField("POST", "/v1/timeseries/WriteEventRecords", body))
+        assertThat(GatewayOpenApi.DOCUMENT.unknownField("POST", "/v1/timeseries/WriteEventRecords", body))
                 .isEqualTo("events[0].eventItems[1].tpye");
         JsonNode query = GatewayHttpApiTest.JSON.readTree("{\"namespace\":\"playback\",\"timeInterval\":{},"
                 + "\"searchQuery\":{\"booleanQuery\":{\"searchQuery\":[{\"equals\":{\"eventItemKey\":\"k\","
                 + "\"eventItemValue\":\"aQ==\",\"boost\":2}}]}}}");
-        assertThat(GatewayHttpApi.DOCUMENT.unknownField("POST", "/v1/timeseries/SearchEventRecords", query))
+        assertThat(GatewayOpenApi.DOCUMENT.unknownField("POST", "/v1/timeseries/SearchEventRecords", query))
                 .isEqualTo("searchQuery.booleanQuery.searchQuery[0].equals.boost");
-        assertThat(GatewayHttpApi.DOCUMENT.unknownField(
+        assertThat(GatewayOpenApi.DOCUMENT.unknownField(
                         "POST", "/v1/counter/GetCount", GatewayHttpApiTest.JSON.readTree("{\"namespace\":\"n\"}")))
                 .isNull();
     }
