@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * The OpenAPI document against the code: the same routes and methods, the same error codes with
  * the same statuses, and every request body closed (additionalProperties: false), so the
  * gateway's unknown-field check covers each. That the code reads every documented field is
- * proved on the running stack (test_openapi.py), field by field.
+ * proved on the running stack (test_api_contract.py), field by field.
  */
 class GatewayOpenApiTest {
     static final JsonNode DOC = GatewayOpenApi.DOCUMENT.root();
