@@ -9,15 +9,23 @@ and indexer's batches, compactions) and the stack is idle again. The operation's
 component is its CPU over the whole span, load and drain, minus the idle CPU over the same span,
 over the operations answered 2xx (TimeSeries writes: over the events). Kafka's own
 ProducerPerformance (acks=all, idempotent, linger 1 ms) in a cgroup of its own is the floor:
-producer plus broker per record, measured the same way. Each figure is the median of `runs`
-with min and max; the operations are interleaved, a whole round per run. No figure is asserted.
+producer plus broker per record, measured the same way. The null request is the control: vegeta
+at GetCount's rate against a server outside the stack that only answers (Netty, a cgroup of its
+own), so the stack's servers' rise over their idle CPU is what the box's load alone costs them,
+no work asked of any. Every window (idle, and load with its drain) lasts a whole number of the
+stack's background periods (Prometheus's scrape interval, the jobs' checkpoint interval), so each
+holds as many scrapes and checkpoints as the idle it is compared with. Each figure is the median
+of `runs` with min and max; the operations are interleaved, a whole round per run. No figure is
+asserted.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import math
 import os
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -29,6 +37,7 @@ from tally.component_cgroups import JOIN, v2_mount
 from tally.plots import pyplot
 from tally.stack import Stack
 
+from .floors import start_floor, stop
 from .http import VegetaReportError, _save, attack_lazy, settle, summary, vegeta
 from .tools import OUT, cassandra_background, iso, jobs_state_bytes, pipeline_backlog, producer_performance
 
@@ -38,6 +47,38 @@ FLOOR_RATE = 2000
 WARMUP_S = 20  # the C2 compiler was still at 7 µs a GetCount after 5 s (profile, docs/benchmarks.md)
 WARMUP_MAX_S = 120  # an operation's warm-up at most (a server that keeps compiling is reported, not waited for)
 JIT_SETTLED = 0.01  # cores of JIT above the idle stack's at which an operation's warm-up ends
+NULL_SERVER = "netty"  # the null request's server: Netty alone (the gateway's transport and HTTP codec)
+NULL_PATH = "/v1/counter/GetCount"  # GetCount's path, bodies and rate: the stack is asked nothing
+NULL_RATE = 2000
+NULL_LABEL = f"null request: GetCount's bodies at {NULL_RATE:,} req/s to a server outside the stack (Netty)"
+
+
+def background_period(stack: Stack) -> float:
+    """Seconds of the stack's periodic background: the least common multiple of Prometheus's
+    scrape interval (at each scrape every server walks its metrics: about 0.3 s of CPU across the
+    stack on this box, 0.1 s of it the broker's) and the jobs' checkpoint interval. An idle
+    window of 10 s held one scrape or none, so the idle CPU subtracted moved by up to 0.03 cores
+    with the window's phase: 10-20 µs a GetCount at 2,000 a second."""
+    scrape_ms = None
+    try:
+        url = stack.component("prometheus").url() + "/api/v1/status/config"
+        scrape_ms = scrape_interval_ms(requests.get(url, timeout=5).json()["data"]["yaml"])
+    except (requests.RequestException, KeyError, ValueError):
+        pass  # not up or not answering: the interval the stack's configuration sets
+    checkpoint_ms = int(stack.s.get("TALLY_FLINK_CHECKPOINT_INTERVAL_MS") or 5000)
+    return math.lcm(scrape_ms or 15_000, checkpoint_ms) / 1000
+
+
+def scrape_interval_ms(config_yaml: str) -> int | None:
+    """The global scrape interval of a Prometheus configuration as its API gives it back (its
+    first `scrape_interval`, the global section's, defaults filled in), or None when it has none."""
+    m = re.search(r"^\s*scrape_interval:\s*(\d+)(ms|s|m)\s*$", config_yaml, re.MULTILINE)
+    return int(m.group(1)) * {"ms": 1, "s": 1000, "m": 60_000}[m.group(2)] if m else None
+
+
+def whole_periods(seconds: float, period: float) -> float:
+    """The seconds to wait after `seconds` so that the window is a whole number of periods."""
+    return (-seconds) % period
 
 
 def now_iso(offset_s: float = 0.0) -> str:
@@ -386,16 +427,21 @@ class Measured:
     jit_idle: dict[str, float]  # of `idle`, the cores of the JIT compiler threads
 
 
-def measure(cpu: StackCpu, idle_s: float, load: Callable[[], int], drain: Callable[[dict], float]) -> Measured:
+def measure(
+    cpu: StackCpu, idle_s: float, load: Callable[[], int], drain: Callable[[dict], float], period: float = 0
+) -> Measured:
     """One load and its drain. Idle is each component's CPU over `idle_s` just before the load and
     just after the drain, averaged: the stack's background (compactions, checkpoints, its own
     scheduler samples) drifts, and one window alone moved a figure by more than the operation's
-    own cost. The JIT compiler threads' share is measured the same way: a server compiling the
-    operation's path is paying a warm-up, not the operation's steady cost."""
+    own cost. With a `period` (`background_period`) the load's window is waited out to a whole
+    number of periods, as `idle_s` should be. The JIT compiler threads' share is measured the same
+    way: a server compiling the operation's path is paying a warm-up, not the operation's steady cost."""
     before, jit_before = cpu.rates(idle_s)
     a, ja, t0 = cpu.read(), cpu.read_jit(), time.monotonic()
     ops = load()
     drained = drain(before)
+    if period:
+        time.sleep(whole_periods(time.monotonic() - t0, period))
     b, jb, wall = cpu.read(), cpu.read_jit(), time.monotonic() - t0
     after, jit_after = cpu.rates(idle_s)
     idle = {c: (before[c] + after[c]) / 2 for c in cpu.components}
@@ -521,10 +567,13 @@ def warm_until_settled(window: Callable[[int], float], rate: int, jit_idle: floa
     return first / rate, jit
 
 
-def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs: int = 3, only: str = "") -> dict:
+def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 0, runs: int = 3, only: str = "") -> dict:
+    """`idle_s` 0: an idle window is one background period (`background_period`, 15 s here)."""
     exe = vegeta(stack)
     gw = stack.component("gateway").url()
     cpu = StackCpu(stack)
+    period = background_period(stack)
+    idle_s = idle_s or period
     cluster, cql = stack.component("cassandra").session()
 
     def background() -> int:
@@ -539,6 +588,7 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
         )
     settle(say, stack=stack)
     say(f"components (cgroups under {cpu.root}): {', '.join(cpu.components)}")
+    say(f"windows: whole periods of {period:g} s (the scrape and checkpoint intervals), idle windows of {idle_s:g} s")
     profiled = cpu.profiled()
     if profiled:
         say(f"warning: async-profiler was loaded into {', '.join(profiled)} since they started")
@@ -553,6 +603,7 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
         "jobs_state_bytes": state,
         "seconds": seconds,
         "idle_seconds": idle_s,
+        "background_period_s": period,
         "runs": runs,
         "components": cpu.components,
         "idle_cores": {c: [idle0[c]] for c in cpu.components},
@@ -561,64 +612,101 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
             o.name: {"label": o.label, "rate": o.rate, "per_request": o.per_request, "runs": []} for o in ops
         },
         "floor": {"runs": []},
+        "null": {"label": NULL_LABEL, "rate": NULL_RATE, "per_request": 1, "server": NULL_SERVER, "runs": []},
     }
-    producer = cpu.cgroup("producer-performance")
-    result["warmup_seconds"] = warm_up(stack, exe, gw, ops, cpu, sum(jit0.values()), say)
-    for k in range(runs):
+    null_cgroup = cpu.cgroup(f"http-null-{NULL_SERVER}")
+    null_server, null_url = start_floor(NULL_SERVER, null_cgroup, stack)
+    try:
+        result["warmup_seconds"] = warm_up(stack, exe, gw, ops, cpu, sum(jit0.values()), say)
+        say(f"warming the null request's server up for {WARMUP_S} s ...")
+        attack_lazy(exe, null_url + NULL_PATH, lambda i: get_count("nullwarm", i), NULL_RATE, WARMUP_S)
+        rounds = Rounds(stack, say, exe, cpu, background, idle_total, idle_s, period, seconds)
+        for k in range(runs):
+            rounds.operations(k, gw, ops, result)
+            result["floor"]["runs"].append(rounds.floor(k))
+            result["null"]["runs"].append(rounds.null(k, null_url, null_cgroup))
+    finally:
+        stop(null_server)
+    cluster.shutdown()
+    _summarise(result)
+    result["plot"] = str(plot(result, PNG))
+    return result
+
+
+@dataclass
+class Rounds:
+    """A round's measurements, each from a quiet stack, each window whole background periods."""
+
+    stack: Stack
+    say: Callable[[str], None]
+    exe: Path
+    cpu: StackCpu
+    background: Callable[[], int]
+    idle_total: float
+    idle_s: float
+    period: float
+    seconds: float
+
+    def quiet(self) -> None:
+        wait_quiet(self.stack, self.cpu, self.background, self.idle_total, self.say, timeout=120)
+
+    def measure(self, load: Callable[[], int], drain_s: float) -> Measured:
+        return measure(
+            self.cpu,
+            self.idle_s,
+            load,
+            lambda before: wait_quiet(
+                self.stack, self.cpu, self.background, sum(before.values()), self.say, least_s=drain_s
+            ),
+            self.period,
+        )
+
+    def operations(self, k: int, gw: str, ops: list[Operation], result: dict) -> None:
+        """Each operation once."""
         run = uuid.uuid4().hex[:8]
         if any(o.name in READS for o in ops):
-            say(f"round {k + 1}: {READ_EVENTS:,} events of one id for the reads ...")
-            fill_read_id(stack, run, ops)
+            self.say(f"round {k + 1}: {READ_EVENTS:,} events of one id for the reads ...")
+            fill_read_id(self.stack, run, ops)
         for o in ops:
-            wait_quiet(stack, cpu, background, idle_total, say, timeout=120)
+            self.quiet()
 
             def load(o=o, run=run) -> int:
-                rep = attack_lazy(exe, gw + o.path, lambda i: o.body(run, i), o.rate, seconds)
+                rep = attack_lazy(self.exe, gw + o.path, lambda i: o.body(run, i), o.rate, self.seconds)
                 load.report = rep
                 return round(rep["requests"] * rep["success"]) * o.per_request
 
             for attempt in (1, 2):
                 try:
-                    m = measure(
-                        cpu,
-                        idle_s,
-                        load,
-                        lambda before, o=o: wait_quiet(
-                            stack, cpu, background, sum(before.values()), say, least_s=o.drain_s
-                        ),
-                    )
+                    m = self.measure(load, o.drain_s)
                     break
                 except VegetaReportError as e:
                     if attempt == 2:
                         raise
                     # the load ran but its figures are lost: measured again, from a quiet stack
-                    say(f"  round {k + 1} {o.name}: {e}; measuring it again")
-                    wait_quiet(stack, cpu, background, idle_total, say, timeout=120)
+                    self.say(f"  round {k + 1} {o.name}: {e}; measuring it again")
+                    self.quiet()
             rep = load.report
-            entry = _entry(m)
-            entry |= {
-                "p50_ms": rep["latencies"]["50th"] / 1e6,
-                "p99_ms": rep["latencies"]["99th"] / 1e6,
-                "success": rep["success"],
-                "status_codes": rep.get("status_codes"),
-            }
+            entry = _entry(m) | _latencies(rep) | {"status_codes": rep.get("status_codes")}
             result["operations"][o.name]["runs"].append(entry)
-            say(
+            self.say(
                 f"  round {k + 1} {o.name}: {entry['us_per_op_total']:.0f} us/op ({_top(entry['us_per_op'])}),"
                 f" {m.ops:,} ops, p99 {entry['p99_ms']:.1f} ms, success {rep['success']:.4f}, drain {m.drained:.0f} s,"
                 f" JIT {entry['jit_us_per_op_total']:.0f} us/op"
             )
-            for c in cpu.components:
+            for c in self.cpu.components:
                 result["idle_cores"][c].append(m.idle[c])
                 result["idle_jit_cores"][c].append(m.jit_idle[c])
-        # the floor: Kafka's own producer at the same kind of load, its process in a cgroup of its own
-        wait_quiet(stack, cpu, background, idle_total, say, timeout=120)
-        records = int(FLOOR_RATE * seconds)
+
+    def floor(self, k: int) -> dict:
+        """Kafka's own producer at the same kind of load, its process in a cgroup of its own."""
+        self.quiet()
+        producer = self.cpu.cgroup("producer-performance")
+        records = int(FLOOR_RATE * self.seconds)
         p0 = usage(producer)
 
         def floor_load() -> int:
             floor_load.line = producer_performance(
-                stack,
+                self.stack,
                 205,
                 records,
                 throughput=FLOOR_RATE,
@@ -627,25 +715,45 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 10, runs:
             )["line"]
             return records
 
-        m = measure(
-            cpu,
-            idle_s,
-            floor_load,
-            lambda before: wait_quiet(stack, cpu, background, sum(before.values()), say, least_s=2),
-        )
+        m = self.measure(floor_load, 2)
         entry = _entry(m)
         entry["us_per_op"]["producer-performance"] = (usage(producer) - p0) / m.ops * 1e6
         entry["us_per_op_total"] = entry["us_per_op"]["kafka"] + entry["us_per_op"]["producer-performance"]
         entry["line"] = floor_load.line
-        result["floor"]["runs"].append(entry)
-        say(
+        self.say(
             f"  round {k + 1} floor: producer {entry['us_per_op']['producer-performance']:.0f} + broker"
             f" {entry['us_per_op']['kafka']:.0f} us a record"
         )
-    cluster.shutdown()
-    _summarise(result)
-    result["plot"] = str(plot(result, PNG))
-    return result
+        return entry
+
+    def null(self, k: int, url: str, cgroup: Path) -> dict:
+        """The null request: GetCount's bodies at its rate to a server outside the stack. The
+        entry's whole is the stack's servers' rise (none of them is asked anything); the server's
+        own CPU a request is beside it."""
+        self.quiet()
+        s0 = usage(cgroup)
+
+        def load() -> int:
+            rep = attack_lazy(self.exe, url + NULL_PATH, lambda i: get_count(f"null{k}", i), NULL_RATE, self.seconds)
+            load.report = rep
+            return round(rep["requests"] * rep["success"])
+
+        m = self.measure(load, 2)
+        entry = _entry(m) | _latencies(load.report)
+        entry["server_us_per_op"] = (usage(cgroup) - s0) / max(m.ops, 1) * 1e6
+        self.say(
+            f"  round {k + 1} null request: the stack's servers {entry['us_per_op_total']:.1f} us a request"
+            f" ({_top(entry['us_per_op'])}), its server {entry['server_us_per_op']:.1f}"
+        )
+        return entry
+
+
+def _latencies(rep: dict) -> dict:
+    return {
+        "p50_ms": rep["latencies"]["50th"] / 1e6,
+        "p99_ms": rep["latencies"]["99th"] / 1e6,
+        "success": rep["success"],
+    }
 
 
 def _entry(m: Measured) -> dict:
@@ -670,11 +778,13 @@ def _top(per: dict[str, float], n: int = 4) -> str:
 
 def _summarise(result: dict) -> None:
     """Median (min-max) of each operation's total and of each component's share, over the runs."""
-    for entry in [*result["operations"].values(), result["floor"]]:
+    for entry in [*result["operations"].values(), result["floor"], *([result["null"]] if "null" in result else [])]:
         runs = entry["runs"]
         if not runs:
             continue
         entry["us_per_op_total"] = summary([r["us_per_op_total"] for r in runs])
+        if "server_us_per_op" in runs[0]:
+            entry["server_us_per_op"] = summary([r["server_us_per_op"] for r in runs])
         entry["us_per_op"] = {c: summary([r["us_per_op"].get(c, 0.0) for r in runs]) for c in runs[0]["us_per_op"]}
         if "jit_us_per_op" in runs[0]:
             entry["jit_us_per_op_total"] = summary([r["jit_us_per_op_total"] for r in runs])
@@ -700,6 +810,8 @@ def plot(result: dict, png: Path) -> Path:
     rows = [(o["label"], o) for o in result["operations"].values() if o["runs"]]
     if result["floor"]["runs"]:
         rows.append(("floor: Kafka ProducerPerformance record (producer + broker)", result["floor"]))
+    if result.get("null", {}).get("runs"):
+        rows.append(("null request: the stack's servers' rise, its server outside the stack", result["null"]))
     fig, ax = plt.subplots(figsize=(11, 0.55 * len(rows) + 2))
     parts = list(SHOWN) + ["producer-performance", "other"]
     left = [0.0] * len(rows)
@@ -762,6 +874,17 @@ def table(result: dict) -> str:
             f"| {FLOOR_RATE:,} records/s | **{fmt0(floor['us_per_op_total'])}** "
             f"(producer {fmt0(per.get('producer-performance'))}, broker {fmt0(per.get('kafka'))}) | | | | | | | | 1.0 | |"
         )
+    null = result.get("null", {})
+    if null.get("runs"):
+        per = null["us_per_op"]
+        others = sum(s["median"] for c, s in per.items() if c not in SHOWN)
+        ratio = f"{null['us_per_op_total']['median'] / floor_us:.1f}" if floor_us else "-"
+        rows.append(
+            f"| {null['label']}: the stack's servers' rise (its server's own CPU {fmt0(null['server_us_per_op'])}) "
+            f"| {null['rate']:,} req/s | **{fmt0(null['us_per_op_total'])}** | "
+            + " | ".join(fmt0(per.get(c)) for c in SHOWN)
+            + f" | {others:,.0f} | {_jit(null)} | {ratio} | {null['p99_ms']['median']:.1f} |"
+        )
     idle = result["idle_cores"]
     busiest = sorted(idle.items(), key=lambda kv: -kv[1]["median"])[:6]
     largest = ", ".join(f"{c} {s['median']:.3f}" for c, s in busiest)
@@ -771,11 +894,23 @@ def table(result: dict) -> str:
         f" component; largest: {largest}{_idle_jit(result)}). "
         f"{_state(result.get('jobs_state_bytes'))}"
         f"{_caveats(result)}"
+        f"{_windows(result)}"
         f"Median of {result['runs']} runs (min-max), {result['seconds']:g} s of load each, measured "
         f"{result.get('measured_at', '?')} at commit `{result.get('commit', '?')}` with the whole stack running "
         "(`./tally bench cost`, `bench/out/cost.json`, plot `bench/out/cost.png`)."
     )
     return "\n".join(head + rows) + "\n" + tail
+
+
+def _windows(result: dict) -> str:
+    """How the windows were cut, when they were cut to the background's period."""
+    period = result.get("background_period_s")
+    if not period:
+        return ""
+    return (
+        f"Each window (idle {result['idle_seconds']:g} s; a load with its drain) lasted whole periods of the stack's"
+        f" background ({period:g} s: the scrape and checkpoint intervals). "
+    )
 
 
 def _caveats(result: dict) -> str:

@@ -195,6 +195,9 @@ def _cost_rows(cost: dict | None) -> list[tuple[str, str, str, str, str]]:
         if o["us_per_op_total"]["median"] < most:
             met = False
             shown += f" (below {part}'s own {most:.0f}: noise of the idle subtraction)"
+        null = (cost or {}).get("null", {})
+        if op == "getcount" and null.get("runs"):  # the box's load alone, no server asked anything
+            shown += f"; the null request at the same rate raised the stack's servers {_range(null['us_per_op_total'], 0)} µs"
         if floor:  # the box's speed that hour: the same code reads up to 2x apart between days
             shown += (
                 f"; {o['us_per_op_total']['median'] / floor:.2f} × the floor of the same run ({floor:.0f} µs a record)"

@@ -42,9 +42,9 @@ def _bench(name: str) -> tuple[str, ...]:
 #: each report's inputs: the code its figures measure and the benchmark that measures it
 MEASURES: dict[str, tuple[str, ...]] = {
     # the whole stack's CPU, idle included (the runq exporter is part of the idle stack)
-    "cost": STACK + GATEWAY + JOBS + RUNQ + TOOLS + _bench("cost"),
+    "cost": STACK + GATEWAY + JOBS + RUNQ + TOOLS + FLOORS + _bench("cost") + _bench("floors"),
     "getcount": STACK + GATEWAY + JOBS + _bench("getcount"),
-    "transport": STACK + GATEWAY + FLOORS + _bench("transport"),
+    "transport": STACK + GATEWAY + FLOORS + _bench("transport") + _bench("floors"),
     "reads": STACK + GATEWAY + JOBS + TOOLS + _bench("reads"),
     "addcount": STACK + GATEWAY + JOBS + _bench("addcount"),
     # Kafka's own producer against the broker: the broker's config is all of Tally it measures

@@ -14,50 +14,25 @@ rounds with min and max; the ratios of the gateway over each floor. No figure is
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 import uuid
 from pathlib import Path
 
-from tally.component_cgroups import JOIN
-from tally.components.base import JAVA
 from tally.plots import pyplot
 from tally.stack import Stack
 
 from . import cost as bench_cost
 from .cost import StackCpu, cores_over, usage
+from .floors import LINGER_MS, start_floor, stop
 from .http import attack_lazy, fmt, measured, settle, summary, vegeta
 from .profile import operation_load
-from .tools import OUT, bench_jar, free_port
+from .tools import OUT
 
 PNG = OUT / "transport.png"
 #: each operation of bench cost measured here, at its bench cost rate, and the floors it is put against
 FLOORS = {"getcount": ("netty", "vertx"), "addcount_eventual": ("vertx-kafka",)}
 WARMUP_S = bench_cost.WARMUP_S
-FLOOR_TOPIC = "bench.ceiling"  # ProducerPerformance's topic: three partitions, nothing reads it
-#: the gateway's producer settings (GatewayConfig's linger default; the stack's compression)
-LINGER_MS = os.environ.get("TALLY_GATEWAY_PRODUCER_LINGER_MS", "10")
-
-
-def start_floor(kind: str, cgroup: Path, stack: Stack) -> tuple[subprocess.Popen, str]:
-    """An HttpFloorServer of `kind` in `cgroup`, listening; (its process, its URL)."""
-    port = free_port()
-    cmd = [JAVA, "-Xmx256m", "-cp", str(bench_jar()), "io.tally.bench.http.HttpFloorServer", kind, str(port)]
-    if kind == "vertx-kafka":
-        compression = stack.s.get("TALLY_GATEWAY_PRODUCER_COMPRESSION")
-        cmd += [stack.component("kafka").bootstrap, FLOOR_TOPIC, LINGER_MS, compression]
-    p = subprocess.Popen(
-        ["sh", "-c", JOIN, str(cgroup / "cgroup.procs"), *cmd],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    line = p.stdout.readline()
-    if "listening" not in line:
-        p.kill()
-        raise RuntimeError(f"HttpFloorServer {kind} did not start: {line}{p.stderr.read()[-2000:]}")
-    return p, f"http://127.0.0.1:{port}"
 
 
 def bench_transport(stack: Stack, say, seconds: float = 30, idle_s: float = 8, runs: int = 3) -> dict:
@@ -111,11 +86,7 @@ def bench_transport(stack: Stack, say, seconds: float = 30, idle_s: float = 8, r
                     )
     finally:
         for p in procs.values():
-            p.terminate()
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+            stop(p)
     result: dict = {"seconds": seconds, "idle_seconds": idle_s, "runs": runs, "operations": {}}
     for name, by_server in found.items():
         servers = {
