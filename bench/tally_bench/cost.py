@@ -56,9 +56,10 @@ NULL_LABEL = f"null request: GetCount's bodies at {NULL_RATE:,} req/s to a serve
 def background_period(stack: Stack) -> float:
     """Seconds of the stack's periodic background: the least common multiple of Prometheus's
     scrape interval (at each scrape every server walks its metrics: about 0.3 s of CPU across the
-    stack on this box, 0.1 s of it the broker's) and the jobs' checkpoint interval. An idle
-    window of 10 s held one scrape or none, so the idle CPU subtracted moved by up to 0.03 cores
-    with the window's phase: 10-20 µs a GetCount at 2,000 a second."""
+    stack on this box, 0.1 s of it the broker's) and the jobs' checkpoint interval. By the phase
+    of a 10 s window (one scrape or none) the idle stack read up to 0.025 cores apart (sd 0.0065;
+    the stack's CPU folded over 20 periods, docs/performance-log.md): a small part of the windows'
+    spread (sd 0.04), the rest aperiodic, but one a whole number of periods removes."""
     scrape_ms = None
     try:
         url = stack.component("prometheus").url() + "/api/v1/status/config"
