@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import requests
+from cassandra import InvalidRequest
 from cassandra.cluster import Cluster
 from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
@@ -759,14 +760,21 @@ def test_event_buckets_by_time_hold_consecutive_ranges_and_read_newest_first(sta
             out = []
             for day in sorted({datetime.fromtimestamp(t / 1e6, UTC).strftime("%Y%m%d") for t, _ in written}):
                 for bucket in sorted({(t % DAY_US) // HOUR_US for t, _ in written}):
-                    out += list(
-                        cql.execute(
-                            f"SELECT time_bucket, event_bucket, event_time, event_id, event_item_key "
-                            f"FROM {keyspace}.events_{day} WHERE time_series_id = %s AND time_bucket = %s "
-                            "AND event_bucket IN (0, 1, 2, 3)",
-                            (tsid, bucket),
+                    try:
+                        out += list(
+                            cql.execute(
+                                f"SELECT time_bucket, event_bucket, event_time, event_id, event_item_key "
+                                f"FROM {keyspace}.events_{day} WHERE time_series_id = %s AND time_bucket = %s "
+                                "AND event_bucket IN (0, 1, 2, 3)",
+                                (tsid, bucket),
+                            )
                         )
-                    )
+                    except InvalidRequest as e:
+                        # a run in the first 80 minutes of a UTC day writes into yesterday's slice,
+                        # which the lifecycle does not make ahead (only the current and the next):
+                        # the writer makes its table with its first row, so until then it is absent
+                        if "does not exist" not in str(e):
+                            raise
             return out
 
         total = sum(written.values())
