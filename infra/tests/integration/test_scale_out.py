@@ -94,10 +94,12 @@ class TimeSeriesLoad:
 
     def check_stored(self, cql, timeout=180) -> dict:
         """Every acknowledged event stored, none twice; an abandoned one at most once."""
-        keys, n_rows = wait_keys(cql, self.tsid, self.times, len(self.ids), timeout=timeout)
+        t0 = time.monotonic()
+        keys, n_rows = wait_keys(cql, self.tsid, self.times, set(self.ids), timeout=timeout)
         stored = [k[1] for k in keys]
         lost = self.lost = sorted(set(self.ids) - set(stored))
-        assert lost == [], f"{len(lost)} acknowledged events not stored: {lost[:5]}"
+        waited = round(time.monotonic() - t0, 1)
+        assert lost == [], f"{len(lost)} acknowledged events not stored after {waited} s: {lost[:5]}"
         assert n_rows == len(keys), f"{n_rows - len(keys)} events stored twice"
         assert set(stored) <= set(self.ids) | set(self.abandoned), "only events that were written"
         return {

@@ -64,15 +64,21 @@ def wait_rows(cql, tsid, event_time_us, expected, timeout=60):
     return rows
 
 
-def wait_keys(cql, tsid, times_us, expected, timeout=120):
+def wait_keys(cql, tsid, times_us, expected: int | set[str], timeout=120):
     """Distinct (event_time, event_id, item key) rows of tsid over the time buckets of times_us,
-    polled until `expected` of them are there (or the timeout), plus the raw row count."""
+    polled until `expected` of them are there, or, given a set of event ids, until each of those
+    is (or the timeout), plus the raw row count. A set where other events may be stored too
+    (abandoned batches): a count would be reached by those while one of the set is still on its way."""
     buckets = sorted({t - t % HOUR_US for t in times_us})
     deadline = time.monotonic() + timeout
     while True:
         rows = [r for b in buckets for r in stored(cql, tsid, b)]
         keys = {(r.event_time, r.event_id, r.event_item_key) for r in rows}
-        if len(keys) >= expected or time.monotonic() > deadline:
+        if isinstance(expected, set):
+            done = expected <= {k[1] for k in keys}
+        else:
+            done = len(keys) >= expected
+        if done or time.monotonic() > deadline:
             return keys, len(rows)
         time.sleep(0.5)
 
