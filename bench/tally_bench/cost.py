@@ -29,7 +29,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import requests
@@ -48,9 +48,7 @@ WARMUP_S = 20  # the C2 compiler was still at 7 µs a GetCount after 5 s (profil
 WARMUP_MAX_S = 120  # an operation's warm-up at most (a server that keeps compiling is reported, not waited for)
 JIT_SETTLED = 0.01  # cores of JIT above the idle stack's at which an operation's warm-up ends
 NULL_SERVER = "netty"  # the null request's server: Netty alone (the gateway's transport and HTTP codec)
-NULL_PATH = "/v1/counter/GetCount"  # GetCount's path, bodies and rate: the stack is asked nothing
-NULL_RATE = 2000
-NULL_LABEL = f"null request: GetCount's bodies at {NULL_RATE:,} req/s to a server outside the stack (Netty)"
+NULL_OF = "getcount"  # the operation whose path, bodies and rate the null request copies
 
 
 def background_period(stack: Stack) -> float:
@@ -272,6 +270,15 @@ def operations() -> list[Operation]:
             2,
         ),
     ]
+
+
+def null_request() -> Operation:
+    """The null request: NULL_OF's path, bodies and rate, sent to a server outside the stack
+    (the stack is asked nothing)."""
+    op = next(o for o in operations() if o.name == NULL_OF)
+    what = op.path.rsplit("/", 1)[-1]
+    label = f"null request: {what}'s bodies at {op.rate:,} req/s to a server outside the stack ({NULL_SERVER.title()})"
+    return replace(op, name="null", label=label)
 
 
 class StackCpu:
@@ -598,6 +605,7 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 0, runs: 
     idle_total = sum(idle0.values())
     state = jobs_state_bytes(stack)
     say("the jobs' state: " + ", ".join(f"{job} {size / 1e6:.1f} MB" for job, size in sorted(state.items())))
+    nul = null_request()
     result: dict = {
         "churning_namespaces": churning,
         "profiled_components": profiled,
@@ -613,19 +621,19 @@ def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 0, runs: 
             o.name: {"label": o.label, "rate": o.rate, "per_request": o.per_request, "runs": []} for o in ops
         },
         "floor": {"runs": []},
-        "null": {"label": NULL_LABEL, "rate": NULL_RATE, "per_request": 1, "server": NULL_SERVER, "runs": []},
+        "null": {"label": nul.label, "rate": nul.rate, "per_request": 1, "server": NULL_SERVER, "runs": []},
     }
     null_cgroup = cpu.cgroup(f"http-null-{NULL_SERVER}")
     null_server, null_url = start_floor(NULL_SERVER, null_cgroup, stack)
     try:
         result["warmup_seconds"] = warm_up(stack, exe, gw, ops, cpu, sum(jit0.values()), say)
         say(f"warming the null request's server up for {WARMUP_S} s ...")
-        attack_lazy(exe, null_url + NULL_PATH, lambda i: get_count("nullwarm", i), NULL_RATE, WARMUP_S)
+        attack_lazy(exe, null_url + nul.path, lambda i: nul.body("nullwarm", i), nul.rate, WARMUP_S)
         rounds = Rounds(stack, say, exe, cpu, background, idle_total, idle_s, period, seconds)
         for k in range(runs):
             rounds.operations(k, gw, ops, result)
             result["floor"]["runs"].append(rounds.floor(k))
-            result["null"]["runs"].append(rounds.null(k, null_url, null_cgroup))
+            result["null"]["runs"].append(rounds.null(k, nul, null_url, null_cgroup))
     finally:
         stop(null_server)
     cluster.shutdown()
@@ -727,7 +735,7 @@ class Rounds:
         )
         return entry
 
-    def null(self, k: int, url: str, cgroup: Path) -> dict:
+    def null(self, k: int, nul: Operation, url: str, cgroup: Path) -> dict:
         """The null request: GetCount's bodies at its rate to a server outside the stack. The
         entry's whole is the stack's servers' rise (none of them is asked anything); the server's
         own CPU a request is beside it."""
@@ -735,7 +743,7 @@ class Rounds:
         s0 = usage(cgroup)
 
         def load() -> int:
-            rep = attack_lazy(self.exe, url + NULL_PATH, lambda i: get_count(f"null{k}", i), NULL_RATE, self.seconds)
+            rep = attack_lazy(self.exe, url + nul.path, lambda i: nul.body(f"null{k}", i), nul.rate, self.seconds)
             load.report = rep
             return round(rep["requests"] * rep["success"])
 

@@ -629,6 +629,16 @@ def test_the_cost_table_shows_the_null_request_and_how_windows_were_cut():
     assert "null request" not in table(cost_report())  # a report from before it was measured
 
 
+def test_the_null_request_sends_getcounts_path_bodies_and_rate():
+    from tally_bench.cost import null_request, operations
+
+    get = next(o for o in operations() if o.name == "getcount")
+    nul = null_request()
+    assert (nul.path, nul.rate, nul.per_request) == (get.path, get.rate, 1)
+    assert nul.body("r", 7) == get.body("r", 7)
+    assert nul.label.startswith(f"null request: GetCount's bodies at {get.rate:,} req/s")
+
+
 def test_the_getcount_goal_row_gives_the_null_requests_rise_beside_it(tmp_path):
     import json
 
