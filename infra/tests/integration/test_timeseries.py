@@ -768,12 +768,12 @@ def test_event_buckets_by_time_hold_consecutive_ranges_and_read_newest_first(sta
             return [r for h in sorted({t - t % HOUR_US for t, _ in written}) for r in stored(cql, tsid, h, keyspace)]
 
         total = sum(written.values())
-        stored = until("every row stored", lambda: (lambda r: r if len(r) >= total else None)(rows()), 120, 0.5)
-        assert len(stored) == total, "a retried write is an identical upsert"
-        for r in stored:  # each row in the quarter of its hour its time falls in
+        held = until("every row stored", lambda: (lambda r: r if len(r) >= total else None)(rows()), 120, 0.5)
+        assert len(held) == total, "a retried write is an identical upsert"
+        for r in held:  # each row in the quarter of its hour its time falls in
             assert r.time_bucket == (r.event_time % DAY_US) // HOUR_US
             assert r.event_bucket == (r.event_time % HOUR_US) // (HOUR_US // 4), (r.event_time, r.event_bucket)
-        assert len({r.event_bucket for r in stored}) == 4
+        assert len({r.event_bucket for r in held}) == 4
         expected = [eid for (t, eid) in sorted(written, key=lambda k: (-k[0], k[1]))]
         interval = {"start": iso_us(now_us - 2 * HOUR_US), "end": iso_us(now_us + 60_000_000)}
         for size in (7, 50, 100, 1000):
