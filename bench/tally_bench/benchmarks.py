@@ -21,6 +21,7 @@ from .cost import bench_cost
 from .counters import bench_counters
 from .gateway import bench_gateway
 from .getcount import bench_getcount
+from .host import host
 from .lifecycle import bench_lifecycle
 from .linger import bench_linger
 from .reads import bench_reads
@@ -160,6 +161,8 @@ BENCHMARKS = {
 
 def run(name: str, stack: Stack, say, **options) -> Path:
     result = BENCHMARKS[name](stack, say, **options)
+    say("the host: its CPU, kernel and a random read of memory ...")
+    result["host"] = host()
     stamp(result)
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / f"{name}.json"

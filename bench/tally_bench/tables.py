@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tally.settings import REPO
 
-from . import staleness
+from . import host, staleness
 
 BENCHMARKS_PAGE = REPO / "docs" / "benchmarks.md"
 DEPLOYING_PAGE = REPO / "docs" / "deploying.md"
@@ -57,8 +57,8 @@ def render(text: str, out: Path, say=lambda *_: None, names: tuple[str, ...] = T
         head, rest = text.split(start, 1)
         _, tail = rest.split(end, 1)
         result = json.loads(report.read_text())
-        stale = staleness.note(name, result)
-        text = head + start + "\n" + table(result) + ("\n\n" + stale if stale else "") + "\n" + end + tail
+        notes = [n for n in (host.line(result), staleness.note(name, result)) if n]
+        text = head + start + "\n" + table(result) + "".join("\n\n" + n for n in notes) + "\n" + end + tail
         say(f"docs: {name} table from {report}")
     from .goals import table as goals
 

@@ -1,0 +1,109 @@
+"""The host a report was measured on, recorded beside its figures: the CPU, the kernel, when it
+booted, how memory is paged, and how long a random read of memory takes there. On 2026-11-30 a
+host whose JVM servers cost three times as much an operation as the day before's was told apart
+only by the reports' floors; its random reads took 450 ns at 1 GiB (the performance log, "A host
+whose servers cost three times as much"). A report that carries this names such a host itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import time
+from pathlib import Path
+
+from tally.component_cgroups import v2_mount
+from tally.components.base import JAVA
+
+from .tools import bench_jar
+
+#: the probe's array: larger than any cache of the box, about the size of a server's heap
+PROBE_MIB = 256
+#: the cache-sized probe: what a small working set reads at
+CACHED_MIB = 1
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return ""
+
+
+def cpu(cpuinfo: str) -> dict:
+    """The CPU's model, family and model number, from /proc/cpuinfo's first processor."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        if not line.strip():
+            break
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    return {
+        "model_name": fields.get("model name", ""),
+        "family": fields.get("cpu family", ""),
+        "model": fields.get("model", ""),
+        "mhz": fields.get("cpu MHz", ""),
+    }
+
+
+def selected(mode: str) -> str:
+    """The bracketed choice of a /sys/kernel/mm/transparent_hugepage file ("always [madvise] never")."""
+    start, end = mode.find("["), mode.find("]")
+    return mode[start + 1 : end] if 0 <= start < end else mode
+
+
+def booted_at(stat: str) -> str:
+    for line in stat.splitlines():
+        if line.startswith("btime "):
+            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(line.split()[1])))
+    return ""
+
+
+def memory_latency(mib: int, huge_pages: bool = False) -> dict:
+    """ns a dependent random read over `mib` MiB (io.tally.bench.host.MemoryLatencyProbe), or
+    {"error": ...} when the probe cannot run (no bench jar built)."""
+    argv = [JAVA, "-Xms1g", "-Xmx1g", "-XX:+UseSerialGC"]
+    argv += ["-XX:+UseTransparentHugePages"] if huge_pages else []
+    argv += ["-cp", str(bench_jar()), "io.tally.bench.host.MemoryLatencyProbe", str(mib)]
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired, FileNotFoundError) as e:
+        return {"error": str(e)}
+    if r.returncode != 0:
+        return {"error": r.stderr.strip()[-300:]}
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def host() -> dict:
+    """What the report's host is and how fast its memory answers now."""
+    mount = v2_mount()
+    return {
+        "cpu": cpu(_read("/proc/cpuinfo")),
+        "cores": os.cpu_count(),
+        "kernel": platform.release(),
+        "booted_at": booted_at(_read("/proc/stat")),
+        "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+        "transparent_hugepage": selected(_read("/sys/kernel/mm/transparent_hugepage/enabled")),
+        "clocksource": _read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+        "cgroup_v2": str(mount) if mount else "",
+        "load_at_end": list(os.getloadavg()),
+        "random_read_ns": {
+            f"{PROBE_MIB}_mib": memory_latency(PROBE_MIB),
+            f"{PROBE_MIB}_mib_huge_pages": memory_latency(PROBE_MIB, huge_pages=True),
+            f"{CACHED_MIB}_mib": memory_latency(CACHED_MIB),
+        },
+    }
+
+
+def line(report: dict) -> str:
+    """The host in a few words for under a table ("" for a report that predates the record)."""
+    h = report.get("host")
+    if not h:
+        return ""
+    reads = h.get("random_read_ns", {})
+    big = reads.get(f"{PROBE_MIB}_mib", {}).get("ns_per_read")
+    huge = reads.get(f"{PROBE_MIB}_mib_huge_pages", {}).get("ns_per_read")
+    what = f"{h['cpu'].get('model_name') or 'an unnamed CPU'} (family {h['cpu'].get('family')} model {h['cpu'].get('model')})"
+    read = f", a random read of {PROBE_MIB} MiB {big:g} ns ({huge:g} on huge pages)" if big and huge else ""
+    return f"host: {what}, {h.get('cores')} cores, kernel {h.get('kernel')}, up since {h.get('booted_at')}{read}"

@@ -1,0 +1,46 @@
+"""The host record each benchmark report carries (bench/tally_bench/host.py)."""
+
+from tally_bench.host import booted_at, cpu, line, selected
+
+CPUINFO = """processor\t: 0
+vendor_id\t: AuthenticAMD
+cpu family\t: 25
+model\t\t: 1
+model name\t: AMD EPYC 7B13
+cpu MHz\t\t: 2450.000
+
+processor\t: 1
+model name\t: another
+"""
+
+
+def test_the_cpu_is_read_from_the_first_processor():
+    assert cpu(CPUINFO) == {"model_name": "AMD EPYC 7B13", "family": "25", "model": "1", "mhz": "2450.000"}
+
+
+def test_the_selected_transparent_huge_page_mode_is_the_bracketed_one():
+    assert selected("always [madvise] never") == "madvise"
+    assert selected("") == ""
+
+
+def test_the_boot_time_comes_from_btime_in_utc():
+    assert booted_at("cpu  1 2 3\nbtime 1795991940\nprocesses 9\n") == "2026-11-29T22:39:00Z"
+
+
+def test_a_report_names_its_host_under_its_table_and_an_old_report_says_nothing():
+    report = {
+        "host": {
+            "cpu": {"model_name": "AMD EPYC 7B13", "family": "25", "model": "1"},
+            "cores": 2,
+            "kernel": "6.18.44",
+            "booted_at": "2026-11-29T22:39:00Z",
+            "random_read_ns": {"256_mib": {"ns_per_read": 271.9}, "256_mib_huge_pages": {"ns_per_read": 204.7}},
+        }
+    }
+    assert line(report) == (
+        "host: AMD EPYC 7B13 (family 25 model 1), 2 cores, kernel 6.18.44, up since 2026-11-29T22:39:00Z,"
+        " a random read of 256 MiB 271.9 ns (204.7 on huge pages)"
+    )
+    assert line({}) == ""
+    failed = {**report["host"], "random_read_ns": {"256_mib": {"error": "no jar"}}}
+    assert "random read" not in line({"host": failed})
