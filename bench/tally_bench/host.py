@@ -68,7 +68,7 @@ def memory_latency(mib: int, huge_pages: bool = False) -> dict:
     argv += ["-cp", str(bench_jar()), "io.tally.bench.host.MemoryLatencyProbe", str(mib)]
     try:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired, FileNotFoundError) as e:
+    except (OSError, subprocess.TimeoutExpired) as e:
         return {"error": str(e)}
     if r.returncode != 0:
         return {"error": r.stderr.strip()[-300:]}

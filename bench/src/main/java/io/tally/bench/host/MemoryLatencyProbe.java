@@ -10,7 +10,7 @@ import java.util.SplittableRandom;
  * array of the given size, timed by the thread's own CPU time (so a busy box's scheduling does
  * not count, its caches and memory do). The stack's servers are JVMs with heaps of hundreds of
  * MB, and on a host where this read is slow every one of them costs more CPU an operation
- * (2026-11-30: 450 ns at 1 GiB against about 100 on a quiet bare-metal server), so each
+ * (2026-11-30: 450 ns at 1 GiB, where a server's DRAM typically answers in 80-120 ns), so each
  * benchmark report records it beside its figures.
  *
  * <p>Arguments: MiB to chase over, steps a round. Prints one JSON line: the median and the
