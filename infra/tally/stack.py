@@ -264,6 +264,8 @@ class Stack:
                 argv = privileges.drop(argv, user, c.capabilities)
             if c.relaxed_timers:
                 argv = process.with_timer_slack(argv, self.s.int("TALLY_SERVER_TIMER_SLACK_US") * 1000)
+            if c.background_cpu:
+                argv = process.with_background_cpu(argv, self.s.int("TALLY_BACKGROUND_CPU_NICE"))
             # joins its cgroup as root, before the privileges are dropped and the server starts
             argv = self.cgroups.wrap(argv, self.cgroups.prepare(c.name))
             ref = process.spawn(argv, c.log_file, env=env)
@@ -285,13 +287,16 @@ class Stack:
 
     def launch_digest(self, c: Component, argv: list[str], env: dict[str, str]) -> str:
         """A digest of what c starts with: its command, Tally's settings and what Tally adds in its
-        environment (a password among them, so only the digest is kept), its config files and its
-        timer slack."""
+        environment (a password among them, so only the digest is kept), its config files, its
+        timer slack and its nice."""
         h = hashlib.sha256()
         # Tally's settings in it, from the env file or the shell, and what else Tally added
         added = {k: v for k, v in sorted(env.items()) if k.startswith("TALLY_") or os.environ.get(k) != v}
         slack = self.s.int("TALLY_SERVER_TIMER_SLACK_US") if c.relaxed_timers else 0
-        h.update(json.dumps({"argv": argv, "env": added, "slack": slack}).encode())
+        launch = {"argv": argv, "env": added, "slack": slack}
+        if c.background_cpu:  # only there, so a request-path server's digest stays as it was
+            launch["nice"] = self.s.int("TALLY_BACKGROUND_CPU_NICE")
+        h.update(json.dumps(launch).encode())
         for f in c.launch_files():
             h.update(str(f).encode() + b"\0" + f.read_bytes() + b"\0")
         return h.hexdigest()

@@ -94,6 +94,11 @@ class Component:
     #: the servers Tally uses in the background; not the gateway and registry, which answer users.
     relaxed_timers = False
 
+    #: Its CPU comes after the request path's when the box is short of it (at nice
+    #: TALLY_BACKGROUND_CPU_NICE, see process.with_background_cpu): the servers no caller waits
+    #: on, whose backlog waits in Kafka and catches up (Flink, Connect, the SQL gateway, metrics).
+    background_cpu = False
+
     #: `up` restarts it when what it would start with differs from what it was started with (its
     #: command, the environment Tally adds, its config files; see Stack.launch_digest): services
     #: that hold no state of their own, so a restart costs seconds.

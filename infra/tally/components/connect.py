@@ -23,6 +23,7 @@ class Connect(Component):
     depends = ("kafka", "postgres")
     dists = ("connect", "jmx-exporter")
     relaxed_timers = True
+    background_cpu = True
     restart_on_change = True
     ready_timeout = 120.0
     stop_timeout = 30.0

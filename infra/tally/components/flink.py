@@ -43,6 +43,7 @@ class _FlinkProcess(Component):
     version = "1.20.3"
     dists = ("flink",)
     relaxed_timers = True
+    background_cpu = True
     stop_timeout = 30.0
     entrypoint = ""
     resource_query = ""

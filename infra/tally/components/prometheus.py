@@ -14,6 +14,7 @@ from .base import Component
 class DebianExporter(Component):
     """A Prometheus exporter from Debian's packages, scraping one server."""
 
+    background_cpu = True
     binary = ""
     port_setting = ""
     ready_timeout = 30.0
@@ -76,6 +77,7 @@ class PostgresExporter(DebianExporter):
 
 class Prometheus(Component):
     name = "prometheus"
+    background_cpu = True
     version = "2.42 (Debian)"
     ready_timeout = 30.0
     binary = "prometheus"

@@ -37,6 +37,7 @@ class SqlGateway(Component):
     depends = ("flink-jobmanager", "registry", "kafka")
     dists = ("flink-sql", "jmx-exporter")
     relaxed_timers = True
+    background_cpu = True
     restart_on_change = True
     ready_timeout = 90.0
     stop_timeout = 20.0

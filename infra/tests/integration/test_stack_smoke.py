@@ -253,3 +253,35 @@ def test_background_servers_run_with_the_timer_slack_and_user_facing_ones_withou
             assert slacks == {50_000}, f"{c.name}: thread slacks {slacks}"
     if want > 0:
         assert {"kafka", "cassandra", "flink-taskmanager", "elasticsearch"} <= set(checked), checked
+
+
+def _nice(tid: int) -> int | None:
+    try:
+        return os.getpriority(os.PRIO_PROCESS, tid)
+    except ProcessLookupError:  # a thread that ended since the listing
+        return None
+
+
+def test_the_pipeline_runs_at_the_background_nice_and_the_request_path_at_0(stack, settings):
+    """TALLY_BACKGROUND_CPU_NICE reaches every thread of both Flink processes, Connect, the SQL
+    gateway, Prometheus and its exporters, and their scheduler autogroups (what weighs against
+    the other servers); the gateway, Kafka, Cassandra, Elasticsearch and the registry stay at 0."""
+    from tally import process
+
+    want = settings.int("TALLY_BACKGROUND_CPU_NICE")
+    checked = []
+    for c in stack.components:
+        ref = stack.state.ref(c.name)
+        if ref is None or not stack.running(c) or c.name == "postgres":  # Postgres runs as it likes
+            continue
+        threads = [int(t) for t in os.listdir(f"/proc/{ref.pid}/task")]
+        nices = {_nice(t) for t in threads} - {None}
+        expected = want if c.background_cpu else 0
+        assert nices == {expected}, f"{c.name}: thread nices {nices}, want {expected}"
+        _, group = process.nice_of(ref.pid)
+        if group is not None:
+            assert group == expected, f"{c.name}: autogroup nice {group}, want {expected}"
+        checked.append((c.name, c.background_cpu))
+    names = {name for name, background in checked if background}
+    assert {"flink-jobmanager", "flink-taskmanager", "connect", "prometheus"} <= names, checked
+    assert {"gateway", "kafka", "cassandra", "elasticsearch"} <= {n for n, b in checked if not b}, checked

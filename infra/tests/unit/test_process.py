@@ -1,8 +1,10 @@
+import os
 import socket
 import sys
 import time
 from pathlib import Path
 
+import pytest
 from tally import process
 
 
@@ -84,3 +86,35 @@ def test_a_server_started_with_timer_slack_keeps_it_in_every_thread(tmp_path):
 
 def test_no_timer_slack_leaves_the_command_as_it_is():
     assert process.with_timer_slack(["java", "-version"], 0) == ["java", "-version"]
+
+
+def test_a_background_server_runs_at_its_nice_in_every_thread_and_its_autogroup(tmp_path):
+    # nice is inherited by threads made after the exec, as a JVM's are; the autogroup's nice is
+    # what weighs against the other servers, each a session (an autogroup) of its own
+    code = (
+        "import os, threading, time\n"
+        "t = threading.Thread(target=lambda: print('thread', os.getpriority(os.PRIO_PROCESS, threading.get_native_id()), flush=True))\n"
+        "t.start(); t.join(); time.sleep(30)\n"
+    )
+    log = tmp_path / "nice.log"
+    ref = process.spawn(process.with_background_cpu([sys.executable, "-c", code], 7), log)
+    try:
+        deadline = time.monotonic() + 60
+        while "thread " not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "thread 7" in log.read_text()
+        own, group = process.nice_of(ref.pid)
+        assert own == 7
+        if os.path.exists(f"/proc/{ref.pid}/autogroup"):
+            assert group == 7, log.read_text()
+        else:  # a kernel without autogroups says so in the server's log and still nices it
+            assert "autogroup nice not set" in log.read_text()
+    finally:
+        process.stop(ref, timeout=5)
+
+
+def test_a_server_at_nice_0_starts_as_it_is_and_none_may_be_put_first():
+    assert process.with_background_cpu(["java", "-version"], 0) == ["java", "-version"]
+    for bad in (-1, 20):
+        with pytest.raises(ValueError, match="0-19"):
+            process.with_background_cpu(["java"], bad)
