@@ -43,24 +43,36 @@ def with_timer_slack(argv: list[str], slack_ns: int) -> list[str]:
     return argv if slack_ns <= 0 else ["sh", "-c", SLACK, str(slack_ns), *argv]
 
 
-# Sets the nice value of the autogroup of $0's session (the kernel's scheduler shares CPU between
-# autogroups first, so each server's own nice would weigh only among its own threads) and of the
-# process itself (where autogroups do not apply: a kernel without them, a process in a cpu
-# cgroup), then execs the server; nice applies to every thread it will start.
-BACKGROUND = (
-    'echo "$0" > /proc/self/autogroup 2>/dev/null'
-    ' || echo "tally: autogroup nice not set (no scheduler autogroups here); nice only" >&2;'
-    ' exec nice -n "$0" "$@"'
-)
-
-
-def with_background_cpu(argv: list[str], nice: int) -> list[str]:
-    """argv started with its CPU behind the request path's: when the box is short of CPU, Linux
+def set_background_cpu(pid: int, nice: int) -> str:
+    """Puts a running server's CPU behind the request path's: when the box is short of CPU, Linux
     gives a server at nice 10 about a tenth of what it gives one at 0, so a pipeline's backlog
-    waits in Kafka instead of a caller's request waiting for a core. Unchanged when nice is 0."""
+    waits in Kafka instead of a caller's request waiting for a core. Set on the autogroup of the
+    server's session (Linux shares CPU between autogroups before threads, so a server's own nice
+    would weigh only among its own threads) and on each of its threads (where autogroups do not
+    apply: a kernel without them, a process in a cpu cgroup); threads it starts later inherit it.
+    Says what it set, for the log. The launcher calls it once the server is ready, so a server
+    starts as fast as the others."""
     if not 0 <= nice <= 19:
         raise ValueError(f"nice {nice} is not in 0-19 (a server may not be put before others)")
-    return argv if nice == 0 else ["sh", "-c", BACKGROUND, str(nice), *argv]
+    try:
+        Path(f"/proc/{pid}/autogroup").write_text(str(nice))
+        group = "its autogroup and "
+    except OSError as e:  # no autogroups in this kernel, or a second write within 100 ms
+        group = f"not its autogroup ({e.strerror}), only "
+    threads = 0
+    for _ in range(2):  # a thread started during the first pass by one not yet set
+        try:
+            tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+        except OSError:
+            break
+        for tid in tids:
+            try:
+                if os.getpriority(os.PRIO_PROCESS, tid) != nice:
+                    os.setpriority(os.PRIO_PROCESS, tid, nice)
+                    threads += 1
+            except OSError:  # a thread that ended since the listing
+                pass
+    return f"nice {nice} on {group}{threads} threads"
 
 
 def nice_of(pid: int) -> tuple[int | None, int | None]:

@@ -246,6 +246,9 @@ class Stack:
         for dep in self.needs(c):
             if not self.running(dep):
                 raise StackError(f"{c.name} needs {dep.name}, which is not running")
+        nice = self.s.int("TALLY_BACKGROUND_CPU_NICE") if c.background_cpu else 0
+        if not 0 <= nice <= 19:
+            raise StackError(f"TALLY_BACKGROUND_CPU_NICE={nice} is not in 0-19 (no server may be put before others)")
         t0 = time.monotonic()
         self.log(f"starting {c.name} ...")
         # one server's set-up at a time: set-ups share files made once (the local CA, secrets,
@@ -264,8 +267,6 @@ class Stack:
                 argv = privileges.drop(argv, user, c.capabilities)
             if c.relaxed_timers:
                 argv = process.with_timer_slack(argv, self.s.int("TALLY_SERVER_TIMER_SLACK_US") * 1000)
-            if c.background_cpu:
-                argv = process.with_background_cpu(argv, self.s.int("TALLY_BACKGROUND_CPU_NICE"))
             # joins its cgroup as root, before the privileges are dropped and the server starts
             argv = self.cgroups.wrap(argv, self.cgroups.prepare(c.name))
             ref = process.spawn(argv, c.log_file, env=env)
@@ -282,6 +283,8 @@ class Stack:
         )
         process.wait_until(c.name, c.ready, c.ready_timeout, lambda: process.alive(ref))
         c.after_ready()
+        if nice:
+            self.log(f"   {c.name}: {process.set_background_cpu(ref.pid, nice)}")
         self.state.record(c.name, status="running")
         self.log(f"   {c.name} ready in {time.monotonic() - t0:.1f}s  {c.url()}")
 

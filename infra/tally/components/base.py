@@ -95,7 +95,7 @@ class Component:
     relaxed_timers = False
 
     #: Its CPU comes after the request path's when the box is short of it (at nice
-    #: TALLY_BACKGROUND_CPU_NICE, see process.with_background_cpu): the servers no caller waits
+    #: TALLY_BACKGROUND_CPU_NICE once ready, see process.set_background_cpu): the servers no caller waits
     #: on, whose backlog waits in Kafka and catches up (Flink, Connect, the SQL gateway, metrics).
     background_cpu = False
 

@@ -328,3 +328,37 @@ def test_a_failed_start_names_the_last_lines_of_the_servers_log(tmp_path):
     tail = last_lines(log, n=2, width=20)
     assert tail == "\n   | INFO line 9\n   | " + "x" * 20
     assert last_lines(tmp_path / "missing.log") == ""
+
+
+class PipelineServer(HttpServer):
+    background_cpu = True
+
+
+def nice_settings(tmp_path, nice: str) -> Settings:
+    return Settings.load(
+        {"TALLY_HOME": str(tmp_path), "TALLY_COMPONENT_CGROUPS": "off", "TALLY_BACKGROUND_CPU_NICE": nice}
+    )
+
+
+def test_a_pipeline_server_steps_back_once_ready_and_a_request_path_server_does_not(tmp_path):
+    s = nice_settings(tmp_path, "6")
+    st = Stack(
+        s, log=lambda *_: None, components=[PipelineServer(s, "job", free_port()), HttpServer(s, "gw", free_port())]
+    )
+    try:
+        st.up()
+        assert process.nice_of(st.state.ref("job").pid)[0] == 6
+        assert process.nice_of(st.state.ref("gw").pid)[0] == 0
+    finally:
+        st.down()
+
+
+def test_a_nice_that_would_put_the_pipeline_first_is_refused_before_it_starts(tmp_path):
+    s = nice_settings(tmp_path, "-5")
+    st = Stack(s, log=lambda *_: None, components=[PipelineServer(s, "job", free_port())])
+    try:
+        with pytest.raises(StackError, match="TALLY_BACKGROUND_CPU_NICE=-5 is not in 0-19"):
+            st.up()
+        assert st.state.ref("job") is None
+    finally:
+        st.down()
