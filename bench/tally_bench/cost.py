@@ -24,7 +24,6 @@ from __future__ import annotations
 import base64
 import json
 import math
-import os
 import re
 import time
 import uuid
@@ -33,20 +32,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import requests
-from tally.component_cgroups import JOIN, v2_mount
+from tally.component_cgroups import JOIN
 from tally.plots import pyplot
 from tally.stack import Stack
 
 from .floors import start_floor, stop
 from .http import VegetaReportError, _save, attack_lazy, settle, summary, vegeta
+from .stack_cpu import StackCpu, usage
 from .tools import OUT, cassandra_background, iso, jobs_state_bytes, pipeline_backlog, producer_performance
+from .warmup import JIT_SETTLED, WARMUP_MAX_S, WARMUP_S, jit_window, warm_until_settled
 
 PNG = OUT / "cost.png"
 BACKLOG_DRAINED = 500  # records the jobs may still have to read when a drain counts as done
 FLOOR_RATE = 2000
-WARMUP_S = 20  # the C2 compiler was still at 7 µs a GetCount after 5 s (profile, docs/benchmarks.md)
-WARMUP_MAX_S = 120  # an operation's warm-up at most (a server that keeps compiling is reported, not waited for)
-JIT_SETTLED = 0.01  # cores of JIT above the idle stack's at which an operation's warm-up ends
 NULL_SERVER = "netty"  # the null request's server: Netty alone (the gateway's transport and HTTP codec)
 NULL_OF = "getcount"  # the operation whose path, bodies and rate the null request copies
 
@@ -281,125 +279,6 @@ def null_request() -> Operation:
     return replace(op, name="null", label=label)
 
 
-class StackCpu:
-    """CPU seconds of each component, from its cgroup's cpu.stat (every thread and child of the
-    server, user and system), and of the cgroups the benchmark makes for its own processes."""
-
-    def __init__(self, stack: Stack):
-        mount = v2_mount()
-        if mount is None:
-            raise RuntimeError("no cgroup v2 hierarchy is mounted: the components have no cgroups to read")
-        self.root = mount / stack.s.get("TALLY_RUNQ_CONTAINER_ROOT")
-        self.components = sorted(
-            d.name for d in self.root.iterdir() if d.is_dir() and not d.name.startswith("bench") and usage(d) > 0
-        )
-        if not self.components:
-            raise RuntimeError(
-                f"no component cgroups under {self.root}: is the stack up with TALLY_COMPONENT_CGROUPS on?"
-            )
-        self.own = mount / "tally.bench"
-
-    def read(self) -> dict[str, float]:
-        return {c: usage(self.root / c) for c in self.components}
-
-    def read_jit(self) -> dict[str, float]:
-        """Each component's CPU seconds in its JVM's JIT compiler threads (none: 0)."""
-        return {c: jit_seconds(self.root / c) for c in self.components}
-
-    def rate(self, seconds: float) -> dict[str, float]:
-        """Each component's cores over the next `seconds` (the quiet checks: no walk of /proc)."""
-        return self._over(seconds, self.read)[0]
-
-    def rates(self, seconds: float) -> tuple[dict[str, float], dict[str, float]]:
-        """Each component's cores over the next `seconds`, and those of its JIT compiler threads."""
-        cores, jit = self._over(seconds, self.read, self.read_jit)
-        return cores, jit
-
-    def _over(self, seconds: float, *readers: Callable[[], dict[str, float]]) -> list[dict[str, float]]:
-        """Each reader's seconds per component over the next `seconds`, as cores."""
-        before, t0 = [r() for r in readers], time.monotonic()
-        time.sleep(seconds)
-        after, wall = [r() for r in readers], time.monotonic() - t0
-        return [{c: (b[c] - a[c]) / wall for c in self.components} for a, b in zip(before, after, strict=True)]
-
-    def profiled(self) -> list[str]:
-        """Components whose JVM `./tally profile` loaded async-profiler into since it started: the
-        first load of an agent into a running JVM may throw its compiled code away, so the report
-        says which servers had one (restart them for a run that is like a user's)."""
-        out = []
-        for c in self.components:
-            try:
-                pids = (self.root / c / "cgroup.procs").read_text().split()
-            except OSError:
-                continue
-            for pid in pids:
-                try:
-                    if "libasyncProfiler" in Path(f"/proc/{pid}/maps").read_text():
-                        out.append(c)
-                        break
-                except OSError:
-                    pass
-        return out
-
-    def cgroup(self, name: str) -> Path:
-        d = self.own / name
-        d.mkdir(parents=True, exist_ok=True)
-        return d
-
-
-def usage(d: Path) -> float:
-    """A cgroup's CPU seconds (usage_usec of cpu.stat, which cgroup v2 keeps with no controller on)."""
-    try:
-        for line in (d / "cpu.stat").read_text().splitlines():
-            if line.startswith("usage_usec "):
-                return int(line.split()[1]) / 1e6
-    except OSError:
-        pass
-    return 0.0
-
-
-def cores_over(cgroup: Path, seconds: float) -> float:
-    """A cgroup's cores over the next `seconds`."""
-    u0, t0 = usage(cgroup), time.monotonic()
-    time.sleep(seconds)
-    return (usage(cgroup) - u0) / (time.monotonic() - t0)
-
-
-#: HotSpot's compiler threads ("C2 CompilerThread0", cut to 15 characters by the kernel)
-JIT_THREADS = ("C1 CompilerThre", "C2 CompilerThre")
-
-
-def jit_seconds(cgroup: Path) -> float:
-    """CPU seconds (user and system) of the JIT compiler threads of the processes in a cgroup. A
-    compiler thread HotSpot ended takes its seconds with it, so this is at least what they used."""
-    ticks = thread_ticks(cgroup, lambda name: name.startswith(JIT_THREADS))
-    return (ticks or 0) / os.sysconf("SC_CLK_TCK")
-
-
-def thread_ticks(cgroup: Path, named: Callable[[str], bool]) -> int | None:
-    """User plus system ticks of the threads whose name `named` accepts, of the processes in a
-    cgroup (None when no such thread runs)."""
-    found = None
-    try:
-        pids = (cgroup / "cgroup.procs").read_text().split()
-    except OSError:
-        return None
-    for pid in pids:
-        try:
-            tids = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in tids:
-            try:
-                if not named(Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()):
-                    continue
-                fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            found = (found or 0) + int(fields[11]) + int(fields[12])  # utime, stime (stat fields 14, 15)
-    return found
-
-
 def wait_quiet(
     stack: Stack,
     cpu: StackCpu,
@@ -534,11 +413,8 @@ def churning_namespaces(stack: Stack) -> list[str]:
 
 
 def warm_up(stack: Stack, exe: Path, gw: str, ops: list[Operation], cpu: StackCpu, jit_idle: float, say) -> dict:
-    """A user's stack has served before: each operation, unmeasured, until the servers' JIT
-    compilers are back near their idle rate under it (WARMUP_S windows, WARMUP_MAX_S at most), so
-    a round measures the operation and not the compiling of its path. A fixed 20 s was not enough
-    on a stack whose jobs were redeployed minutes before: its rounds carried 9-19 µs an operation
-    of JIT (docs/performance-log.md). The seconds each took."""
+    """Each operation, unmeasured, until the servers' JIT compilers are back near their idle rate
+    under it (see warmup); the seconds each took."""
     say(
         f"warm-up: each operation in {WARMUP_S:g} s windows until the JIT compilers use at most"
         f" {JIT_SETTLED:g} cores above their idle {jit_idle:.3f} ({WARMUP_MAX_S:g} s at most), not measured ..."
@@ -549,30 +425,17 @@ def warm_up(stack: Stack, exe: Path, gw: str, ops: list[Operation], cpu: StackCp
     spent: dict[str, float] = {}
     for o in ops:
 
-        def window(first: int, o=o) -> float:
-            before, t0 = sum(cpu.read_jit().values()), time.monotonic()
+        def load(first: int, o=o) -> None:
             # each window's requests numbered on from the last (fresh idempotency tokens and event ids)
             try:
                 attack_lazy(exe, gw + o.path, lambda i: o.body(warm, first + i), o.rate, WARMUP_S)
             except VegetaReportError as e:
                 # the load ran, all a warm-up needs (a run at 9efc049 stopped here on 2026-11-29)
                 say(f"  {o.name}: {e}; warming on")
-            return (sum(cpu.read_jit().values()) - before) / (time.monotonic() - t0)
 
-        spent[o.name], jit = warm_until_settled(window, o.rate, jit_idle)
+        spent[o.name], jit = warm_until_settled(jit_window(cpu, load), o.rate, jit_idle)
         say(f"  {o.name}: {spent[o.name]:g} s, the JIT at {jit:.3f} cores in its last window")
     return spent
-
-
-def warm_until_settled(window: Callable[[int], float], rate: int, jit_idle: float) -> tuple[float, float]:
-    """Runs `window(first request's number)`, which loads for WARMUP_S and answers the JIT
-    compilers' cores meanwhile, until that is within JIT_SETTLED of `jit_idle` or WARMUP_MAX_S have
-    passed; the seconds of load and the last window's JIT cores."""
-    first, jit = 0, float("inf")
-    while jit > jit_idle + JIT_SETTLED and first < WARMUP_MAX_S * rate:
-        jit = window(first)
-        first += int(WARMUP_S * rate)
-    return first / rate, jit
 
 
 def bench_cost(stack: Stack, say, seconds: float = 30, idle_s: float = 0, runs: int = 3, only: str = "") -> dict:

@@ -2,7 +2,8 @@
 
 For EVENTUAL (video_views) and ACCURATE (ad_clicks): seeds `counters` counters (one AddCount
 each, sent by vegeta in chunks fresh enough for the 5 s accept window), waits until GetCount
-shows them, then attacks GetCount over all of them at each rate for `seconds`, three runs a rate;
+shows them, reads them unmeasured until the servers' JIT compilers settle (see warmup), then
+attacks GetCount over all of them at each rate for `seconds`, three runs a rate;
 reports each figure as the median of the runs with min and max, the host's load and each
 component's CPU share during the runs. Then ACCURATE freshness (AddCount acknowledged -> GetCount
 shows it) and the view's memory a counter. No figure is asserted."""
@@ -18,6 +19,7 @@ from tally.stack import Stack
 
 from .http import attack, fmt, measured, plot_latencies, runs_at_rates, settle, targets, vegeta
 from .tools import OUT
+from .warmup import WARMUP_S, warm
 
 
 def heap_used_mb(pid: int) -> float:
@@ -174,10 +176,12 @@ def bench_getcount(stack: Stack, say, counters: int = 100_000, rates=(500, 2000)
         names = [f"bench-{run}-{i}" for i in range(counters)]
         seed(exe, gw, say, ns, names)
         lines = targets(f"{gw}/v1/counter/GetCount", [{"namespace": ns, "counter_name": n} for n in names])
+        settle(say, stack=stack)  # the seeds' backlog drained before the warm-up
+        warmed = warm(stack, say, f"GetCount {kind}", lambda first: attack(exe, lines, rates[0], WARMUP_S), rates[0])
         rates_out = runs_at_rates(stack, say, f"GetCount {kind}", lines, rates, seconds)
         png = OUT / f"getcount-{kind.lower()}.png"
         plot_latencies(rates_out, f"GetCount, {kind} ({ns}), {counters:,} counters", png)
-        result["types"][kind] = {"namespace": ns, "rates": rates_out, "plot": str(png)}
+        result["types"][kind] = {"namespace": ns, "rates": rates_out, "plot": str(png), "warmup_seconds": warmed}
     settle(say, stack=stack)  # freshness of a quiet pipeline, not of the seeds' backlog
     result["accurate_freshness"] = freshness(gw, say)
     result["view_memory"] = view_memory(stack, say)
@@ -221,5 +225,12 @@ def table(result: dict) -> str:
         "\nMedian of 3 runs (min-max), with the whole stack running, "
         + measured(result, "getcount", "plots `bench/out/getcount-*.png`")
         + "."
+        + (
+            " Each type's counters were read unmeasured first until the JIT compilers settled ("
+            + ", ".join(f"{kind} {t['warmup_seconds']:g} s" for kind, t in types.items() if "warmup_seconds" in t)
+            + ")."
+            if any("warmup_seconds" in t for t in types.values())
+            else ""
+        )
     )
     return "\n".join(rows)

@@ -24,8 +24,8 @@ from tally.component_cgroups import JOIN
 from tally.plots import pyplot
 from tally.stack import Stack
 
-from .cost import StackCpu, cores_over, thread_ticks, usage
 from .http import fmt, measured, settle, summary
+from .stack_cpu import StackCpu, cores_over, thread_ticks, usage
 from .tools import OUT, producer_performance
 
 PNG = OUT / "linger.png"

@@ -24,6 +24,7 @@ from tally.settings import REPO
 from tally.stack import Stack
 
 from . import cost as bench_cost
+from . import warmup
 from .http import attack_lazy, vegeta
 from .tools import counter_tool, timeseries_tool
 
@@ -31,7 +32,7 @@ ASYNC_PROFILER = "tools.profiler:async-profiler:4.2:jar:linux-x64"
 FILL_S = 5  # seconds of the writes an operation reads (GetCount's counters), made before it
 #: the operation's own warm-up, bench cost's: after 5 s the gateway's C2 compiler was still at 23-27
 #: µs of its 108-114 a GetCount, where bench cost (20 s) measured 8 of 113 (docs/performance-log.md)
-WARMUP_S = bench_cost.WARMUP_S
+WARMUP_S = warmup.WARMUP_S
 
 
 def library(stack: Stack, say) -> Path:

@@ -20,9 +20,9 @@ import time
 import requests
 from tally.stack import Stack
 
-from .cost import JIT_SETTLED, WARMUP_S, StackCpu, warm_until_settled
 from .http import attack, fmt, measured, plot_latencies, runs_at_rates, targets, vegeta
 from .tools import OUT, iso, timeseries_tool
+from .warmup import WARMUP_S, warm
 
 PNG = OUT / "reads.png"
 PNG_BY_TIME = OUT / "reads_by_time.png"
@@ -124,20 +124,9 @@ def read_at_rates(stack: Stack, say, namespace: str, events: int, rates, seconds
 
 
 def warm_reads(stack: Stack, say, lines: bytes, rate: int) -> float:
-    """Reads the page at `rate` in WARMUP_S windows, unmeasured, until the servers' JIT compilers
-    use at most JIT_SETTLED cores above their rate before it (or WARMUP_MAX_S); the seconds it took."""
-    exe, cpu = vegeta(stack), StackCpu(stack)
-    jit_idle = sum(cpu.rates(WARMUP_S / 2)[1].values())
-    say(f"warm-up: the page at {rate} req/s until the JIT compilers are back near {jit_idle:.3f} cores ...")
-
-    def window(first: int) -> float:
-        before, t0 = sum(cpu.read_jit().values()), time.monotonic()
-        attack(exe, lines, rate, WARMUP_S)
-        return (sum(cpu.read_jit().values()) - before) / (time.monotonic() - t0)
-
-    spent, jit = warm_until_settled(window, rate, jit_idle)
-    say(f"  {spent:g} s, the JIT at {jit:.3f} cores in its last window (settled at {jit_idle + JIT_SETTLED:.3f})")
-    return spent
+    """Reads the page at `rate`, unmeasured, until the servers' JIT compilers settle (see warmup)."""
+    exe = vegeta(stack)
+    return warm(stack, say, "the page", lambda first: attack(exe, lines, rate, WARMUP_S), rate)
 
 
 def table(result: dict) -> str:

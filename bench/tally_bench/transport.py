@@ -23,16 +23,17 @@ from tally.plots import pyplot
 from tally.stack import Stack
 
 from . import cost as bench_cost
-from .cost import StackCpu, cores_over, usage
+from . import warmup
 from .floors import LINGER_MS, start_floor, stop
 from .http import attack_lazy, fmt, measured, settle, summary, vegeta
 from .profile import operation_load
+from .stack_cpu import StackCpu, cores_over, usage
 from .tools import OUT
 
 PNG = OUT / "transport.png"
 #: each operation of bench cost measured here, at its bench cost rate, and the floors it is put against
 FLOORS = {"getcount": ("netty", "vertx"), "addcount_eventual": ("vertx-kafka",)}
-WARMUP_S = bench_cost.WARMUP_S
+WARMUP_S = warmup.WARMUP_S
 
 
 def bench_transport(stack: Stack, say, seconds: float = 30, idle_s: float = 8, runs: int = 3) -> dict:

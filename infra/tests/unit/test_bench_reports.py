@@ -234,7 +234,7 @@ def test_jit_seconds_are_those_of_the_compiler_threads_of_a_cgroups_processes(tm
     import threading
     import time
 
-    from tally_bench.cost import jit_seconds
+    from tally_bench.stack_cpu import jit_seconds
 
     (tmp_path / "cgroup.procs").write_text(f"{os.getpid()}\n")
     assert jit_seconds(tmp_path) == 0.0
@@ -419,7 +419,7 @@ def test_a_jobs_count_is_measured_net_of_the_stacks_standing_load():
 
 
 def test_the_warm_up_ends_once_the_jit_is_near_its_idle_rate_or_at_its_bound():
-    from tally_bench.cost import JIT_SETTLED, WARMUP_MAX_S, WARMUP_S, warm_until_settled
+    from tally_bench.warmup import JIT_SETTLED, WARMUP_MAX_S, WARMUP_S, warm_until_settled
 
     firsts = []
 
