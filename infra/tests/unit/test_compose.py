@@ -188,3 +188,13 @@ def test_exporter_image_builds_with_go_mods_go_and_the_one_recipe():
     image = re.search(r"^FROM golang:(\d+\.\d+)", dockerfile, re.M).group(1)
     assert image == go_mod, f"Dockerfile builds with Go {image}, go.mod says {go_mod}"
     assert "./build.sh" in dockerfile  # the recipe ./tally up runs, not a copy of it
+
+
+def test_the_pipeline_weighs_less_cpu_than_the_request_path_as_in_the_local_stack(stack):
+    # nice 10 against 0 is 110 against 1,024 in the kernel's weights; compose says it in CPU shares
+    for c in stack.components:
+        shares = SERVICES[c.name].get("cpu_shares")
+        if c.background_cpu:
+            assert shares == 110, f"{c.name}: cpu_shares {shares}"
+        else:
+            assert shares is None, f"{c.name} answers callers, yet has cpu_shares {shares}"
