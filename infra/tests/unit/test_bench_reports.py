@@ -419,7 +419,7 @@ def test_a_jobs_count_is_measured_net_of_the_stacks_standing_load():
 
 
 def test_the_warm_up_ends_once_the_jit_is_near_its_idle_rate_or_at_its_bound():
-    from tally_bench.warmup import JIT_SETTLED, WARMUP_MAX_S, WARMUP_S, warm_until_settled
+    from tally_bench.warmup import JIT_AT_REST, JIT_SETTLED, WARMUP_MAX_S, WARMUP_S, warm_until_settled
 
     firsts = []
 
@@ -436,6 +436,10 @@ def test_the_warm_up_ends_once_the_jit_is_near_its_idle_rate_or_at_its_bound():
     seconds, jit = warm_until_settled(compiling(0.5, 0.1, 0.02 + JIT_SETTLED / 2), 200, 0.02)
     assert (seconds, jit) == (3 * WARMUP_S, 0.02 + JIT_SETTLED / 2)
     assert firsts == [0, 200 * WARMUP_S, 400 * WARMUP_S]  # requests numbered on: fresh tokens and ids
+    # a stack compiling hard while asked nothing (just started) is waited out down to JIT_AT_REST
+    firsts.clear()
+    seconds, jit = warm_until_settled(compiling(0.42, 0.2, 0.1, JIT_AT_REST), 100, 0.43)
+    assert (seconds, jit) == (4 * WARMUP_S, JIT_AT_REST)
     # a server that never settles is not waited for beyond the bound
     seconds, jit = warm_until_settled(compiling(*[0.3] * 100), 100, 0.0)
     assert seconds == WARMUP_MAX_S and jit == 0.3
