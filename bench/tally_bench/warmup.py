@@ -23,12 +23,18 @@ JIT_SETTLED = 0.01  # cores of JIT above the idle stack's at which a warm-up end
 JIT_AT_REST = 0.05
 
 
+def jit_target(jit_idle: float) -> float:
+    """The JIT cores at which a warm-up ends: JIT_SETTLED above the stack's rate at rest, that rate
+    taken at most JIT_AT_REST."""
+    return min(jit_idle, JIT_AT_REST) + JIT_SETTLED
+
+
 def warm_until_settled(window: Callable[[int], float], rate: int, jit_idle: float) -> tuple[float, float]:
     """Runs `window(first request's number)`, which loads for WARMUP_S and answers the JIT
     compilers' cores meanwhile, until that is within JIT_SETTLED of `jit_idle` (of JIT_AT_REST when
     the stack compiles more than that at rest) or WARMUP_MAX_S have passed; the seconds of load and
     the last window's JIT cores."""
-    first, jit, target = 0, float("inf"), min(jit_idle, JIT_AT_REST) + JIT_SETTLED
+    first, jit, target = 0, float("inf"), jit_target(jit_idle)
     while jit > target and first < WARMUP_MAX_S * rate:
         jit = window(first)
         first += int(WARMUP_S * rate)
@@ -49,13 +55,13 @@ def jit_window(cpu: StackCpu, load: Callable[[int], None]) -> Callable[[int], fl
 
 def warm(stack: Stack, say, what: str, load: Callable[[int], None], rate: int) -> float:
     """Sends `what` at `rate` (`load(first)`: WARMUP_S of it, requests numbered from `first`),
-    unmeasured, until the JIT compilers use at most JIT_SETTLED cores above their rate before it;
-    the seconds it took (the report records them)."""
+    unmeasured, until the JIT compilers are down to `jit_target` of their rate before it; the
+    seconds it took (the report records them)."""
     cpu = StackCpu(stack)
     jit_idle = sum(cpu.rates(WARMUP_S / 2)[1].values())
     say(f"warm-up: {what} at {rate:,} req/s until the JIT compilers are back near {jit_idle:.3f} cores ...")
     spent, jit = warm_until_settled(jit_window(cpu, load), rate, jit_idle)
-    target = min(jit_idle, JIT_AT_REST) + JIT_SETTLED
+    target = jit_target(jit_idle)
     settled = "settled" if jit <= target else f"not settled after {WARMUP_MAX_S:g} s: measured anyway"
     say(f"  {spent:g} s, the JIT at {jit:.3f} cores in its last window ({settled} at {target:.3f})")
     return spent
