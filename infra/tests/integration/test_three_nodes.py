@@ -100,6 +100,11 @@ def test_a_broker_and_a_cassandra_node_killed_mid_stream_lose_and_double_nothing
         f"reads still failing {CONVICTED_WITHIN_S} s after the kill: {outage['failed_reads'][-5:]}"
     )
 
+    # a node back from kill -9 pulls what changed while it was down; after that every node must be on
+    # one schema: a table made twice under two ids would keep them apart, and its reads and writes
+    # refused (INCOMPATIBLE_SCHEMA), for good
+    versions = schema_agreement(settings, timeout=120)
+    assert len(set(versions.values())) == 1, f"the nodes disagree on the schema: {versions}\n{split_tables(settings)}"
     try:
         stored = timeseries.check_stored(cql, timeout=240)
     except AssertionError as e:  # what a CI run keeps: where the missing rows are, what the writer said
@@ -126,6 +131,109 @@ def test_a_broker_and_a_cassandra_node_killed_mid_stream_lose_and_double_nothing
     print(json.dumps(report))
 
 
+def _each_node(settings):
+    """A session on each Cassandra node alone (its own system tables, at ONE), shut down after."""
+    for host, session in _each_node_sessions(settings):
+        try:
+            yield host, session
+        finally:
+            session.cluster.shutdown()
+
+
+def schema_agreement(settings, timeout: float) -> dict:
+    """Each node's own schema version, polled until they are one or the timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        versions = {}
+        for host, session in _each_node(settings):
+            versions[host] = session.execute("SELECT schema_version FROM system.local WHERE key = 'local'").one()[0]
+        if len(set(versions.values())) == 1 or time.monotonic() > deadline:
+            return versions
+        time.sleep(2)
+
+
+def split_tables(settings) -> str:
+    """The tables of the namespaces' keyspaces whose id is not the same on every node."""
+    ids: dict = {}
+    for host, session in _each_node(settings):
+        for r in session.execute("SELECT keyspace_name, table_name, id FROM system_schema.tables"):
+            if r.keyspace_name.startswith("ns_"):
+                ids.setdefault(f"{r.keyspace_name}.{r.table_name}", {})[host] = str(r.id)
+    split = {
+        t: by_host
+        for t, by_host in ids.items()
+        if len(set(by_host.values())) > 1 or len(by_host) < len(settings.cassandra_hosts())
+    }
+    return f"tables with more than one id, or missing on a node: {split}"
+
+
+def test_a_table_made_on_every_node_at_once_under_one_id_is_one_table(stack, settings):
+    """What the jobs' DDL rests on (TableIds): a CREATE TABLE ... IF NOT EXISTS that each of the
+    three nodes takes at once, before any has the others', makes one table when all carry the
+    same id (the jobs derive it from the namespace, the table and the namespace's creation)."""
+    import threading
+    import uuid
+
+    table_id = uuid.uuid4()
+    keyspace = f"tally_it_ids_{table_id.hex[:8]}"
+    nodes = dict(_each_node_sessions(settings))
+    try:
+        first = next(iter(nodes.values()))
+        first.execute(
+            f"CREATE KEYSPACE {keyspace} WITH replication = {{'class': 'NetworkTopologyStrategy', 'datacenter1': 3}}"
+        )
+        assert len(set(schema_agreement(settings, timeout=60).values())) == 1
+        ddl = f"CREATE TABLE IF NOT EXISTS {keyspace}.events (k text PRIMARY KEY, v int) WITH ID = {table_id}"
+        start, errors = threading.Barrier(len(nodes)), []
+
+        def create(session):
+            start.wait()
+            try:
+                session.execute(ddl, timeout=60)
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=create, args=(s,)) for s in nodes.values()]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(90)
+        assert errors == []
+        versions = schema_agreement(settings, timeout=60)
+        assert len(set(versions.values())) == 1, versions
+        for host, session in nodes.items():
+            row = session.execute(
+                "SELECT id FROM system_schema.tables WHERE keyspace_name = %s AND table_name = 'events'", (keyspace,)
+            ).one()
+            assert row.id == table_id, f"{host}: {row.id}"
+            session.execute(f"INSERT INTO {keyspace}.events (k, v) VALUES ('on {host}', 1)")
+        rows = next(iter(nodes.values())).execute(f"SELECT k FROM {keyspace}.events").all()
+        assert len(rows) == len(nodes)
+    finally:
+        next(iter(nodes.values())).execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=60)
+        for c in nodes.values():
+            c.cluster.shutdown()
+
+
+def _each_node_sessions(settings):
+    """Like _each_node, but the sessions stay open (the caller shuts their clusters down)."""
+    from cassandra import ConsistencyLevel
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import WhiteListRoundRobinPolicy
+
+    for host in settings.cassandra_hosts():
+        profile = ExecutionProfile(
+            load_balancing_policy=WhiteListRoundRobinPolicy([host]), consistency_level=ConsistencyLevel.ONE
+        )
+        cluster = Cluster(
+            [host],
+            port=settings.port("TALLY_CASSANDRA_PORT"),
+            execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+            **settings.cassandra_connect_args(),
+        )
+        yield host, cluster.connect()
+
+
 #: What the Flink logs say of Cassandra writes that were dropped or failed, and of job restarts.
 WRITER_LOG = re.compile(
     r"dropping writes into|a Cassandra write failed|disagree on the schema|missing from the driver's view"
@@ -137,30 +245,17 @@ def diagnosis(settings, timeseries: TimeSeriesLoad, since: datetime) -> str:
     """For a loss: which nodes hold each missing event's partition rows (each node asked alone at
     ONE, so it answers from its own copy where the snitch lets it), and the TaskManager's lines
     about the writers and the JobManager's job restarts since the test began."""
-    from cassandra import ConsistencyLevel
-    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
-    from cassandra.policies import WhiteListRoundRobinPolicy
     from test_timeseries import HOUR_US, stored
 
     lost = timeseries.lost[:20]
     lines = [f"missing: {lost}"]
-    for host in settings.cassandra_hosts():
-        profile = ExecutionProfile(
-            load_balancing_policy=WhiteListRoundRobinPolicy([host]), consistency_level=ConsistencyLevel.ONE
-        )
-        try:
-            with Cluster(
-                [host],
-                port=settings.port("TALLY_CASSANDRA_PORT"),
-                execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-                **settings.cassandra_connect_args(),
-            ) as cluster:
-                session = cluster.connect()
-                buckets = {t - t % HOUR_US for t in timeseries.times}
-                held = {r.event_id for b in buckets for r in stored(session, timeseries.tsid, b)}
-                lines.append(f"node {host} holds {sorted(set(lost) & held)}")
-        except Exception as e:  # a diagnosis never hides the failure it explains
-            lines.append(f"node {host}: {type(e).__name__}: {e}")
+    try:
+        for host, session in _each_node(settings):
+            buckets = {t - t % HOUR_US for t in timeseries.times}
+            held = {r.event_id for b in buckets for r in stored(session, timeseries.tsid, b)}
+            lines.append(f"node {host} holds {sorted(set(lost) & held)}")
+    except Exception as e:  # a diagnosis never hides the failure it explains
+        lines.append(f"{type(e).__name__}: {e}")
     stamp_since = since.strftime("%Y-%m-%d %H:%M:%S")
     said = []
     for name in ("flink-jobmanager", "flink-taskmanager"):

@@ -11,11 +11,12 @@ public final class CounterTables {
     private CounterTables() {}
 
     /** @return the namespace's keyspace */
-    public static String create(CqlSession session, KeyspaceReplication replication, String namespace) {
+    public static String create(
+            CqlSession session, KeyspaceReplication replication, String namespace, long namespaceCreatedMicros) {
         String ks = NamespaceName.keyspace(namespace);
         if (!ClusterSchema.has(session, ks, CounterRollupsTable.TABLE)) {
             SchemaChanges.execute(session, NamespaceKeyspace.create(ks, replication));
-            SchemaChanges.execute(session, CounterRollupsTable.create(ks));
+            SchemaChanges.execute(session, CounterRollupsTable.create(ks, namespaceCreatedMicros));
         }
         return ks;
     }

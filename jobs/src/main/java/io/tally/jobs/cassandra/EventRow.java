@@ -9,6 +9,9 @@ public class EventRow {
     public String keyspace;
     public String table;
     public String namespace;
+    /** When the namespace was created (0: unknown): its tables' ids derive from it (TableIds). */
+    public long namespaceCreatedMicros;
+
     public long sliceStartMicros;
     public long sliceEndMicros;
     public String timeSeriesId;

@@ -21,7 +21,10 @@ import java.util.function.Predicate;
  * the live node with the lowest host id, and only once the live nodes, each asked for its own
  * version ({@link NodeSchemas}), agree on the schema: a node just restarted that has not pulled a
  * table yet would create it anew. Nodes that still disagree after {@link #AGREEMENT_WAIT} fail
- * the change (the job restarts and tries again) rather than risk a second table id.
+ * the change (the job restarts and tries again) rather than risk a second table id. One race is
+ * left that no waiting closes: the node takes a CREATE, dies before the others have it, and the
+ * retry goes to the next node; so every table is created with the id its creators all derive
+ * ({@link io.tally.model.cassandra.TableIds}), and the second CREATE makes the same table.
  */
 public final class SchemaChanges {
     /** How long a change waits for the live nodes to agree before it fails. */

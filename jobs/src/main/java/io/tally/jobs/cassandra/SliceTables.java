@@ -43,18 +43,30 @@ public final class SliceTables {
 
     /** Makes sure the slice table of row exists and is catalogued (cached after the first time). */
     public void ensure(EventRow row) {
-        ensure(row.namespace, row.keyspace, row.table, row.sliceStartMicros, row.sliceEndMicros);
+        ensure(
+                row.namespace,
+                row.namespaceCreatedMicros,
+                row.keyspace,
+                row.table,
+                row.sliceStartMicros,
+                row.sliceEndMicros);
     }
 
     /** @return whether the slice was new to this process (its catalogue row was written now) */
-    public boolean ensure(String namespace, String keyspace, String tableName, long startMicros, long endMicros) {
+    public boolean ensure(
+            String namespace,
+            long namespaceCreatedMicros,
+            String keyspace,
+            String tableName,
+            long startMicros,
+            long endMicros) {
         String qualified = keyspace + "." + tableName;
         if (known.contains(qualified)) {
             return false;
         }
         if (!ClusterSchema.has(session, keyspace, tableName)) {
             SchemaChanges.execute(session, NamespaceKeyspace.create(keyspace, replication));
-            SchemaChanges.execute(session, SliceTable.create(keyspace, tableName));
+            SchemaChanges.execute(session, SliceTable.create(keyspace, tableName, namespaceCreatedMicros));
         }
         session.execute(catalogInsert.bind(
                 namespace,

@@ -76,7 +76,7 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
         }
 
         /** A namespace's prepared statements, creating its table first (null: the namespace is gone). */
-        private Statements statements(String namespace) throws InterruptedException {
+        private Statements statements(String namespace, long namespaceCreatedMicros) throws InterruptedException {
             Statements known = statements.get(namespace);
             if (known != null) {
                 return known;
@@ -84,7 +84,7 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
             String keyspace = NamespaceName.keyspace(namespace);
             Statements made = writes.schemaStep(keyspace, CounterRollupsTable.TABLE, () -> {
                 // the provisioner made them already, unless the namespace is new
-                CounterTables.create(writes.session(), replication, namespace);
+                CounterTables.create(writes.session(), replication, namespace, namespaceCreatedMicros);
                 var session = writes.session();
                 return new Statements(
                         session.prepare(CounterRollupsTable.insertRollupAndLastWrite(keyspace)),
@@ -102,7 +102,7 @@ public class CassandraRollupSink implements Sink<RollupWrite> {
                 statements.clear();
                 writes.goneKeyspaces().clear();
             }
-            Statements ps = statements(w.namespace);
+            Statements ps = statements(w.namespace, w.namespaceCreatedMicros);
             if (ps == null) {
                 return; // deleted meanwhile: its rollups are meant to be gone
             }

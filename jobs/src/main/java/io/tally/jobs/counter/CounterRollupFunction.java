@@ -621,6 +621,7 @@ public class CounterRollupFunction extends KeyedProcessFunction<String, CounterM
         row.keyspace = NamespaceName.keyspace(m.namespace);
         row.table = m.table;
         row.namespace = m.namespace;
+        row.namespaceCreatedMicros = m.namespaceCreatedMicros;
         row.sliceStartMicros = m.sliceStartMicros;
         row.sliceEndMicros = m.sliceEndMicros;
         row.timeSeriesId = m.counter;

@@ -38,9 +38,9 @@ final class CounterLogBases {
     }
 
     /** Each counter's base becomes its count before endMicros, the slice's events folded in. */
-    void fold(String keyspace, String table, long endMicros) {
+    void fold(String keyspace, long namespaceCreatedMicros, String table, long endMicros) {
         if (!ClusterSchema.has(session, keyspace, CounterLogBaseTable.TABLE)) {
-            SchemaChanges.execute(session, CounterLogBaseTable.create(keyspace));
+            SchemaChanges.execute(session, CounterLogBaseTable.create(keyspace, namespaceCreatedMicros));
         }
         CounterLogFold fold = new CounterLogFold();
         if (!scan(keyspace, table, fold::first)) {

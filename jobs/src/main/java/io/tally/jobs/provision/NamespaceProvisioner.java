@@ -82,12 +82,8 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
         carryOut(out);
         // After a restore the state holds every namespace: the first ticks provision them again (idempotent).
         try {
-            storage.lifecycle(
-                    namespaces
-                            .over(ctx.getBroadcastState(ControlPlane.NAMESPACES))
-                            .all()
-                            .values(),
-                    System.currentTimeMillis() * 1000);
+            LiveNamespaces live = namespaces.over(ctx.getBroadcastState(ControlPlane.NAMESPACES));
+            storage.lifecycle(live.all().values(), live::createdMicros, System.currentTimeMillis() * 1000);
         } catch (Exception e) {
             LOG.warn("slice lifecycle pass failed; retrying on the next tick", e);
         }
@@ -120,7 +116,7 @@ public class NamespaceProvisioner extends BroadcastProcessFunction<Long, Namespa
                 if (c.deleted) {
                     storage.retire(c.name);
                 } else {
-                    storage.provision(c.config(), System.currentTimeMillis() * 1000);
+                    storage.provision(c.config(), c.createdMicros, System.currentTimeMillis() * 1000);
                 }
                 it.remove();
                 if (c.deleted) {

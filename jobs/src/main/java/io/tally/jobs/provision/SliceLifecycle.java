@@ -18,6 +18,7 @@ import io.tally.namespace.TimeSlicePlanner.Slice;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.ToLongFunction;
 
 /**
  * The slice lifecycle of every namespace, one pass per call:
@@ -66,19 +67,21 @@ final class SliceLifecycle implements AutoCloseable {
         this.bases = new CounterLogBases(session);
     }
 
-    void run(Iterable<NamespaceConfig> namespaces, long nowMicros) throws Exception {
+    void run(Iterable<NamespaceConfig> namespaces, ToLongFunction<String> createdMicros, long nowMicros)
+            throws Exception {
         for (NamespaceConfig ns : namespaces) {
-            boolean created = ensureAhead(ns, nowMicros);
+            long nsCreated = createdMicros.applyAsLong(ns.name());
+            boolean created = ensureAhead(ns, nsCreated, nowMicros);
             Due due = this.due.get(ns.name());
             if (!created && due != null && due.config().equals(ns) && nowMicros < due.atMicros()) {
                 continue; // nothing of this namespace is due: its catalogue is not read again
             }
-            this.due.put(ns.name(), new Due(ns, Math.min(pass(ns, nowMicros), nowMicros + REREAD_MICROS)));
+            this.due.put(ns.name(), new Due(ns, Math.min(pass(ns, nsCreated, nowMicros), nowMicros + REREAD_MICROS)));
         }
     }
 
     /** One namespace's pass over its catalogue: closes and drops what is due; returns when the next is. */
-    private long pass(NamespaceConfig ns, long nowMicros) throws Exception {
+    private long pass(NamespaceConfig ns, long createdMicros, long nowMicros) throws Exception {
         String keyspace = NamespaceName.keyspace(ns.name());
         boolean counter = ns.kind() == NamespaceConfig.Kind.COUNTER;
         long closeMicros = ns.retention().closeAfter().toNanos() / 1000;
@@ -91,7 +94,7 @@ final class SliceLifecycle implements AutoCloseable {
             String status = r.getString("status");
             if (!SliceCatalogTable.DELETED.equals(status) && end + deleteMicros <= nowMicros) {
                 if (counter) {
-                    bases.fold(keyspace, table, end); // before the events go: the count must not
+                    bases.fold(keyspace, createdMicros, table, end); // before the events go: the count must not
                 }
                 SchemaChanges.execute(session, SliceTable.drop(keyspace, table));
                 tables.forget(keyspace, table);
@@ -120,13 +123,18 @@ final class SliceLifecycle implements AutoCloseable {
      *
      * @return whether a slice was new to this process
      */
-    boolean ensureAhead(NamespaceConfig ns, long nowMicros) {
+    boolean ensureAhead(NamespaceConfig ns, long createdMicros, long nowMicros) {
         TimeSlicePlanner planner = new TimeSlicePlanner(ns);
         Slice current = planner.sliceOf(nowMicros);
         boolean created = false;
         for (Slice s : planner.slicesCovering(nowMicros, current.endMicros() + 1)) { // the current one and the next
             created |= tables.ensure(
-                    ns.name(), NamespaceName.keyspace(ns.name()), s.tableName(), s.startMicros(), s.endMicros());
+                    ns.name(),
+                    createdMicros,
+                    NamespaceName.keyspace(ns.name()),
+                    s.tableName(),
+                    s.startMicros(),
+                    s.endMicros());
         }
         return created;
     }

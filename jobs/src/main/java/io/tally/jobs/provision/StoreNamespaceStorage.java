@@ -8,6 +8,7 @@ import io.tally.jobs.elasticsearch.IndexTemplates;
 import io.tally.model.elasticsearch.IndexNames;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.TimeSlicePlanner;
+import java.util.function.ToLongFunction;
 
 /**
  * Namespaces in Cassandra and Elasticsearch:
@@ -30,15 +31,15 @@ public final class StoreNamespaceStorage implements NamespaceStorage {
     }
 
     @Override
-    public void provision(NamespaceConfig ns, long nowMicros) throws Exception {
+    public void provision(NamespaceConfig ns, long createdMicros, long nowMicros) throws Exception {
         if (ns.kind() == NamespaceConfig.Kind.TIMESERIES && ns.index().enabled()) {
             IndexTemplates.put(es, ns);
             String current = new TimeSlicePlanner(ns).sliceOf(nowMicros).indexName();
             es.create("/" + current, "{}"); // the template gives it the mapping and the alias
         }
-        lifecycle.ensureAhead(ns, nowMicros);
+        lifecycle.ensureAhead(ns, createdMicros, nowMicros);
         if (ns.isCounter()) {
-            CounterTables.create(lifecycle.session(), lifecycle.replication(), ns.name());
+            CounterTables.create(lifecycle.session(), lifecycle.replication(), ns.name(), createdMicros);
         }
     }
 
@@ -50,8 +51,9 @@ public final class StoreNamespaceStorage implements NamespaceStorage {
     }
 
     @Override
-    public void lifecycle(Iterable<NamespaceConfig> namespaces, long nowMicros) throws Exception {
-        lifecycle.run(namespaces, nowMicros);
+    public void lifecycle(Iterable<NamespaceConfig> namespaces, ToLongFunction<String> createdMicros, long nowMicros)
+            throws Exception {
+        lifecycle.run(namespaces, createdMicros, nowMicros);
     }
 
     @Override

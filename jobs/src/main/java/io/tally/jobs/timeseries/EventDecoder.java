@@ -128,18 +128,28 @@ public class EventDecoder extends NamespacedDecoder<TimeSeriesEvent, EventRow> {
                                 STAGE));
             }
         }
+        long created = namespaceCreatedMicros(namespace);
         if (items.isEmpty()) {
-            out.collect(row(keyspace, namespace, place, e, eventTime, eventId, "", new byte[0]));
+            out.collect(row(keyspace, namespace, created, place, e, eventTime, eventId, "", new byte[0]));
         }
         for (EventItem item : items) {
-            out.collect(
-                    row(keyspace, namespace, place, e, eventTime, eventId, item.getKey(), Bytes.of(item.getValue())));
+            out.collect(row(
+                    keyspace,
+                    namespace,
+                    created,
+                    place,
+                    e,
+                    eventTime,
+                    eventId,
+                    item.getKey(),
+                    Bytes.of(item.getValue())));
         }
     }
 
     private static EventRow row(
             String keyspace,
             String namespace,
+            long namespaceCreatedMicros,
             TimeSlicePlanner.Placement p,
             TimeSeriesEvent e,
             long eventTime,
@@ -150,6 +160,7 @@ public class EventDecoder extends NamespacedDecoder<TimeSeriesEvent, EventRow> {
         r.keyspace = keyspace;
         r.table = p.slice().tableName();
         r.namespace = namespace;
+        r.namespaceCreatedMicros = namespaceCreatedMicros;
         r.sliceStartMicros = p.slice().startMicros();
         r.sliceEndMicros = p.slice().endMicros();
         r.timeSeriesId = e.getTimeSeriesId();

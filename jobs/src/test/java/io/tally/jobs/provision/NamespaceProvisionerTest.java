@@ -8,6 +8,7 @@ import io.tally.namespace.NamespaceConfig;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.function.ToLongFunction;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.api.operators.co.CoBroadcastWithNonKeyedOperator;
 import org.apache.flink.streaming.util.BroadcastOperatorTestHarness;
@@ -19,11 +20,15 @@ class NamespaceProvisionerTest {
     /** Stores that fail every call while `down` (Cassandra unreachable), recording what ran. */
     static final class FlakyStorage implements NamespaceStorage {
         static final List<String> CALLS = Collections.synchronizedList(new ArrayList<>());
+        /** What each call was told of when its namespace was created (its tables' ids derive from it). */
+        static final List<String> CREATED = Collections.synchronizedList(new ArrayList<>());
+
         static volatile boolean down;
 
         @Override
-        public void provision(NamespaceConfig ns, long nowMicros) {
+        public void provision(NamespaceConfig ns, long createdMicros, long nowMicros) {
             call("provision " + ns.name());
+            CREATED.add("provision " + ns.name() + " created " + createdMicros);
         }
 
         @Override
@@ -39,7 +44,12 @@ class NamespaceProvisionerTest {
         }
 
         @Override
-        public void lifecycle(Iterable<NamespaceConfig> namespaces, long nowMicros) {}
+        public void lifecycle(
+                Iterable<NamespaceConfig> namespaces, ToLongFunction<String> createdMicros, long nowMicros) {
+            for (NamespaceConfig ns : namespaces) {
+                CREATED.add("lifecycle " + ns.name() + " created " + createdMicros.applyAsLong(ns.name()));
+            }
+        }
 
         @Override
         public void close() {}
@@ -67,6 +77,7 @@ class NamespaceProvisionerTest {
     void close() throws Exception {
         FlakyStorage.down = false;
         FlakyStorage.CALLS.clear();
+        FlakyStorage.CREATED.clear();
         if (h != null) {
             h.close();
         }
@@ -103,6 +114,29 @@ class NamespaceProvisionerTest {
     }
 
     static final String COUNTER_CONFIG = "{\"kind\": \"counter\", \"counter_type\": \"EVENTUAL\"}";
+
+    static NamespaceChange created(NamespaceChange change, long createdMicros) {
+        change.createdMicros = createdMicros;
+        return change;
+    }
+
+    @Test
+    void theStoresAreToldWhenTheNamespaceWasCreatedSoATableMadeAgainGetsANewId() throws Exception {
+        h = opened(null);
+        h.processBroadcastElement(created(NamespaceChange.upsert("again", 1, COUNTER_CONFIG), 111), 1);
+        h.processBroadcastElement(NamespaceChange.tick(), 2);
+        h.processElement(0L, 3);
+        h.processBroadcastElement(created(new NamespaceChange("again", 1, COUNTER_CONFIG, true), 111), 4);
+        h.processBroadcastElement(created(NamespaceChange.upsert("again", 1, COUNTER_CONFIG), 222), 5);
+        h.processBroadcastElement(NamespaceChange.tick(), 6);
+        h.processElement(0L, 7);
+        assertThat(FlakyStorage.CREATED)
+                .containsExactly(
+                        "provision again created 111",
+                        "lifecycle again created 111",
+                        "provision again created 222",
+                        "lifecycle again created 222");
+    }
 
     @Test
     void aNamespaceDeletedAndCreatedAgainInOneTickLosesItsOldDataFirst() throws Exception {

@@ -8,6 +8,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.ToLongFunction;
 
 /**
  * A MiniCluster job's stores as the provisioner sees them: each call recorded, per name, as
@@ -32,7 +33,7 @@ public final class RecordingStorage implements NamespaceStorage {
     }
 
     @Override
-    public void provision(NamespaceConfig ns, long nowMicros) {
+    public void provision(NamespaceConfig ns, long createdMicros, long nowMicros) {
         CALLS.get(name).add("provision " + ns.name());
     }
 
@@ -42,7 +43,7 @@ public final class RecordingStorage implements NamespaceStorage {
     }
 
     @Override
-    public void lifecycle(Iterable<NamespaceConfig> namespaces, long nowMicros) {
+    public void lifecycle(Iterable<NamespaceConfig> namespaces, ToLongFunction<String> createdMicros, long nowMicros) {
         int n = 0;
         for (NamespaceConfig ignored : namespaces) {
             n++;

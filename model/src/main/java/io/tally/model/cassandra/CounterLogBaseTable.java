@@ -12,9 +12,11 @@ public final class CounterLogBaseTable {
 
     private CounterLogBaseTable() {}
 
-    public static String create(String keyspace) {
+    /** The table, with the id its namespace's creators all give it ({@link TableIds}). */
+    public static String create(String keyspace, long namespaceCreatedMicros) {
         return "CREATE TABLE IF NOT EXISTS " + CqlNames.qualified(keyspace, TABLE)
-                + " (counter text PRIMARY KEY, count bigint, until timestamp)";
+                + " (counter text PRIMARY KEY, count bigint, until timestamp) "
+                + "WITH " + TableIds.option(keyspace, TABLE, namespaceCreatedMicros);
     }
 
     /** Binds: counter, count, until. */

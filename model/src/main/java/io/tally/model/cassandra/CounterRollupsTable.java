@@ -11,9 +11,11 @@ public final class CounterRollupsTable {
 
     private CounterRollupsTable() {}
 
-    public static String create(String keyspace) {
+    /** The table, with the id its namespace's creators all give it ({@link TableIds}). */
+    public static String create(String keyspace, long namespaceCreatedMicros) {
         return "CREATE TABLE IF NOT EXISTS " + CqlNames.qualified(keyspace, TABLE) + " (counter text PRIMARY KEY, "
-                + "last_rollup_count bigint, last_rollup_ts timestamp, last_write_ts timestamp)";
+                + "last_rollup_count bigint, last_rollup_ts timestamp, last_write_ts timestamp) "
+                + "WITH " + TableIds.option(keyspace, TABLE, namespaceCreatedMicros);
     }
 
     /** Binds: counter, last_rollup_count, last_rollup_ts, write time (microseconds). */

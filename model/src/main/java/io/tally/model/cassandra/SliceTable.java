@@ -33,14 +33,16 @@ public final class SliceTable {
         return table.substring(PREFIX.length());
     }
 
-    public static String create(String keyspace, String table) {
+    /** The slice table, with the id its namespace's creators all give it ({@link TableIds}). */
+    public static String create(String keyspace, String table, long namespaceCreatedMicros) {
         return "CREATE TABLE IF NOT EXISTS " + CqlNames.qualified(keyspace, table) + " ("
                 + "time_series_id text, time_bucket int, event_bucket int, "
                 + "event_time bigint, event_id text, event_item_key text, "
                 + "event_item_value blob, value_metadata blob, "
                 + "PRIMARY KEY ((time_series_id, time_bucket, event_bucket), event_time, event_id, event_item_key)) "
                 + "WITH CLUSTERING ORDER BY (event_time DESC, event_id ASC, event_item_key ASC) "
-                + "AND compaction = " + COMPACTION;
+                + "AND compaction = " + COMPACTION + " "
+                + "AND " + TableIds.option(keyspace, table, namespaceCreatedMicros);
     }
 
     public static String drop(String keyspace, String table) {
