@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 import uuid
 
 from ..model import tally_topics
@@ -222,18 +223,50 @@ ssl.truststore.location={ca_pem}"""
 
     def after_ready(self):
         if self.node == self.nodes:  # the last node: every broker is there
-            create_topics(
-                self.bootstrap,
-                tally_topics(self.s.int("TALLY_TOPIC_PARTITIONS")),
-                replicas=min(self.nodes, 3),
-                client=self.s.kafka_admin_config(),
+            retrying_admin(
+                lambda: create_topics(
+                    self.bootstrap,
+                    tally_topics(self.s.int("TALLY_TOPIC_PARTITIONS")),
+                    replicas=min(self.nodes, 3),
+                    client=self.s.kafka_admin_config(),
+                )
             )
-            ensure_scram_user(
-                self.bootstrap,
-                self.s.get("TALLY_KAFKA_SCRAM_USER"),
-                self.s.kafka_scram_password(),
-                client=self.s.kafka_admin_config(),
+            retrying_admin(
+                lambda: ensure_scram_user(
+                    self.bootstrap,
+                    self.s.get("TALLY_KAFKA_SCRAM_USER"),
+                    self.s.kafka_scram_password(),
+                    client=self.s.kafka_admin_config(),
+                )
             )
+
+
+def transient_admin_error(e: Exception) -> bool:
+    """An Admin API failure worth the same call again: retriable by Kafka's own flag, or the
+    client losing its connection under it (a cluster that restarts elects leaders for a while;
+    librdkafka fails a request whose broker handle it replaced: _DESTROY_BROKER)."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    if not isinstance(e, KafkaException) or not e.args or not isinstance(e.args[0], KafkaError):
+        return False
+    err = e.args[0]
+    return err.retriable() or err.code() in (
+        KafkaError._DESTROY_BROKER,
+        KafkaError._TRANSPORT,
+        KafkaError._TIMED_OUT,
+        KafkaError._ALL_BROKERS_DOWN,
+    )
+
+
+def retrying_admin(call, attempts: int = 5, pause_s: float = 3.0):
+    """call() (idempotent: topics made if missing, a credential set), again on a transient error."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return call()
+        except Exception as e:
+            if attempt == attempts or not transient_admin_error(e):
+                raise
+            time.sleep(pause_s)
 
 
 def _kafka_uuid() -> str:
