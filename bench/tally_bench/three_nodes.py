@@ -25,8 +25,20 @@ def table(report: dict) -> str:
             f"of which {failed}" + (f", the last {last} s after the kill" if last is not None else "") + " |",
             f"| reads answering again, after the kill | {report['reads_answering_again_s_after_kill']} s |",
             f"| the two down and back (restarted by `up`, healthy) | {report['down_and_back_s']} s |",
+            *schema_refusals(report),
             "",
             f"Measured {report.get('measured_at', '?')} at commit `{report.get('commit', '?')}` "
             "(`./tally test --nodes 3`, `bench/out/three-nodes.json`).",
         ]
     )
+
+
+def schema_refusals(report: dict) -> list[str]:
+    """The row of reads a replica refused for its schema after the nodes agreed on one (a report of
+    before the test counted them has none)."""
+    n = report.get("reads_refused_for_the_schema_after_agreement")
+    if n is None:
+        return []
+    last = report.get("last_refused_s_after_agreement")
+    told = f"{n}, the last {last} s after the agreement" if n else "none"
+    return [f"| reads refused for the schema after the nodes agreed on one (retried up to 120 s) | {told} |"]
