@@ -96,6 +96,22 @@ def schema_agrees(local_version, peers) -> bool:
     return all(version == local_version for version, up in peers if up)
 
 
+def schema_versions(cluster, session) -> dict:
+    """Each node the driver has up, by address: its own schema version (its system.local), asked
+    of it directly through one session (a node's system.peers holds its peers' versions of
+    before its restart). None for one that does not answer."""
+    versions = {}
+    for host in cluster.metadata.all_hosts():
+        if not host.is_up:
+            continue
+        try:
+            row = session.execute("SELECT schema_version FROM system.local", host=host, timeout=10).one()
+            versions[str(host.address)] = row.schema_version if row else None
+        except Exception:  # noqa: BLE001 - a node going down between the listing and the ask
+            versions[str(host.address)] = None
+    return versions
+
+
 def keyspace_replication(s) -> str:
     """The replication map of Tally's keyspaces from the settings (the jobs' KeyspaceReplication
     makes the same for the namespaces' keyspaces from the same settings)."""
@@ -334,14 +350,10 @@ dynamic_snitch: false
                 return True  # a new cluster: Tally's role, made once every node is up, and all else to come
             raise
         try:
-            local_query = "SELECT schema_version FROM system.local"
-            local = session.execute(local_query).one()
-            others = [
-                (session.execute(local_query, host=host).one().schema_version, True)
-                for host in cluster.metadata.all_hosts()
-                if host.is_up and str(host.address) != self.host
-            ]
-            return local is not None and schema_agrees(local.schema_version, others)
+            versions = schema_versions(cluster, session)
+            local = versions.get(self.host)
+            others = [(v, True) for host, v in versions.items() if host != self.host]
+            return local is not None and schema_agrees(local, others)
         finally:
             cluster.shutdown()
 

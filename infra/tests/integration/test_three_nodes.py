@@ -13,6 +13,7 @@ import requests
 from cassandra import ReadFailure
 from counter_load import fault_run
 from support import kill_9, now_iso
+from tally.components.cassandra import schema_versions
 from tally.jobs import Jobs
 from tally.provenance import stamp
 from tally.settings import REPO
@@ -126,7 +127,7 @@ def test_a_broker_and_a_cassandra_node_killed_mid_stream_lose_and_double_nothing
             if "INCOMPATIBLE_SCHEMA" not in str(e) or waited > SCHEMA_SERVED_WITHIN_S:
                 raise AssertionError(
                     f"reads refused {waited} s after the nodes agreed on the schema: {e}\n"
-                    f"{schema_diagnosis(settings, 'ns_playback')}"
+                    f"{schema_diagnosis(stack, settings, 'ns_playback')}"
                 ) from None
             refused.append(waited)
             time.sleep(2)
@@ -164,8 +165,8 @@ def _each_node(settings):
 
 
 def schema_agreement(settings, timeout: float) -> dict:
-    """Each node's own schema version (its system.local, each asked through one session), polled
-    until they are one or the timeout; None for a node the driver cannot reach yet."""
+    """Each node's own schema version (schema_versions, as up's wait asks it), polled until they
+    are one or the timeout; None for a node the driver has not reached yet."""
     from cassandra.cluster import Cluster
 
     cluster = Cluster(
@@ -175,13 +176,7 @@ def schema_agreement(settings, timeout: float) -> dict:
     deadline = time.monotonic() + timeout
     try:
         while True:
-            versions: dict = dict.fromkeys(settings.cassandra_hosts())
-            for host in cluster.metadata.all_hosts():
-                try:
-                    local = session.execute("SELECT schema_version FROM system.local", host=host, timeout=10)
-                    versions[str(host.address)] = local.one()[0]
-                except Exception:  # noqa: BLE001 - down in the driver's view: not agreed yet
-                    versions[str(host.address)] = None
+            versions = {**dict.fromkeys(settings.cassandra_hosts()), **schema_versions(cluster, session)}
             if (None not in versions.values() and len(set(versions.values())) == 1) or time.monotonic() > deadline:
                 return versions
             time.sleep(2)
@@ -208,13 +203,14 @@ def split_tables(settings) -> str:
 SCHEMA_LOG = re.compile(r"incompatible schema encountered|Couldn't find table|Unknown column|mismatch \(found")
 
 
-def schema_diagnosis(settings, keyspace: str) -> str:
+def schema_diagnosis(stack, settings, keyspace: str) -> str:
     """Per node: each table of the keyspace as its system_schema holds it (the id) against the
     table directories its data holds (a directory is made under the id the node serves), and its
     log's last lines about refused messages and schema it could not apply."""
     lines = []
-    for i, (host, session) in enumerate(_each_node(settings), start=1):
-        name = "cassandra" if i == 1 else f"cassandra-{i}"
+    names = {c.host: c.name for c in stack.components if c.metrics_job == "cassandra"}
+    for host, session in _each_node(settings):
+        name = names[host]
         try:
             ids = {
                 r.table_name: r.id.hex
