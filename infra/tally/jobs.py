@@ -147,7 +147,12 @@ def elasticsearch_security_args(s: Settings) -> list[str]:
 
 
 JOBS = [
-    JobSpec("tally-timeseries-writer", "io.tally.jobs.timeseries.TimeSeriesWriterJob", ("cassandra", "elasticsearch")),
+    JobSpec(
+        "tally-timeseries-writer",
+        "io.tally.jobs.timeseries.TimeSeriesWriterJob",
+        ("cassandra", "elasticsearch"),
+        from_settings=(("--kafka.fetch.max.wait.ms", "TALLY_TIMESERIES_WRITER_FETCH_MAX_WAIT_MS"),),
+    ),
     JobSpec(
         "tally-counter-rollup",
         "io.tally.jobs.counter.CounterRollupJob",

@@ -283,6 +283,19 @@ def test_counts_stay_exact_when_the_whole_flink_cluster_is_killed(stack, gw, cql
     fault_run(gw, cql, kill_flink)
 
 
+def checkpoint_after(jobs, name: str, after_ms: int, timeout_s: float = 90) -> None:
+    """Waits until the job has completed a checkpoint triggered after `after_ms` (epoch ms)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        job = jobs.running(name)
+        if job:
+            latest = jobs.rest.call("GET", f"/jobs/{job['jid']}/checkpoints").get("latest") or {}
+            if ((latest.get("completed") or {}).get("trigger_timestamp") or 0) > after_ms:
+                return
+        time.sleep(0.5)
+    raise AssertionError(f"{name} completed no checkpoint within {timeout_s:g} s")
+
+
 def state_backend(jobs, name: str) -> str:
     job = jobs.running(name)
     return jobs.rest.call("GET", f"/jobs/{job['jid']}/checkpoints/config")["state_backend"]
@@ -308,7 +321,7 @@ def test_counts_stay_exact_when_a_rocksdb_checkpoint_is_moved_to_the_heap_backen
     assert state_backend(jobs, ROLLUP) == "EmbeddedRocksDBStateBackend"
 
     def kill_flink_and_up():
-        time.sleep(6)  # a checkpoint (every 5 s) on RocksDB with the run's events pending
+        checkpoint_after(jobs, ROLLUP, int(time.time() * 1000))  # on RocksDB, the run's events pending
         kill_9(stack, "flink-taskmanager", "flink-jobmanager")
         time.sleep(2)
         stack.up()

@@ -14,7 +14,7 @@ public final class JobSettings {
     public static final JobSetting REGISTRY_URL =
             new JobSetting("registry.url", Kind.URL, "http://127.0.0.1:8085", "the schema registry");
     public static final JobSetting CHECKPOINT_INTERVAL_MS =
-            new JobSetting("checkpoint.interval.ms", Kind.MILLIS, "5000", "exactly-once checkpoint interval");
+            new JobSetting("checkpoint.interval.ms", Kind.MILLIS, "15000", "exactly-once checkpoint interval");
     /**
      * Where a job keeps its state. hashmap: on the TaskManager's heap, snapshotted whole at each
      * checkpoint; Tally's states are small or short-lived (a counter's rollup, dedup ids until the

@@ -76,7 +76,8 @@ public final class TimeSeriesWriterJob {
             "how often the slice lifecycle runs (slices ahead, close, drop by retention)");
     /** Every argument the job takes. */
     public static final List<JobSetting> SETTINGS = JobSettings.of(
-            JobSettings.kafka(NAME),
+            // a quiet topic (the stack's own samples at rest) is fetched 4 times a second, not 20
+            JobSettings.kafka(NAME, "250"),
             JobSettings.CASSANDRA,
             JobSettings.ELASTICSEARCH,
             List.of(
