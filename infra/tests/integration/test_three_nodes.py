@@ -240,6 +240,9 @@ def test_a_table_made_on_every_node_at_once_under_one_id_is_one_table(stack, set
     import threading
     import uuid
 
+    from cassandra import ConsistencyLevel
+    from cassandra.query import SimpleStatement
+
     table_id = uuid.uuid4()
     keyspace = f"tally_it_ids_{table_id.hex[:8]}"
     nodes = dict(_each_node_sessions(settings))
@@ -272,9 +275,21 @@ def test_a_table_made_on_every_node_at_once_under_one_id_is_one_table(stack, set
                 "SELECT id FROM system_schema.tables WHERE keyspace_name = %s AND table_name = 'events'", (keyspace,)
             ).one()
             assert row.id == table_id, f"{host}: {row.id}"
-            session.execute(f"INSERT INTO {keyspace}.events (k, v) VALUES ('on {host}', 1)")
-        rows = next(iter(nodes.values())).execute(f"SELECT k FROM {keyspace}.events").all()
-        assert len(rows) == len(nodes)
+            # ALL: every replica takes each node's row (one that served the table under another id
+            # would refuse it), and the read after sees all three, not just the replicas that
+            # happened to have caught up (ONE raced the other coordinators' mutations)
+            session.execute(
+                SimpleStatement(
+                    f"INSERT INTO {keyspace}.events (k, v) VALUES ('on {host}', 1)",
+                    consistency_level=ConsistencyLevel.ALL,
+                )
+            )
+        rows = (
+            next(iter(nodes.values()))
+            .execute(SimpleStatement(f"SELECT k FROM {keyspace}.events", consistency_level=ConsistencyLevel.ALL))
+            .all()
+        )
+        assert len(rows) == len(nodes), rows
     finally:
         next(iter(nodes.values())).execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=60)
         for c in nodes.values():
