@@ -21,9 +21,19 @@ def bench_gateway(stack: Stack, say, seconds: float = 20) -> dict:
     gw = stack.component("gateway").url()
     ref = stack.state.ref("gateway")
     settle(say, stack=stack)  # a ceiling taken while the jobs digest an earlier benchmark is not one
-    say("ceiling: Kafka ProducerPerformance, 205 B records, acks=all, idempotent, lz4, linger 5 ms ...")
-    ceiling = producer_performance(stack, 205, 1_000_000)
-    say(f"  {ceiling['line']}")
+    # three runs, as the gateway's: one run of a million records ranged 164,962-378,501 records/s
+    # within an hour on this box, and the ratio followed it (performance log, "What bounds the
+    # gateway's WriteEventRecordsSync rate")
+    say("ceiling: Kafka ProducerPerformance, 205 B records, acks=all, idempotent, lz4, linger 5 ms, 3 runs ...")
+    ceilings = []
+    for _ in range(3):
+        ceilings.append(producer_performance(stack, 205, 1_000_000))
+        say(f"  {ceilings[-1]['line']}")
+    ceiling = {
+        "records_per_s": summary([c["records_per_s"] for c in ceilings]),
+        "p99_ms": summary([c["p99_ms"] for c in ceilings]),
+        "runs": ceilings,
+    }
     run, now_us = uuid.uuid4().hex[:6], int(time.time() * 1e6)
     payload = base64.b64encode(bytes(150)).decode()
     bodies = [
@@ -45,6 +55,10 @@ def bench_gateway(stack: Stack, say, seconds: float = 20) -> dict:
         for r in range(1000)
     ]
     lines = targets(f"{gw}/v1/timeseries/WriteEventRecordsSync", bodies)
+    # unmeasured: a gateway `up` has just restarted compiles this path in its first run (65,000-80,000
+    # events/s at 80-90% of a core against 100,000-120,000 at 55% in the runs after)
+    say(f"warm-up, not measured: {seconds / 2:g} s of the same load ...")
+    attack(exe, lines, 0, seconds / 2, max_workers=16)
     say(f"gateway: WriteEventRecordsSync, 100 events a request, 16 in flight (vegeta), {seconds:g} s, 3 runs ...")
     runs = []
     for k in range(3):
@@ -62,7 +76,7 @@ def bench_gateway(stack: Stack, say, seconds: float = 20) -> dict:
         "events_per_s": events,
         "p99_ms": summary([r["p99_ms"] for r in runs]),
         "gateway_cpu_percent_of_a_core": summary([r["gateway_cpu"] for r in runs]),
-        "ratio_events_per_s_to_ceiling": round(events["median"] / ceiling["records_per_s"], 3),
+        "ratio_events_per_s_to_ceiling": round(events["median"] / ceiling["records_per_s"]["median"], 3),
         "gateway_rss_mb": round(rss_mb(ref)),
     }
 
@@ -75,14 +89,13 @@ def table(result: dict) -> str:
             "| what | events/s | p99 ms | gateway CPU (% of a core) |",
             "|---|---|---|---|",
             f"| ceiling: Kafka ProducerPerformance, 205 B records, acks=all, idempotent, lz4, linger 5 ms "
-            f"| {c['records_per_s']:,.0f} | {c['p99_ms']:.0f} | |",
+            f"| {fmt(c['records_per_s'], 0)} | {fmt(c['p99_ms'], 0)} | |",
             f"| WriteEventRecordsSync, 100 events of ~205 B a request, 16 in flight (vegeta), {result['seconds']:g} s a run "
             f"| {fmt(result['events_per_s'], 0)} | {fmt(result['p99_ms'], 1)} "
             f"| {fmt(result['gateway_cpu_percent_of_a_core'], 0)} |",
             "",
             f"Ratio to the ceiling: **{result['ratio_events_per_s_to_ceiling']}** (median events/s over"
-            " ProducerPerformance). Median of 3 runs (min-max), with the whole stack and the jobs running, "
-            + measured(result, "gateway")
-            + ".",
+            " ProducerPerformance's median). Median of 3 runs each (min-max), the gateway's after an unmeasured"
+            " warm-up, with the whole stack and the jobs running, " + measured(result, "gateway") + ".",
         ]
     )
