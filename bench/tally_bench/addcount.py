@@ -18,8 +18,8 @@ import uuid
 import requests
 from tally.stack import Stack
 
-from .http import attack_lazy, fmt, measured, plot_latencies, runs_at_rates, settle, summary, vegeta
-from .tools import OUT, producer_performance
+from .http import attack_lazy, fmt, measured, plot_latencies, runs_at_rates, settle, vegeta
+from .tools import OUT, producer_performance_runs
 from .warmup import WARMUP_S, warm
 
 NAMESPACE = "ad_clicks"  # ACCURATE, 5 s accept window
@@ -90,18 +90,11 @@ def bench_addcount(stack: Stack, say, rates=(2000, 5000), seconds: float = 60, c
     )
     settle(say, stack=stack)  # the warm-up's backlog drained before the ceiling
     say(f"ceiling: Kafka ProducerPerformance at {ceiling_rate:,} records/s, acks=all, idempotent, linger 1 ms ...")
-    ceilings = []
-    for k in range(3):
-        c = producer_performance(
-            stack, 205, int(ceiling_rate * seconds), throughput=ceiling_rate, props=("linger.ms=1",)
-        )
-        say(f"  run {k + 1}: {c['line']}")
-        ceilings.append(c)
     result["ceiling_producer_performance"] = {
         "rate": ceiling_rate,
-        "p50_ms": summary([c["p50_ms"] for c in ceilings]),
-        "p99_ms": summary([c["p99_ms"] for c in ceilings]),
-        "lines": [c["line"] for c in ceilings],
+        **producer_performance_runs(
+            stack, say, 3, 205, int(ceiling_rate * seconds), throughput=ceiling_rate, props=("linger.ms=1",)
+        ),
     }
     result["rates"] = runs_at_rates(
         stack,

@@ -10,7 +10,7 @@ import uuid
 from tally.stack import Stack
 
 from .http import attack, fmt, measured, settle, summary, targets, vegeta
-from .tools import cpu_seconds, iso, producer_performance, rss_mb
+from .tools import cpu_seconds, iso, producer_performance_runs, rss_mb
 
 
 def bench_gateway(stack: Stack, say, seconds: float = 20) -> dict:
@@ -21,19 +21,10 @@ def bench_gateway(stack: Stack, say, seconds: float = 20) -> dict:
     gw = stack.component("gateway").url()
     ref = stack.state.ref("gateway")
     settle(say, stack=stack)  # a ceiling taken while the jobs digest an earlier benchmark is not one
-    # three runs, as the gateway's: one run of a million records ranged 164,962-378,501 records/s
-    # within an hour on this box, and the ratio followed it (performance log, "What bounds the
-    # gateway's WriteEventRecordsSync rate")
+    # three runs, as the gateway's: the ratio followed one run's spread (performance log, "What
+    # bounds the gateway's WriteEventRecordsSync rate")
     say("ceiling: Kafka ProducerPerformance, 205 B records, acks=all, idempotent, lz4, linger 5 ms, 3 runs ...")
-    ceilings = []
-    for _ in range(3):
-        ceilings.append(producer_performance(stack, 205, 1_000_000))
-        say(f"  {ceilings[-1]['line']}")
-    ceiling = {
-        "records_per_s": summary([c["records_per_s"] for c in ceilings]),
-        "p99_ms": summary([c["p99_ms"] for c in ceilings]),
-        "runs": ceilings,
-    }
+    ceiling = producer_performance_runs(stack, say, 3, 205, 1_000_000)
     run, now_us = uuid.uuid4().hex[:6], int(time.time() * 1e6)
     payload = base64.b64encode(bytes(150)).decode()
     bodies = [

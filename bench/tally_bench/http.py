@@ -10,7 +10,6 @@ import csv
 import io
 import json
 import os
-import statistics
 import subprocess
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 from tally.plots import pyplot
 from tally.stack import Stack
 
-from .tools import cpu_seconds, pipeline_backlog
+from .tools import cpu_seconds, pipeline_backlog, summary
 
 VEGETA_MODULE = "github.com/tsenart/vegeta/v12@v12.12.0"
 COMPONENTS = ("gateway", "cassandra", "kafka", "flink-taskmanager")
@@ -191,10 +190,6 @@ def component_cpu(stack: Stack) -> dict[str, float]:
             except OSError:
                 pass
     return out
-
-
-def summary(runs: list[float]) -> dict:
-    return {"median": statistics.median(runs), "min": min(runs), "max": max(runs), "runs": runs}
 
 
 def cpu_idle_fraction(seconds: float) -> float:

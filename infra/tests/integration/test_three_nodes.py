@@ -280,9 +280,9 @@ def test_a_table_made_on_every_node_at_once_under_one_id_is_one_table(stack, set
             # happened to have caught up (ONE raced the other coordinators' mutations)
             session.execute(
                 SimpleStatement(
-                    f"INSERT INTO {keyspace}.events (k, v) VALUES ('on {host}', 1)",
-                    consistency_level=ConsistencyLevel.ALL,
-                )
+                    f"INSERT INTO {keyspace}.events (k, v) VALUES (%s, 1)", consistency_level=ConsistencyLevel.ALL
+                ),
+                (f"on {host}",),
             )
         rows = (
             next(iter(nodes.values()))
