@@ -5,14 +5,16 @@ import io.tally.jobs.config.JobArgs;
 import io.tally.jobs.config.JobSettings;
 import java.io.Serializable;
 import java.net.URI;
-import org.apache.flink.connector.elasticsearch.sink.ElasticsearchSinkBuilderBase;
+import org.apache.http.Header;
 import org.apache.http.HttpHost;
+import org.apache.http.message.BasicHeader;
+import org.elasticsearch.client.RestClient;
+import org.elasticsearch.client.RestClientBuilder;
 
 /**
  * Where a job's Elasticsearch is and how it logs in: shipped to the TaskManagers with the
- * password's file, not the password. TLS is the URL's scheme; the admin calls check the node
- * against the trust store setting, the document sink (the connector's client, which takes no
- * TLS context) against the TaskManager JVM's default trust store.
+ * password's file, not the password. TLS is the URL's scheme; the admin calls and the document
+ * sink check the node against the trust store setting (the JVM's CAs when it is empty).
  */
 public record ElasticsearchEndpoint(String url, ElasticsearchClientSecurity security) implements Serializable {
     public static ElasticsearchEndpoint of(JobArgs args) {
@@ -25,13 +27,18 @@ public record ElasticsearchEndpoint(String url, ElasticsearchClientSecurity secu
         return new ElasticsearchEndpoint(url, ElasticsearchClientSecurity.NONE);
     }
 
-    /** The sink's hosts and login. */
-    public <B extends ElasticsearchSinkBuilderBase<?, B>> B configure(B builder) {
+    /** The document sink's client (low-level REST): the node, its login, its trust store; the caller closes it. */
+    public RestClient restClient() {
         URI u = URI.create(url);
-        builder.setHosts(new HttpHost(u.getHost(), u.getPort(), u.getScheme()));
+        RestClientBuilder b = RestClient.builder(new HttpHost(u.getHost(), u.getPort(), u.getScheme()));
         if (security.login()) {
-            builder.setConnectionUsername(security.username()).setConnectionPassword(security.password());
+            b.setDefaultHeaders(new Header[] {new BasicHeader("Authorization", security.authorization())});
         }
-        return builder;
+        if ("https".equalsIgnoreCase(u.getScheme())) {
+            b.setHttpClientConfigCallback(h -> h.setSSLContext(security.sslContext()));
+        }
+        // the connector's client's timeouts: a bulk of a few MB on a busy node takes seconds
+        b.setRequestConfigCallback(r -> r.setConnectTimeout(5_000).setSocketTimeout(60_000));
+        return b.build();
     }
 }

@@ -8,6 +8,7 @@ import io.tally.jobs.config.JobSetting;
 import io.tally.jobs.config.JobSettings;
 import io.tally.jobs.config.ObjectReuse;
 import io.tally.jobs.control.ControlPlane;
+import io.tally.jobs.elasticsearch.ElasticsearchBulkSink;
 import io.tally.jobs.elasticsearch.ElasticsearchEndpoint;
 import io.tally.jobs.elasticsearch.IndexDoc;
 import io.tally.jobs.kafka.DeadLetterRecord;
@@ -22,15 +23,11 @@ import io.tally.serde.SchemaRegistryClient;
 import java.util.List;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.connector.base.DeliveryGuarantee;
-import org.apache.flink.connector.elasticsearch.sink.Elasticsearch7SinkBuilder;
-import org.apache.flink.connector.elasticsearch.sink.FlushBackoffType;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.function.SerializableSupplier;
-import org.elasticsearch.action.index.IndexRequest;
 
 /**
  * Stores every TimeSeriesEvent of tally.timeseries.events in its namespace's Cassandra slice
@@ -101,16 +98,12 @@ public final class TimeSeriesWriterJob {
         KafkaSink<DeadLetterRecord> deadLetters = kafka.deadLetters();
         ElasticsearchEndpoint elasticsearch = ElasticsearchEndpoint.of(p);
         DataStream<NamespaceChange> control = ControlPlane.stream(env, kafka.bootstrap, kafka.clientConfig());
-        Sink<IndexDoc> documents = elasticsearch
-                .configure(new Elasticsearch7SinkBuilder<IndexDoc>())
-                .setEmitter((doc, context, indexer) ->
-                        indexer.add(new IndexRequest(doc.index).id(doc.id).source(doc.source)))
-                .setBulkFlushMaxSizeMb((int) p.number(ELASTICSEARCH_BULK_MB))
-                .setBulkFlushMaxActions((int) p.number(ELASTICSEARCH_BULK_ACTIONS))
-                .setBulkFlushInterval(p.number(ELASTICSEARCH_BULK_INTERVAL_MS))
-                .setBulkFlushBackoffStrategy(FlushBackoffType.EXPONENTIAL, 8, 500)
-                .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
-                .build();
+        Sink<IndexDoc> documents = new ElasticsearchBulkSink(
+                elasticsearch,
+                new ElasticsearchBulkSink.Limits(
+                        p.number(ELASTICSEARCH_BULK_MB) * 1024 * 1024,
+                        (int) p.number(ELASTICSEARCH_BULK_ACTIONS),
+                        p.number(ELASTICSEARCH_BULK_INTERVAL_MS)));
         CassandraEndpoint cassandra = CassandraEndpoint.of(p);
         build(
                 kafka.stream(
