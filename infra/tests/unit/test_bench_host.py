@@ -44,3 +44,18 @@ def test_a_report_names_its_host_under_its_table_and_an_old_report_says_nothing(
     assert line({}) == ""
     failed = {**report["host"], "random_read_ns": {"256_mib": {"error": "no jar"}}}
     assert "random read" not in line({"host": failed})
+
+
+def test_a_report_with_the_thread_hand_off_names_its_cpu_and_a_failed_probe_says_nothing():
+    report = {
+        "host": {
+            "cpu": {"model_name": "AMD EPYC", "family": "26", "model": "2"},
+            "cores": 2,
+            "kernel": "6.18.44",
+            "booted_at": "2026-12-02T07:35:00Z",
+            "thread_handoff": {"cpu_us_per_handoff": 2.24, "wall_us_per_round_trip": 4.54},
+        }
+    }
+    assert line(report).endswith("up since 2026-12-02T07:35:00Z, a thread hand-off 2.24 µs of CPU")
+    failed = {**report["host"], "thread_handoff": {"error": "no jar"}}
+    assert "hand-off" not in line({"host": failed})
