@@ -115,15 +115,48 @@ def read_at_rates(stack: Stack, say, namespace: str, events: int, rates, seconds
     first = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30).json()
     if len(first["events"]) != 100:
         raise RuntimeError(f"the first page held {len(first['events'])} events, not 100")
-    lines = targets(f"{gw}/v1/timeseries/ReadEventRecords", [body])
+    url = f"{gw}/v1/timeseries/ReadEventRecords"
+    lines = targets(url, [body])
     warmup_s = warm_reads(stack, say, lines, max(rates))
+    measured_rates = runs_at_rates(stack, say, "ReadEventRecords", lines, rates, seconds)
+    # the same page cut to one event at the highest rate: what a read costs before its first event
+    # (2026-12-02 by hand: about 1,200 µs of the gateway's and Cassandra's CPU, 2-2.5 µs an event after)
+    one = {**body, "pageSize": 1}
+    if len(requests.post(url, json=one, timeout=30).json()["events"]) != 1:
+        raise RuntimeError("a page of 1 did not hold one event")
     return {
         "namespace": namespace,
         "stored": got,
         "query": body,
         "warmup_seconds": warmup_s,
-        "rates": runs_at_rates(stack, say, "ReadEventRecords", lines, rates, seconds),
+        "rates": measured_rates,
+        "page_of_one": runs_at_rates(
+            stack, say, "ReadEventRecords, a page of 1", targets(url, [one]), [max(rates)], seconds
+        ),
     }
+
+
+def cpu_us_per_read(run: dict, rate: int | str, component: str) -> float | None:
+    """A component's CPU a read in µs (its idle share included), from its median % of a core at `rate`."""
+    share = run.get("cpu_percent_of_a_core", {}).get(component)
+    return share["median"] * 10_000 / int(rate) if share else None
+
+
+def fixed_cost(layout: dict) -> str:
+    """A sentence: each server's CPU a read for a page of 1 and of 100 at the same rate ("" for a
+    report made before the page of 1 was measured)."""
+    if "page_of_one" not in layout:
+        return ""
+    rate, one = next(iter(layout["page_of_one"].items()))
+    full = layout["rates"].get(rate)
+    if full is None:
+        return ""
+    parts = []
+    for component, said in (("gateway", "the gateway"), ("cassandra", "Cassandra")):
+        a, b = cpu_us_per_read(one, rate, component), cpu_us_per_read(full, rate, component)
+        if a is not None and b is not None:
+            parts.append(f"{said} {a:,.0f} µs a read for a page of 1 against {b:,.0f} for a page of 100")
+    return f"at {int(rate):,} req/s, " + ", ".join(parts) if parts else ""
 
 
 def warm_reads(stack: Stack, say, lines: bytes, rate: int) -> float:
@@ -141,17 +174,21 @@ def table(result: dict) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     # a report made before the second layout holds bench_ts's rates alone
-    layouts = [("", result["rates"])]
+    layouts = [("", result)]
     if "by_time" in result:
         layouts = [
-            ("event buckets by id (bench_ts), ", result["rates"]),
-            (f"by time ({result['by_time']['namespace']}), ", result["by_time"]["rates"]),
+            ("event buckets by id (bench_ts), ", result),
+            (f"by time ({result['by_time']['namespace']}), ", result["by_time"]),
         ]
-    for layout, rates in layouts:
-        for rate, r in sorted(rates.items(), key=lambda kv: int(kv[0])):
+    for name, layout in layouts:
+        ordered = [
+            (f"{int(rate):,} req/s", r) for rate, r in sorted(layout["rates"].items(), key=lambda kv: int(kv[0]))
+        ]
+        ordered += [(f"a page of 1, {int(rate):,} req/s", r) for rate, r in layout.get("page_of_one", {}).items()]
+        for label, r in ordered:
             cpu = r["cpu_percent_of_a_core"]
             rows.append(
-                f"| {layout}{int(rate):,} req/s | {fmt(r['p50_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['success'], 4)} | "
+                f"| {name}{label} | {fmt(r['p50_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['success'], 4)} | "
                 f"{fmt(cpu.get('gateway'), 0)} | {fmt(cpu.get('cassandra'), 0)} | {fmt(r['load1'])} |"
             )
     plots = "plots `bench/out/reads.png`" + (", `bench/out/reads_by_time.png`" if "by_time" in result else "")
@@ -161,7 +198,20 @@ def table(result: dict) -> str:
         if any(w is not None for w in warmed)
         else ""
     )
+    fixed = [
+        f"{name.rstrip(', ') or 'the page'} {fixed_cost(layout)}" for name, layout in layouts if fixed_cost(layout)
+    ]
+    cost = (
+        " What a read costs before its first event, each server's CPU over the run a request (its idle share"
+        " included): " + "; ".join(fixed) + "."
+        if fixed
+        else ""
+    )
     rows.append(
-        "\nMedian of 3 runs (min-max), with the whole stack running, " + measured(result, "reads", plots) + "." + warm
+        "\nMedian of 3 runs (min-max), with the whole stack running, "
+        + measured(result, "reads", plots)
+        + "."
+        + warm
+        + cost
     )
     return "\n".join(rows)

@@ -45,6 +45,26 @@ def test_the_reads_table_lists_each_rate_in_order_with_median_and_range():
     assert "reads_by_time.png" in both[-1]
 
 
+def test_the_reads_table_adds_the_page_of_one_and_what_a_read_costs_before_its_first_event():
+    def cpu(gateway: float, cassandra: float) -> dict:
+        shares = {"gateway": summary([gateway] * 3), "cassandra": summary([cassandra] * 3)}
+        return {**rates()["500"], "cpu_percent_of_a_core": shares}
+
+    # 24% of a core at 500 req/s is 480 µs a read
+    layout = {"rates": {**rates(), "500": cpu(37.0, 50.0)}, "page_of_one": {"500": cpu(24.0, 36.0)}}
+    lines = bench_reads.table(
+        {"events": 10_000, "seconds": 20, **layout, "by_time": {"namespace": "bench_ts_by_time", **layout}}
+    ).splitlines()
+    assert lines[4].startswith("| event buckets by id (bench_ts), a page of 1, 500 req/s |")
+    assert lines[7].startswith("| by time (bench_ts_by_time), a page of 1, 500 req/s |")
+    assert (
+        "event buckets by id (bench_ts) at 500 req/s, the gateway 480 µs a read for a page of 1 against 740"
+        " for a page of 100, Cassandra 720 µs a read for a page of 1 against 1,000 for a page of 100" in lines[-1]
+    )
+    old = bench_reads.table({"events": 10_000, "seconds": 20, "rates": rates()})
+    assert "before its first event" not in old and "a page of 1" not in old
+
+
 def test_the_getcount_table_reads_both_report_shapes():
     new = {
         "counters": 100_000,
