@@ -66,22 +66,20 @@ def booted_at(stat: str) -> str:
 def memory_latency(mib: int, huge_pages: bool = False) -> dict:
     """ns a dependent random read over `mib` MiB (io.tally.bench.host.MemoryLatencyProbe), or
     {"error": ...} when the probe cannot run (no bench jar built)."""
-    argv = [JAVA, "-Xms1g", "-Xmx1g", "-XX:+UseSerialGC"]
-    argv += ["-XX:+UseTransparentHugePages"] if huge_pages else []
-    argv += ["-cp", str(bench_jar()), "io.tally.bench.host.MemoryLatencyProbe", str(mib)]
-    try:
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return {"error": str(e)}
-    if r.returncode != 0:
-        return {"error": r.stderr.strip()[-300:]}
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    jvm = ["-Xms1g", "-Xmx1g"] + (["-XX:+UseTransparentHugePages"] if huge_pages else [])
+    return _probe(jvm, "MemoryLatencyProbe", str(mib))
 
 
 def thread_handoff() -> dict:
     """µs of CPU one thread's hand-off to another costs (io.tally.bench.host.HandoffProbe: a
     park/unpark ping-pong), or {"error": ...} when the probe cannot run."""
-    argv = [JAVA, "-Xms64m", "-Xmx64m", "-XX:+UseSerialGC", "-cp", str(bench_jar()), "io.tally.bench.host.HandoffProbe"]
+    return _probe(["-Xms64m", "-Xmx64m"], "HandoffProbe")
+
+
+def _probe(jvm: list[str], probe: str, *args: str) -> dict:
+    """A probe of io.tally.bench.host run in a JVM of its own: its last line's JSON, or
+    {"error": ...} when it cannot run (no bench jar built)."""
+    argv = [JAVA, *jvm, "-XX:+UseSerialGC", "-cp", str(bench_jar()), f"io.tally.bench.host.{probe}", *args]
     try:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as e:
