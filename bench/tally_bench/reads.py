@@ -112,10 +112,10 @@ def read_at_rates(stack: Stack, say, namespace: str, events: int, rates, seconds
         "pageSize": 100,
         "timeInterval": {"start": iso(start_us - 60_000_000), "end": iso(end_us + 60_000_000)},
     }
-    first = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30).json()
+    url = f"{gw}/v1/timeseries/ReadEventRecords"
+    first = requests.post(url, json=body, timeout=30).json()
     if len(first["events"]) != 100:
         raise RuntimeError(f"the first page held {len(first['events'])} events, not 100")
-    url = f"{gw}/v1/timeseries/ReadEventRecords"
     lines = targets(url, [body])
     warmup_s = warm_reads(stack, say, lines, max(rates))
     measured_rates = runs_at_rates(stack, say, "ReadEventRecords", lines, rates, seconds)
@@ -198,9 +198,8 @@ def table(result: dict) -> str:
         if any(w is not None for w in warmed)
         else ""
     )
-    fixed = [
-        f"{name.rstrip(', ') or 'the page'} {fixed_cost(layout)}" for name, layout in layouts if fixed_cost(layout)
-    ]
+    costs = [(name.rstrip(", ") or "the page", fixed_cost(layout)) for name, layout in layouts]
+    fixed = [f"{name} {text}" for name, text in costs if text]
     cost = (
         " What a read costs before its first event, each server's CPU over the run a request (its idle share"
         " included): " + "; ".join(fixed) + "."
