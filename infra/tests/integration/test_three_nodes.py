@@ -98,6 +98,9 @@ def test_a_broker_and_a_cassandra_node_killed_mid_stream_lose_and_double_nothing
         stack.up()  # restarts the two
         wait_healthy(240)
         outage["down_s"] = round(time.monotonic() - t0, 1)
+        # a node back from kill -9 serves CQL before it has pulled the schema it missed: the
+        # checks after read through any coordinator, so they start once the nodes agree (checked below)
+        schema_agreement(settings, timeout=120)
 
     t0 = time.monotonic()
     gen = fault_run(gw, cql, kill_a_broker_and_a_node, rounds=80, pause_s=0.15, on_counters=counters.extend)
