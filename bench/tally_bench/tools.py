@@ -212,9 +212,22 @@ def cassandra_background(session) -> int:
     )
 
 
+#: how many times a TaskManager metrics scrape is tried before a run gives up on it
+SCRAPE_TRIES = 3
+
+
 def operator_records_in(metrics_url: str, operator: str) -> float:
-    """numRecordsIn of an operator, live from the TaskManager's Prometheus reporter."""
-    text = requests.get(metrics_url, timeout=10).text
+    """numRecordsIn of an operator, live from the TaskManager's Prometheus reporter. A scrape the
+    reporter drops (its HTTP server closed a connection unanswered while the box was saturated, in
+    `bench timeseries` of 2026-12-02) is asked again; a reporter that stays away fails the run."""
+    for attempt in range(SCRAPE_TRIES):
+        try:
+            text = requests.get(metrics_url, timeout=10).text
+            break
+        except requests.ConnectionError:
+            if attempt == SCRAPE_TRIES - 1:
+                raise
+            time.sleep(0.5)
     return sum(
         float(l.rsplit(" ", 1)[1])
         for l in text.splitlines()

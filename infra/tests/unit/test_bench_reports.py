@@ -1,6 +1,7 @@
 """The benchmark reports' pure parts: summaries, the README tables and the PNG plots, from a
 report shaped as the benchmarks write it (no stack needed)."""
 
+import pytest
 from tally_bench import getcount as bench_getcount
 from tally_bench import reads as bench_reads
 from tally_bench.http import plot_latencies, summary
@@ -683,3 +684,25 @@ def test_the_getcount_goal_row_gives_the_null_requests_rise_beside_it(tmp_path):
     measured, met = got["GetCount, whole-stack CPU per read"]
     assert "the null request at the same rate raised the stack's servers 6 (6-6) µs" in measured
     assert met == "**not met**"  # judged on the whole, as the issue asks: 27 > 25
+
+
+def test_an_operators_records_are_scraped_again_when_the_reporter_drops_a_connection(monkeypatch):
+    import requests
+    from tally_bench import tools
+
+    line = 'flink_taskmanager_job_task_operator_numRecordsIn{operator_name="cassandra_rows:_Writer",x="1"} 42.0'
+    answers = [requests.ConnectionError("Remote end closed connection without response"), line]
+    monkeypatch.setattr(tools.time, "sleep", lambda s: None)
+
+    def get(url, timeout):
+        a = answers.pop(0)
+        if isinstance(a, Exception):
+            raise a
+        return type("Response", (), {"text": a})()
+
+    monkeypatch.setattr(tools.requests, "get", get)
+    assert tools.operator_records_in("http://tm/metrics", "cassandra_rows:_Writer") == 42.0
+
+    answers[:] = [requests.ConnectionError("gone")] * tools.SCRAPE_TRIES  # a reporter that stays away
+    with pytest.raises(requests.ConnectionError):
+        tools.operator_records_in("http://tm/metrics", "cassandra_rows:_Writer")
