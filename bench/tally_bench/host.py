@@ -5,7 +5,10 @@ only by the reports' floors; its random reads took 450 ns at 1 GiB (the performa
 whose servers cost three times as much"). A report that carries this names such a host itself.
 On 2026-12-02 a host with the fastest memory reads yet (176 ns) served each request at twice the
 CPU of 2026-11-29's: what a request crosses most is hand-offs between threads, so the CPU one
-costs is recorded too."""
+costs is recorded too. That afternoon's host (family 25) ran BPF hooks at three times the ns and
+the servers at twice the µs of the morning's (family 26); it returns through the kernel's
+"Safe RET" thunk (spec_rstack_overflow), which the morning's CPU does not need: so the kernel's
+CPU mitigations are recorded as well."""
 
 from __future__ import annotations
 
@@ -25,6 +28,10 @@ from .tools import bench_jar
 PROBE_MIB = 256
 #: the cache-sized probe: what a small working set reads at
 CACHED_MIB = 1
+#: where the kernel says which CPU vulnerabilities it mitigates, and how
+VULNERABILITIES = Path("/sys/devices/system/cpu/vulnerabilities")
+#: mitigations every x86 host here has carried, at little cost to a server; the line names the others
+EVERYWHERE = {"spectre_v1", "spec_store_bypass"}
 
 
 def _read(path: str) -> str:
@@ -61,6 +68,21 @@ def booted_at(stat: str) -> str:
         if line.startswith("btime "):
             return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(line.split()[1])))
     return ""
+
+
+def mitigations(directory: Path = VULNERABILITIES) -> dict:
+    """Each vulnerability the kernel mitigates, with how ("Retpolines; IBPB: conditional; ..."),
+    from its sysfs files; the ones it is not affected by are left out."""
+    try:
+        files = sorted(directory.iterdir())
+    except OSError:
+        return {}
+    out = {}
+    for f in files:
+        state = _read(str(f))
+        if state.startswith("Mitigation:"):
+            out[f.name] = state.removeprefix("Mitigation:").strip()
+    return out
 
 
 def memory_latency(mib: int, huge_pages: bool = False) -> dict:
@@ -100,6 +122,7 @@ def host() -> dict:
         "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
         "transparent_hugepage": selected(_read("/sys/kernel/mm/transparent_hugepage/enabled")),
         "clocksource": _read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+        "mitigations": mitigations(),
         "cgroup_v2": str(mount) if mount else "",
         "load_at_end": list(os.getloadavg()),
         "random_read_ns": {
@@ -123,4 +146,6 @@ def line(report: dict) -> str:
     read = f", a random read of {PROBE_MIB} MiB {big:g} ns ({huge:g} on huge pages)" if big and huge else ""
     handoff = h.get("thread_handoff", {}).get("cpu_us_per_handoff")
     read += f", a thread hand-off {handoff:g} µs of CPU" if handoff else ""
+    named = {k: v.split(";")[0] for k, v in sorted(h.get("mitigations", {}).items()) if k not in EVERYWHERE}
+    read += ", mitigating " + ", ".join(f"{k} ({v})" for k, v in named.items()) if named else ""
     return f"host: {what}, {h.get('cores')} cores, kernel {h.get('kernel')}, up since {h.get('booted_at')}{read}"

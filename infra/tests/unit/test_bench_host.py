@@ -1,6 +1,6 @@
 """The host record each benchmark report carries (bench/tally_bench/host.py)."""
 
-from tally_bench.host import booted_at, cpu, line, selected
+from tally_bench.host import booted_at, cpu, line, mitigations, selected
 
 CPUINFO = """processor\t: 0
 vendor_id\t: AuthenticAMD
@@ -57,3 +57,20 @@ def test_a_report_with_the_thread_hand_off_names_its_cpu_and_a_failed_probe_says
     assert line(report).endswith("up since 2026-11-29T22:39:00Z, a thread hand-off 2.24 µs of CPU")
     failed = {**report["host"], "thread_handoff": {"error": "no jar"}}
     assert "hand-off" not in line({"host": failed})
+
+
+def test_the_mitigations_are_those_the_kernel_says_it_applies_and_the_line_names_the_uncommon(tmp_path):
+    (tmp_path / "spec_rstack_overflow").write_text("Mitigation: Safe RET\n")
+    (tmp_path / "spectre_v2").write_text("Mitigation: Retpolines; IBPB: conditional; STIBP: disabled\n")
+    (tmp_path / "spectre_v1").write_text("Mitigation: usercopy/swapgs barriers and __user pointer sanitization\n")
+    (tmp_path / "meltdown").write_text("Not affected\n")
+    found = mitigations(tmp_path)
+    assert found == {
+        "spec_rstack_overflow": "Safe RET",
+        "spectre_v1": "usercopy/swapgs barriers and __user pointer sanitization",
+        "spectre_v2": "Retpolines; IBPB: conditional; STIBP: disabled",
+    }
+    assert line({"host": {**HOST, "mitigations": found}}).endswith(
+        "up since 2026-11-29T22:39:00Z, mitigating spec_rstack_overflow (Safe RET), spectre_v2 (Retpolines)"
+    )
+    assert mitigations(tmp_path / "absent") == {}
