@@ -5,10 +5,10 @@ only by the reports' floors; its random reads took 450 ns at 1 GiB (the performa
 whose servers cost three times as much"). A report that carries this names such a host itself.
 On 2026-12-02 a host with the fastest memory reads yet (176 ns) served each request at twice the
 CPU of 2026-11-29's: what a request crosses most is hand-offs between threads, so the CPU one
-costs is recorded too. That afternoon's host (family 25) ran BPF hooks at three times the ns and
-the servers at twice the µs of the morning's (family 26); it returns through the kernel's
-"Safe RET" thunk (spec_rstack_overflow), which the morning's CPU does not need: so the kernel's
-CPU mitigations are recorded as well."""
+costs is recorded too. That afternoon's host (family 25 model 1) ran BPF hooks at three times the ns and
+the servers at twice the µs of the morning's (family 26), and returned through the kernel's
+"Safe RET" thunk (spec_rstack_overflow), which some AMD families need and others do not: the
+kernel's CPU mitigations are recorded as well, so hosts can be compared on them."""
 
 from __future__ import annotations
 
