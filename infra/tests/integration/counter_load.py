@@ -7,6 +7,7 @@ import uuid
 from datetime import UTC, datetime
 
 import requests
+from cassandra import InvalidRequest
 from support import admin_headers, iso
 
 
@@ -33,8 +34,6 @@ def wait_count(gw, ns, counter, expected, timeout=60.0) -> dict:
 
 def wait_rollup(cql, ns, counter, expected, after_us, timeout=90.0):
     """The rollup row alone (what EVENTUAL answers) reaches the count once T passes after_us."""
-    from cassandra import InvalidRequest
-
     keyspace = "ns_" + ns.replace(".", "_")
     deadline, row, unserved = time.monotonic() + timeout, None, None
     while time.monotonic() < deadline:
