@@ -201,13 +201,19 @@ ssl.truststore.location={ca_pem}"""
         return argv, self.env()
 
     def cluster_id(self) -> str:
-        """One id for every node of the cluster (kept beside the nodes' data)."""
+        """One id for every node of the cluster (kept beside the nodes' data), made by whichever
+        node formats first: `up` starts the brokers side by side, so node 1 is not always first."""
         path = self.s.data("kafka-cluster-id")
-        if self.node == 1 and not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(_kafka_uuid())
         if not path.exists():
-            raise RuntimeError("kafka-2/3 format after kafka, which makes the cluster id")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            draft = path.with_name(f".{path.name}.{os.getpid()}.{self.node}")
+            draft.write_text(_kafka_uuid())
+            try:
+                os.link(draft, path)  # atomic, and refused if another node made it meanwhile
+            except FileExistsError:
+                pass
+            finally:
+                draft.unlink()
         return path.read_text().strip()
 
     def ready(self):

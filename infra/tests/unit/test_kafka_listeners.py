@@ -28,3 +28,11 @@ def test_the_secure_broker_has_no_plaintext_listener_and_logs_its_own_links_in(t
     jaas = p["listener.name.controller.plain.sasl.jaas.config"]
     assert f'username="tally-broker" password="{pw}" user_tally-broker="{pw}"' in jaas
     assert p["ssl.truststore.location"] == str(tmp_path / "tls" / "ca.pem")
+
+
+def test_the_nodes_share_one_cluster_id_whichever_formats_first(tmp_path):
+    # `up` starts the brokers side by side: node 2 or 3 may reach its format before node 1
+    s = Settings.load({"TALLY_HOME": str(tmp_path), "TALLY_NODES": "3"})
+    ids = [Kafka(s, print, n).cluster_id() for n in (3, 1, 2)]
+    assert len(set(ids)) == 1 and len(ids[0]) == 22
+    assert [p.name for p in s.data("kafka-cluster-id").parent.iterdir() if p.name.startswith(".")] == []
