@@ -100,10 +100,14 @@ def test_a_broker_and_a_cassandra_node_killed_mid_stream_lose_and_double_nothing
         outage["down_s"] = round(time.monotonic() - t0, 1)
         # a node back from kill -9 serves CQL before it has pulled the schema it missed: the
         # checks after read through any coordinator, so they start once the nodes agree (checked below)
-        schema_agreement(settings, timeout=120)
+        outage["schema_after_up"] = schema_agreement(settings, timeout=120)
+        outage["checks_from_s"] = round(time.monotonic() - t0, 1)
 
     t0 = time.monotonic()
-    gen = fault_run(gw, cql, kill_a_broker_and_a_node, rounds=80, pause_s=0.15, on_counters=counters.extend)
+    try:
+        gen = fault_run(gw, cql, kill_a_broker_and_a_node, rounds=80, pause_s=0.15, on_counters=counters.extend)
+    except AssertionError as e:  # what a CI run keeps: where the counts stand, what the jobs said
+        raise AssertionError(f"{e}\n{counter_diagnosis(settings, jobs, gw, counters, started, outage)}") from None
     timeseries.finish()
     assert outage["answering_again_s"] < CONVICTED_WITHIN_S - CLEAN_S, (
         f"reads still failing {CONVICTED_WITHIN_S} s after the kill: {outage['failed_reads'][-5:]}"
@@ -340,13 +344,64 @@ def diagnosis(settings, timeseries: TimeSeriesLoad, since: datetime) -> str:
             lines.append(f"node {host} holds {sorted(set(lost) & held)}")
     except Exception as e:  # a diagnosis never hides the failure it explains
         lines.append(f"{type(e).__name__}: {e}")
+    return "\n".join(lines + logged(settings, ("flink-jobmanager", "flink-taskmanager"), since, WRITER_LOG))
+
+
+def logged(settings, names: tuple[str, ...], since: datetime, pattern: re.Pattern, keep: int = 40) -> list[str]:
+    """The components' log lines since `since` that match `pattern` (the last `keep`), after a count."""
     stamp_since = since.strftime("%Y-%m-%d %H:%M:%S")
     said = []
-    for name in ("flink-jobmanager", "flink-taskmanager"):
+    for name in names:
         try:
             log = settings.log(name).read_text(errors="replace").splitlines()
-            said += [f"{name}: {line[:400]}" for line in log if line[:19] >= stamp_since and WRITER_LOG.search(line)]
+            said += [
+                f"{name}: {line[:400]}"
+                for line in log
+                if line[:19].replace("T", " ") >= stamp_since and pattern.search(line) and not NOISE.search(line)
+            ]
         except OSError as e:
             said.append(f"(no {name} log: {e})")
-    lines.append(f"Flink's logs since {stamp_since}: {len(said)} lines")
-    return "\n".join(lines + said[-40:])
+    return [f"{', '.join(names)} since {stamp_since}: {len(said)} lines"] + said[-keep:]
+
+
+#: What the logs say of failures: Flink's job restarts and task failures, the gateway's warnings.
+FAILURE_LOG = re.compile(r"\b(WARN|ERROR)\b|switched from \w+ to (FAILED|FAILING|RESTARTING)")
+#: Warnings of every run: Cassandra's on batch sizes (the writers' batches are large by design).
+#: and every client's on a connection refused by the server the test killed.
+NOISE = re.compile(
+    r"generated server side warning|BEGIN UNLOGGED BATCH|could not be established|Error while opening new channel"
+)
+
+
+def counter_diagnosis(settings, jobs: Jobs, gw: str, counters: list[str], since: datetime, outage: dict) -> str:
+    """For a count that did not arrive: the fault's course (seconds after the kill; each node's
+    schema version once up was done), each job's state and its last exceptions, the rollup row of
+    each counter on each node (asked alone at ONE), the gateway's view of the rollups, and the
+    failures Flink and the gateway logged since the test began."""
+    lines = [f"the fault: { ({k: v for k, v in outage.items() if k != 'failed_reads'}) }"]
+    try:
+        for j in jobs.rest.jobs():
+            lines.append(f"job {j['name']} {j['jid']}: {j['state']} since {j.get('start-time')}")
+            history = jobs.rest.call("GET", f"/jobs/{j['jid']}/exceptions?maxExceptions=5").get("exceptionHistory", {})
+            for x in history.get("entries", [])[:5]:
+                first = (x.get("stacktrace") or "").splitlines()[:1]
+                lines.append(f"  {x.get('timestamp')} {x.get('taskName')}: {first}")
+    except Exception as e:  # a diagnosis never hides the failure it explains
+        lines.append(f"(Flink's REST API: {type(e).__name__}: {e})")
+    try:
+        for host, session in _each_node(settings):
+            for c in counters:
+                row = session.execute(
+                    "SELECT last_rollup_count, last_rollup_ts FROM ns_it_counters.counter_rollups WHERE counter = %s",
+                    (c,),
+                ).one()
+                lines.append(f"node {host} {c}: {row}")
+    except Exception as e:
+        lines.append(f"(the rollup rows: {type(e).__name__}: {e})")
+    try:
+        view = requests.get(gw + "/metrics", timeout=10).text.splitlines()
+        lines += [line for line in view if line.startswith("tally_gateway_counter_view")]
+    except requests.RequestException as e:
+        lines.append(f"(the gateway's metrics: {e})")
+    lines += logged(settings, ("flink-jobmanager", "flink-taskmanager"), since, FAILURE_LOG)
+    return "\n".join(lines + logged(settings, ("gateway",), since, FAILURE_LOG, keep=20))
