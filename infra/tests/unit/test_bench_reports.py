@@ -439,6 +439,26 @@ def test_a_jobs_count_is_measured_net_of_the_stacks_standing_load():
     assert 4_900 < taken.added() < 5_100
 
 
+def test_a_run_is_done_once_it_is_all_in_though_the_standing_load_was_overestimated():
+    import time
+
+    from tally_bench.tools import Standing
+
+    value = [0.0]
+    taken = Standing(lambda: value[0], "rows")
+    # a standing rate read from the falling tail of the run before, 15 minutes ago: subtracted, the
+    # 300,000 of this run read as 1,200 and never reach 99% of it
+    taken.base, taken.rate, taken.since = 0.0, 332.0, time.monotonic() - 900
+    value[0] = 150_000.0
+    assert not taken.reached(300_000)
+    value[0] = 290_000.0  # not all in
+    assert not taken.reached(300_000)
+    value[0] = 300_000.0  # all in, but it grew fast since the last look: maybe not only this run's
+    assert not taken.reached(300_000)
+    time.sleep(0.01)
+    assert taken.reached(300_000)  # and no longer growing: done
+
+
 def test_the_warm_up_ends_once_the_jit_is_near_its_idle_rate_or_at_its_bound():
     from tally_bench.warmup import JIT_AT_REST, JIT_SETTLED, WARMUP_MAX_S, WARMUP_S, warm_until_settled
 
