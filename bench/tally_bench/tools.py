@@ -298,7 +298,11 @@ class Standing:
         raise RuntimeError(f"{self.what} did not fall to a standing load in {timeout_s:.0f} s (a backlog?)")
 
     def added(self) -> float:
-        return self.read() - self.base - self.rate * (time.monotonic() - self.since)
+        return self._net(self.read(), time.monotonic())
+
+    def _net(self, value: float, t: float) -> float:
+        """The count at t above the base, less the standing load since."""
+        return value - self.base - self.rate * (t - self.since)
 
     def reached(self, target: float) -> bool:
         """Whether `added` has come within 1% of target: the standing rate is an estimate, and its
@@ -309,7 +313,7 @@ class Standing:
         own about 0) is subtracted for as long as the run lasts, and kept a finished run under 1%
         of its target until the benchmark's 15 minutes ran out."""
         value, t = self.read(), time.monotonic()
-        if value - self.base - self.rate * (t - self.since) >= REACHED * target:
+        if self._net(value, t) >= REACHED * target:
             return True
         last, self.last = self.last, (value, t)
         if last is None or t <= last[1]:
