@@ -53,6 +53,7 @@ class Gateway(JavaService):
             "TALLY_CONNECT_URL": f"http://{self.host}:{self.s.port('TALLY_CONNECT_PORT')}",
             "TALLY_GATEWAY_ADMIN_TOKEN": self.s.admin_token(),
             "TALLY_GATEWAY_PRODUCER_COMPRESSION": self.s.get("TALLY_GATEWAY_PRODUCER_COMPRESSION"),
+            "TALLY_GATEWAY_EVENT_LOOPS": self.s.get("TALLY_GATEWAY_EVENT_LOOPS"),
             "TALLY_CASSANDRA_CONTACT": ",".join(
                 f"{h}:{self.s.port('TALLY_CASSANDRA_PORT')}" for h in self.s.cassandra_hosts()
             ),

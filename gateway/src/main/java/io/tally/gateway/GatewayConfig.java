@@ -17,6 +17,11 @@ public final class GatewayConfig {
     public static final Field HOST =
             new Field("host", "TALLY_GATEWAY_HOST", "127.0.0.1", "Address the HTTP API binds to.");
     public static final Field PORT = new Field("port", "TALLY_GATEWAY_PORT", "8080", "HTTP port.");
+    public static final Field EVENT_LOOPS = new Field(
+            "http.event.loops",
+            "TALLY_GATEWAY_EVENT_LOOPS",
+            "0",
+            "HTTP servers, one an event loop, sharing the port; 0: one a core the JVM sees.");
     public static final Field BOOTSTRAP =
             new Field("kafka.bootstrap", "TALLY_KAFKA_BOOTSTRAP", "127.0.0.1:9092", "Kafka bootstrap servers.");
     public static final Field REGISTRY =
@@ -187,7 +192,8 @@ public final class GatewayConfig {
         COMPRESSION,
         SYNC_TIMEOUT_MS,
         DELIVERY_TIMEOUT_MS,
-        TOKEN_CACHE
+        TOKEN_CACHE,
+        EVENT_LOOPS
     };
 
     public static final Field[] ALL = java.util.stream.Stream.of(
@@ -285,5 +291,11 @@ public final class GatewayConfig {
 
     public int intOf(Field f) {
         return settings.intIn(f, 0, Integer.MAX_VALUE);
+    }
+
+    /** How many HTTP servers (event loops) the gateway runs: the setting, or one a core. */
+    public int eventLoops() {
+        int loops = intOf(EVENT_LOOPS);
+        return loops > 0 ? loops : Math.max(1, Runtime.getRuntime().availableProcessors());
     }
 }

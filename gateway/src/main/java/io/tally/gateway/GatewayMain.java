@@ -156,7 +156,7 @@ public final class GatewayMain {
 
         DirectEndpoints requests = api.requestHandler(vertx);
         List<HttpServer> servers = new ArrayList<>();
-        int loops = Math.max(1, Runtime.getRuntime().availableProcessors());
+        int loops = config.eventLoops();
         for (int i = 0; i < loops; i++) { // each server gets its own event loop; Vert.x shares the port
             servers.add(vertx.createHttpServer(HTTP)
                     .requestHandler(requests)
