@@ -5,11 +5,14 @@ import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
 import com.datastax.oss.driver.api.core.DriverException;
 import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
+import com.datastax.oss.driver.api.core.metadata.Metadata;
 import io.tally.common.CassandraClientSecurity;
 import io.tally.common.CassandraLogin;
 import java.net.InetSocketAddress;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,6 +33,11 @@ public final class CassandraSession implements AutoCloseable {
     private volatile CqlSession session;
 
     private final CassandraClientSecurity security;
+
+    /** How often, at most, a session without schema metadata asks the driver to read it again. */
+    static final long SCHEMA_REFRESH_EVERY_NANOS = TimeUnit.SECONDS.toNanos(2);
+    /** When the driver was last asked to read the schema again (nanoTime). */
+    private final AtomicLong schemaRefreshedAt = new AtomicLong(System.nanoTime() - SCHEMA_REFRESH_EVERY_NANOS);
 
     /** One contact point on one node, read at ONE, no login (tests). */
     public CassandraSession(String hostPort) {
@@ -100,6 +108,40 @@ public final class CassandraSession implements AutoCloseable {
             }
         }
         return s;
+    }
+
+    /**
+     * The schema the readers decide "this namespace has no such table yet" by, refused (503
+     * CASSANDRA_UNAVAILABLE) while it holds no keyspace at all. The driver keeps empty metadata
+     * when its first schema read fails (a timeout on a loaded node, a node just back from a kill)
+     * and completes the session anyway; every table would then look absent, and a GetCount would
+     * answer 0, a page no events, where the answer is unknown. A cluster Tally is deployed on
+     * always holds tally_meta, so no keyspace means none was read: the driver is asked to read the
+     * schema again, at most every {@link #SCHEMA_REFRESH_EVERY_NANOS}, and the read is refused.
+     */
+    public Metadata schema() {
+        CqlSession s = get();
+        return loadedOrRefused(s.getMetadata(), () -> s.refreshSchemaAsync().whenComplete((m, err) -> {
+            if (err != null) {
+                LOG.warn("reading Cassandra's schema again failed: {}", err.getMessage());
+            }
+        }));
+    }
+
+    /** The metadata when it holds a keyspace; else a refresh asked (rate-limited) and the read refused. */
+    Metadata loadedOrRefused(Metadata metadata, Runnable refresh) {
+        if (!metadata.getKeyspaces().isEmpty()) {
+            return metadata;
+        }
+        long now = System.nanoTime();
+        long last = schemaRefreshedAt.get();
+        if (now - last >= SCHEMA_REFRESH_EVERY_NANOS && schemaRefreshedAt.compareAndSet(last, now)) {
+            LOG.warn("the Cassandra driver holds no schema (its schema read failed); reading it again");
+            refresh.run();
+        }
+        throw ServiceException.unavailable(
+                ErrorCode.CASSANDRA_UNAVAILABLE,
+                "the gateway has not read Cassandra's schema yet (the driver's schema read failed); retry shortly");
     }
 
     @Override

@@ -130,7 +130,8 @@ public final class CounterQueries {
         CompletionStage<Rollup> rollup;
         if (session == null || ps == null) {
             rollup = CompletableFuture.supplyAsync(() -> rollup(ns, counter), pool); // first use: connect and prepare
-        } else if (session.getMetadata()
+        } else if (cassandra
+                .schema()
                 .getKeyspace(keyspace)
                 .flatMap(k -> k.getTable(CounterRollupsTable.TABLE))
                 .isEmpty()) {
@@ -209,8 +210,7 @@ public final class CounterQueries {
     Rollup rollup(NamespaceConfig ns, String counter) {
         String keyspace = NamespaceName.keyspace(ns.name());
         if (cassandra
-                .get()
-                .getMetadata()
+                .schema()
                 .getKeyspace(keyspace)
                 .flatMap(k -> k.getTable(CounterRollupsTable.TABLE))
                 .isEmpty()) {

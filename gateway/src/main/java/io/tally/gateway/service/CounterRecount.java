@@ -192,8 +192,7 @@ public final class CounterRecount {
     private LogBase logBase(NamespaceConfig ns, String counter, long logStart) {
         String keyspace = NamespaceName.keyspace(ns.name());
         boolean exists = cassandra
-                .get()
-                .getMetadata()
+                .schema()
                 .getKeyspace(keyspace)
                 .flatMap(k -> k.getTable(CounterLogBaseTable.TABLE))
                 .isPresent();

@@ -380,8 +380,7 @@ public final class TimeSeriesQueries {
 
     private boolean tableExists(String keyspace, String table) {
         return cassandra
-                .get()
-                .getMetadata()
+                .schema()
                 .getKeyspace(keyspace)
                 .flatMap(k -> k.getTable(table))
                 .isPresent();
