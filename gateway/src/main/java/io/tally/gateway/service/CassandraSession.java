@@ -128,6 +128,14 @@ public final class CassandraSession implements AutoCloseable {
         }));
     }
 
+    /**
+     * Whether a namespace's keyspace holds the table, by {@link #schema()}: refused while the
+     * driver holds no schema rather than answering "no such table".
+     */
+    public boolean hasTable(String keyspace, String table) {
+        return schema().getKeyspace(keyspace).flatMap(k -> k.getTable(table)).isPresent();
+    }
+
     /** The metadata when it holds a keyspace; else a refresh asked (rate-limited) and the read refused. */
     Metadata loadedOrRefused(Metadata metadata, Runnable refresh) {
         if (!metadata.getKeyspaces().isEmpty()) {

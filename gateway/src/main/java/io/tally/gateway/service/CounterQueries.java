@@ -130,11 +130,7 @@ public final class CounterQueries {
         CompletionStage<Rollup> rollup;
         if (session == null || ps == null) {
             rollup = CompletableFuture.supplyAsync(() -> rollup(ns, counter), pool); // first use: connect and prepare
-        } else if (cassandra
-                .schema()
-                .getKeyspace(keyspace)
-                .flatMap(k -> k.getTable(CounterRollupsTable.TABLE))
-                .isEmpty()) {
+        } else if (!cassandra.hasTable(keyspace, CounterRollupsTable.TABLE)) {
             rollup = CompletableFuture.completedFuture(new Rollup(0, 0, 0, 0));
         } else {
             rollup = session.executeAsync(ps.bind(counter)).thenApply(rs -> toRollup(rs.one()));
@@ -209,11 +205,7 @@ public final class CounterQueries {
 
     Rollup rollup(NamespaceConfig ns, String counter) {
         String keyspace = NamespaceName.keyspace(ns.name());
-        if (cassandra
-                .schema()
-                .getKeyspace(keyspace)
-                .flatMap(k -> k.getTable(CounterRollupsTable.TABLE))
-                .isEmpty()) {
+        if (!cassandra.hasTable(keyspace, CounterRollupsTable.TABLE)) {
             return new Rollup(0, 0, 0, 0);
         }
         PreparedStatement ps =

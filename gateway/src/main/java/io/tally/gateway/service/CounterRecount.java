@@ -191,12 +191,7 @@ public final class CounterRecount {
      */
     private LogBase logBase(NamespaceConfig ns, String counter, long logStart) {
         String keyspace = NamespaceName.keyspace(ns.name());
-        boolean exists = cassandra
-                .schema()
-                .getKeyspace(keyspace)
-                .flatMap(k -> k.getTable(CounterLogBaseTable.TABLE))
-                .isPresent();
-        if (!exists) {
+        if (!cassandra.hasTable(keyspace, CounterLogBaseTable.TABLE)) {
             return LogBase.NONE;
         }
         PreparedStatement ps =

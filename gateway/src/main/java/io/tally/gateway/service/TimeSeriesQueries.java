@@ -159,7 +159,7 @@ public final class TimeSeriesQueries {
         Collections.reverse(slices);
         outer:
         for (Slice slice : slices) {
-            if (!tableExists(NamespaceName.keyspace(ns.name()), slice.tableName())) {
+            if (!cassandra.hasTable(NamespaceName.keyspace(ns.name()), slice.tableName())) {
                 continue;
             }
             int[] buckets = planner.timeBucketsOverlapping(slice, start, end);
@@ -342,7 +342,7 @@ public final class TimeSeriesQueries {
         TimeSlicePlanner planner = new TimeSlicePlanner(ns);
         List<Supplier<List<Event>>> reads = new ArrayList<>();
         for (Slice slice : planner.slicesCovering(from, to)) {
-            if (!tableExists(NamespaceName.keyspace(ns.name()), slice.tableName())) {
+            if (!cassandra.hasTable(NamespaceName.keyspace(ns.name()), slice.tableName())) {
                 continue;
             }
             for (int bucket : planner.timeBucketsOverlapping(slice, from, to)) {
@@ -376,14 +376,6 @@ public final class TimeSeriesQueries {
                             ErrorCode.CASSANDRA_UNAVAILABLE, "a bucket read failed: " + cause.getMessage(), null);
         }
         return out;
-    }
-
-    private boolean tableExists(String keyspace, String table) {
-        return cassandra
-                .schema()
-                .getKeyspace(keyspace)
-                .flatMap(k -> k.getTable(table))
-                .isPresent();
     }
 
     private static boolean matches(Event e, List<ItemFilter> filters) {
