@@ -39,7 +39,15 @@ from tally.stack import Stack
 from .floors import start_floor, stop
 from .http import VegetaReportError, _save, attack_lazy, settle, summary, vegeta
 from .stack_cpu import StackCpu, usage
-from .tools import OUT, cassandra_background, iso, jobs_state_bytes, pipeline_backlog, producer_performance
+from .tools import (
+    OUT,
+    cassandra_background,
+    iso,
+    jobs_state_bytes,
+    pipeline_backlog,
+    producer_performance,
+    read_cache_hits,
+)
 from .warmup import JIT_SETTLED, WARMUP_MAX_S, WARMUP_S, jit_window, warm_until_settled
 
 PNG = OUT / "cost.png"
@@ -139,6 +147,20 @@ READ_NAMESPACE = "bench_ts"  # a two-day accept window: the read's id is filled 
 #: the same namespace with its event buckets by time: a page from the newest partition alone
 READ_NAMESPACE_BY_TIME = "bench_ts_by_time"
 READ_EVENTS = 10_000
+#: bench_ts with a 5 s accept window: its page is final (the gateway's read cache) 35 s after it is stored
+READ_NAMESPACE_CLOSED = "bench_ts_closed"
+#: the closed page's interval by run (µs): it must end behind the stored horizon, not at now
+CLOSED_INTERVALS: dict[str, tuple[int, int]] = {}
+
+
+def read_first_page_closed(run: str, i: int) -> dict:
+    start, end = CLOSED_INTERVALS[run]
+    return {
+        "namespace": READ_NAMESPACE_CLOSED,
+        "timeSeriesId": f"cost-read-{run}",
+        "timeInterval": {"start": iso(start), "end": iso(end)},
+        "pageSize": 100,
+    }
 
 
 def read_first_page(run: str, i: int, namespace: str = READ_NAMESPACE) -> dict:
@@ -259,6 +281,15 @@ def operations() -> list[Operation]:
             2,
         ),
         Operation(
+            "read_first_page_closed",
+            f"ReadEventRecords, the same page in the closed past ({READ_NAMESPACE_CLOSED}: the gateway's memory)",
+            ts + "ReadEventRecords",
+            200,
+            1,
+            read_first_page_closed,
+            2,
+        ),
+        Operation(
             "search",
             "SearchEventRecords, equals on a keyword, 100 hits a page",
             ts + "SearchEventRecords",
@@ -352,7 +383,7 @@ def answer(r: requests.Response) -> dict:
         raise RuntimeError(f"{r.url} answered {r.status_code} without JSON: {r.text[:200]!r}") from e
 
 
-READS = ("read_first_page", "read_first_page_by_time", "search")
+READS = ("read_first_page", "read_first_page_by_time", "read_first_page_closed", "search")
 
 
 def fill_read_id(stack: Stack, run: str, ops) -> None:
@@ -364,6 +395,45 @@ def fill_read_id(stack: Stack, run: str, ops) -> None:
         fill_read_namespace(stack, run, READ_NAMESPACE)
     if "read_first_page_by_time" in names:
         fill_read_namespace(stack, run, READ_NAMESPACE_BY_TIME)
+    if "read_first_page_closed" in names:
+        fill_closed_namespace(stack, run)
+
+
+def fill_closed_namespace(stack: Stack, run: str) -> None:
+    """READ_EVENTS events of one id in bench_ts_closed, each request's within its 5 s window,
+    then waits until the page is final and the gateway serves it from memory."""
+    gw = stack.component("gateway").url()
+    value = base64.b64encode(run.encode()).decode()
+    first_us = last_us = 0
+    for start in range(0, READ_EVENTS, 1000):
+        now_us = int(time.time() * 1e6)
+        batch = [
+            {
+                "timeSeriesId": f"cost-read-{run}",
+                "eventTime": iso(now_us - 1_000_000 + k * 100),
+                "eventId": f"read-{start + k}",
+                "eventItems": [{"eventItemKey": "deviceType", "eventItemValue": value}],
+            }
+            for k in range(1000)
+        ]
+        first_us = first_us or now_us - 1_000_000
+        last_us = now_us - 1_000_000 + 999 * 100
+        r = requests.post(
+            f"{gw}/v1/timeseries/WriteEventRecordsSync",
+            json={"namespace": READ_NAMESPACE_CLOSED, "events": batch},
+            timeout=60,
+        )
+        r.raise_for_status()
+    CLOSED_INTERVALS[run] = (first_us - 60_000_000, last_us + 1_000_000)
+    body = read_first_page_closed(run, 0)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        hits = read_cache_hits(gw)
+        got = answer(requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30))
+        if len(got.get("events", [])) == 100 and read_cache_hits(gw) > hits:
+            return
+        time.sleep(2)
+    raise RuntimeError("the closed page was not served from the gateway's memory within 5 minutes")
 
 
 def fill_read_namespace(stack: Stack, run: str, namespace: str) -> None:

@@ -5,7 +5,9 @@ writer's input, through the benchmark tool), waits until the writer stored them 
 the first page (100 events) of that id at each rate for `seconds`, three runs a rate: each
 figure the median of the runs with min and max, the host's load and each component's CPU share.
 Then the same for bench_ts_by_time, whose event buckets are by time (a page from the newest
-partition alone, where bench_ts's four event buckets are four partition reads). Before the first
+partition alone, where bench_ts's four event buckets are four partition reads), and for
+bench_ts_closed, whose 5 s window makes the page final 35 s after the writer stored it: the
+gateway then serves it from memory (its read cache), not Cassandra. Before the first
 rate of each, the same page is read at the highest rate, unmeasured, until the servers' JIT
 compilers are back near their idle rate, as `bench cost` warms each operation: a stack a minute
 old compiled its read path during the first runs (2026-11-30: p50 660 ms at 100 req/s in the first
@@ -21,24 +23,28 @@ import requests
 from tally.stack import Stack
 
 from .http import attack, fmt, measured, plot_latencies, runs_at_rates, settle, targets, vegeta
-from .tools import OUT, iso, timeseries_tool
+from .tools import OUT, iso, read_cache_hits, timeseries_tool
 from .warmup import WARMUP_S, warm
 
 PNG = OUT / "reads.png"
 PNG_BY_TIME = OUT / "reads_by_time.png"
+PNG_CLOSED = OUT / "reads_closed.png"
 NAMESPACE = "bench_ts"
 NAMESPACE_BY_TIME = "bench_ts_by_time"
+#: bench_ts with a 5 s accept window: its events are final (the gateway's read cache) 5 s + the
+#: 30 s store grace after the writer stored them, where bench_ts's stay open for two days
+NAMESPACE_CLOSED = "bench_ts_closed"
 
 
-def seed(stack: Stack, say, events: int, namespace: str = NAMESPACE) -> tuple[str, int, int]:
-    """`events` events of one new id inside the current hour (one time bucket of the namespace);
-    returns the id and the span of its event times (micros)."""
+def seed(stack: Stack, say, events: int, namespace: str = NAMESPACE, spread_s: int = 600) -> tuple[str, int, int]:
+    """`events` events of one new id inside the current hour (one time bucket of the namespace),
+    over at most the last `spread_s`; returns the id and the span of its event times (micros)."""
     into_hour = time.time() % 3600
     if into_hour < 120:  # too early in the hour to spread them inside it: wait for a few minutes of room
         say(f"waiting {120 - into_hour:.0f} s for room inside this hour's bucket ...")
         time.sleep(120 - into_hour)
         into_hour = time.time() % 3600
-    spread = int(min(600, into_hour - 30))
+    spread = int(min(spread_s, into_hour - 30))
     run = f"r{int(time.time())}"
     tool, common = timeseries_tool(stack, namespace)
     say(f"seeding {events:,} events of one id over the last {spread} s, straight to Kafka ...")
@@ -83,20 +89,28 @@ def bench_reads(stack: Stack, say, events: int = 10_000, rates=(100, 500), secon
     result.update(read_at_rates(stack, say, NAMESPACE, events, rates, seconds))
     say(f"the same with the event buckets by time ({NAMESPACE_BY_TIME}) ...")
     result["by_time"] = read_at_rates(stack, say, NAMESPACE_BY_TIME, events, rates, seconds)
+    say(f"the same in the closed past, served from the gateway's memory ({NAMESPACE_CLOSED}) ...")
+    result["closed"] = read_at_rates(stack, say, NAMESPACE_CLOSED, events, rates, seconds, closed=True)
     title = f"ReadEventRecords, first page of 100 of an id with {events:,} events"
     result["plot"] = str(plot_latencies(result["rates"], title, PNG))
     result["by_time"]["plot"] = str(
         plot_latencies(result["by_time"]["rates"], title + ", event buckets by time", PNG_BY_TIME)
     )
+    result["closed"]["plot"] = str(
+        plot_latencies(result["closed"]["rates"], title + ", closed past (the gateway's memory)", PNG_CLOSED)
+    )
     return result
 
 
-def read_at_rates(stack: Stack, say, namespace: str, events: int, rates, seconds: float) -> dict:
+def read_at_rates(stack: Stack, say, namespace: str, events: int, rates, seconds: float, closed: bool = False) -> dict:
+    """closed: the events within the namespace's 5 s window plus the store grace of now (a 25 s
+    spread), and the page's interval ending 1 s after them, so that it is final once the writer has
+    stored them and the window and grace have passed; measured once the gateway serves it from memory."""
     gw = stack.component("gateway").url()
     # what earlier benchmarks left for the writer first (bench gateway leaves millions of events):
     # the seed queued behind them was not stored within the wait below
     settle(say, stack=stack)
-    tsid, start_us, end_us = seed(stack, say, events, namespace)
+    tsid, start_us, end_us = seed(stack, say, events, namespace, spread_s=25 if closed else 600)
     say("waiting for the writer to store them ...")
     deadline, got = time.monotonic() + 300, 0
     while time.monotonic() < deadline:
@@ -110,12 +124,28 @@ def read_at_rates(stack: Stack, say, namespace: str, events: int, rates, seconds
         "namespace": namespace,
         "timeSeriesId": tsid,
         "pageSize": 100,
-        "timeInterval": {"start": iso(start_us - 60_000_000), "end": iso(end_us + 60_000_000)},
+        "timeInterval": {
+            "start": iso(start_us - 60_000_000),
+            "end": iso(end_us + (1_000_000 if closed else 60_000_000)),
+        },
     }
     url = f"{gw}/v1/timeseries/ReadEventRecords"
     first = requests.post(url, json=body, timeout=30).json()
     if len(first["events"]) != 100:
         raise RuntimeError(f"the first page held {len(first['events'])} events, not 100")
+    if closed:
+        say("waiting until the page is final and served from the gateway's memory ...")
+        deadline = time.monotonic() + 240
+        while True:
+            hits = read_cache_hits(gw)
+            again = requests.post(url, json=body, timeout=30).json()
+            if read_cache_hits(gw) > hits:
+                if again != first:
+                    raise RuntimeError("the page served from memory differs from Cassandra's")
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError("the page was not served from the gateway's memory within 4 minutes")
+            time.sleep(2)
     lines = targets(url, [body])
     warmup_s = warm_reads(stack, say, lines, max(rates))
     measured_rates = runs_at_rates(stack, say, "ReadEventRecords", lines, rates, seconds)
@@ -180,6 +210,10 @@ def table(result: dict) -> str:
             ("event buckets by id (bench_ts), ", result),
             (f"by time ({result['by_time']['namespace']}), ", result["by_time"]),
         ]
+    if "closed" in result:
+        layouts.append(
+            (f"closed past, from the gateway's memory ({result['closed']['namespace']}), ", result["closed"])
+        )
     for name, layout in layouts:
         ordered = [
             (f"{int(rate):,} req/s", r) for rate, r in sorted(layout["rates"].items(), key=lambda kv: int(kv[0]))
@@ -191,8 +225,12 @@ def table(result: dict) -> str:
                 f"| {name}{label} | {fmt(r['p50_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['success'], 4)} | "
                 f"{fmt(cpu.get('gateway'), 0)} | {fmt(cpu.get('cassandra'), 0)} | {fmt(r['load1'])} |"
             )
-    plots = "plots `bench/out/reads.png`" + (", `bench/out/reads_by_time.png`" if "by_time" in result else "")
-    warmed = [r.get("warmup_seconds") for r in (result, result.get("by_time", {}))]
+    plots = (
+        "plots `bench/out/reads.png`"
+        + (", `bench/out/reads_by_time.png`" if "by_time" in result else "")
+        + (", `bench/out/reads_closed.png`" if "closed" in result else "")
+    )
+    warmed = [r.get("warmup_seconds") for r in (result, result.get("by_time", {}), result.get("closed", {}))]
     warm = (
         f" Each layout's page was read unmeasured first until the JIT compilers settled ({', '.join(f'{w:g} s' for w in warmed if w is not None)})."
         if any(w is not None for w in warmed)

@@ -320,3 +320,11 @@ class Standing:
             return False
         growing = (value - last[0]) / (t - last[1])
         return value - self.base >= target and growing <= max(2 * self.rate, 1.0)
+
+
+def read_cache_hits(gw: str) -> float:
+    """The gateway's read-cache hits so far (tally_gateway_read_cache_total{result="hit"})."""
+    for line in requests.get(f"{gw}/metrics", timeout=10).text.splitlines():
+        if line.startswith('tally_gateway_read_cache_total{result="hit"}'):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0

@@ -28,6 +28,30 @@ def writer_running(stack, settings):
     return jobs
 
 
+@pytest.fixture(scope="module")
+def backdating(stack, cql):
+    """A namespace whose accept_limit spans 3 days, for events a direct producer writes hours and
+    days back (the topic carries the broker's clock, so playback's 5 s window would refuse them)."""
+    name = f"it_backdate_{uuid.uuid4().hex[:6]}"
+    gw = stack.component("gateway").url()
+    admin = admin_headers()
+    made = requests.put(
+        f"{gw}/v1/namespaces/{name}",
+        json=timeseries_config(accept="259200s", retention=("518400s", "604800s")),
+        headers=admin,
+        timeout=10,
+    )
+    assert made.status_code == 201, made.text
+    until(
+        "the namespace's first slices",
+        lambda: list(cql.execute("SELECT table_name FROM tally_meta.slices WHERE namespace = %s", (name,))),
+        180,
+        0.5,
+    )
+    yield name
+    requests.delete(f"{gw}/v1/namespaces/{name}", headers=admin, timeout=10)
+
+
 def micros(iso: str) -> int:
     d = datetime.fromisoformat(iso.replace("Z", "+00:00"))
     return (int(d.timestamp()) * 1_000_000) + d.microsecond
@@ -186,6 +210,99 @@ def test_a_direct_avro_producer_is_stored_and_bad_records_are_dead_lettered(stac
     assert dead["UNKNOWN_NAMESPACE"]["stage"] == "timeseries-writer"
 
 
+def read_cache_counts(gw: str) -> dict[str, float]:
+    """The gateway's tally_gateway_read_cache_total by result (hit, miss)."""
+    out = {"hit": 0.0, "miss": 0.0}
+    for line in requests.get(f"{gw}/metrics", timeout=10).text.splitlines():
+        if line.startswith("tally_gateway_read_cache_total{"):
+            out[line.split('result="')[1].split('"')[0]] = float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def test_a_page_behind_the_stored_horizon_is_served_from_memory_and_the_past_stays_closed(
+    stack, settings, writer_running
+):
+    """Once the writer has stored every record appended before T (its committed offsets), nothing
+    older than T less playback's accept_limit (5 s) and the store grace (30 s) can be stored any
+    more: the topic carries the broker's clock, so even a direct producer's event for that past is
+    dead-lettered. A page of that past is then served again from the gateway's memory (its
+    read-cache metric counts the hits), page for page what Cassandra gave, and stays right after
+    the late event."""
+    gw = stack.component("gateway").url()
+    bootstrap = f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}"
+    registry = stack.component("registry").url()
+    tsid, now_us = f"closed-{uuid.uuid4().hex[:8]}", micros(now_iso())
+    events = [
+        {
+            "timeSeriesId": tsid,
+            "eventTime": datetime.fromtimestamp((now_us - 2_000_000 + n * 1000) / 1e6, UTC)
+            .isoformat(timespec="microseconds")
+            .replace("+00:00", "Z"),
+            "eventId": f"c{n:02d}",
+            "eventItems": [{"eventItemKey": "n", "eventItemValue": base64.b64encode(str(n).encode()).decode()}],
+        }
+        for n in range(20)
+    ]
+    r = requests.post(
+        f"{gw}/v1/timeseries/WriteEventRecordsSync", json={"namespace": "playback", "events": events}, timeout=30
+    )
+    assert r.status_code == 200, r.text
+    expected = [f"c{n:02d}" for n in reversed(range(20))]
+    query = {
+        "namespace": "playback",
+        "timeSeriesId": tsid,
+        "timeInterval": {"start": now_iso(-60), "end": now_iso(1)},
+        "pageSize": 7,
+    }
+
+    def pages() -> list[list[str]]:
+        out, body = [], dict(query)
+        while True:
+            got = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30)
+            assert got.status_code == 200, got.text
+            out.append([e["eventId"] for e in got.json()["events"]])
+            if not got.json().get("nextPageToken"):
+                return out
+            body["pageToken"] = got.json()["nextPageToken"]
+
+    until("every event stored", lambda: [i for p in pages() for i in p] == expected, 60, 0.5)
+    first = pages()
+    # the range ends 1 s after the writes: final once the writer has passed it by 5 s + 30 s (+ 2 s skew)
+    before = read_cache_counts(gw)
+    until(
+        "the pages served from memory",
+        lambda: pages() == first and read_cache_counts(gw)["hit"] >= before["hit"] + len(first),
+        120,
+        1,
+    )
+    # a direct producer's event for that past: the broker stamps it now, so it is out of its window
+    tail = KafkaTail(bootstrap, registry, ["tally.deadletter"])
+    encode = avro_values(registry, "tally.timeseries.events")
+    producer = Producer({"bootstrap.servers": bootstrap, "log_level": 0})
+    late = {
+        "namespace": "playback",
+        "time_series_id": tsid,
+        "event_time": now_us - 1_000_000,
+        "event_id": "late-1",
+        "items": [],
+        "source": "python",
+    }
+    producer.produce("tally.timeseries.events", key=f"playback/{tsid}", value=encode(late))
+    assert producer.flush(30) == 0
+    recs = tail.records_until(
+        lambda rs: any(
+            v["reason"] == "OUTSIDE_ACCEPT_WINDOW" and tsid.encode() in v["original_value"] for _, _, v in rs
+        ),
+        timeout=60,
+    )
+    tail.close()
+    assert any(v["reason"] == "OUTSIDE_ACCEPT_WINDOW" and tsid.encode() in v["original_value"] for _, _, v in recs)
+    assert pages() == first
+    # the same interval asked with another page size is another page: read from Cassandra, and equal
+    whole = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json={**query, "pageSize": 100}, timeout=30)
+    assert [e["eventId"] for e in whole.json()["events"]] == expected
+
+
 @pytest.mark.disruptive
 def test_stop_with_savepoint_and_resume_store_everything_once(stack, cql, writer_running):
     gw = stack.component("gateway").url()
@@ -242,7 +359,9 @@ def test_a_killed_taskmanager_loses_and_duplicates_nothing(stack, settings, cql,
     assert n_rows == 300, "every idempotency key is one row"
 
 
-def test_read_event_records_newest_first_across_buckets_and_slices_with_pages(stack, settings, cql, writer_running):
+def test_read_event_records_newest_first_across_buckets_and_slices_with_pages(
+    stack, settings, cql, writer_running, backdating
+):
     gw = stack.component("gateway").url()
     bootstrap = f"{settings.host}:{settings.port('TALLY_KAFKA_PORT')}"
     client = SchemaRegistryClient({"url": stack.component("registry").url()})
@@ -252,7 +371,8 @@ def test_read_event_records_newest_first_across_buckets_and_slices_with_pages(st
     producer = Producer({"bootstrap.servers": bootstrap, "log_level": 0})
     tsid, now_us = f"read-{uuid.uuid4().hex[:8]}", micros(now_iso())
     # event times in this hour, earlier hours (other time buckets) and earlier days (other slices);
-    # a direct producer stamps each record with its event time (what the writer's window checks)
+    # a direct producer into a namespace whose accept_limit spans days: the topic carries the
+    # broker's clock, so its window (3 days here) is what lets these times in
     offsets_s = [0, 1, 1, 30, 2 * 3600, 2 * 3600 + 5, 26 * 3600, 50 * 3600, 50 * 3600 + 1]
     written = []
     for n, back in enumerate(offsets_s):
@@ -261,11 +381,10 @@ def test_read_event_records_newest_first_across_buckets_and_slices_with_pages(st
         items = [{"key": "deviceType", "value": (b"ios" if n % 2 else b"tv")}, {"key": "n", "value": str(n).encode()}]
         producer.produce(
             "tally.timeseries.events",
-            key=f"playback/{tsid}",
-            timestamp=t // 1000,
+            key=f"{backdating}/{tsid}",
             value=ser(
                 {
-                    "namespace": "playback",
+                    "namespace": backdating,
                     "time_series_id": tsid,
                     "event_time": t,
                     "event_id": eid,
@@ -280,7 +399,7 @@ def test_read_event_records_newest_first_across_buckets_and_slices_with_pages(st
     expected = [eid for t, eid in sorted(written, key=lambda x: (-x[0], x[1]))]
     start = datetime.fromtimestamp((now_us - 3 * DAY_US) / 1e6, UTC).isoformat().replace("+00:00", "Z")
     end = datetime.fromtimestamp((now_us + 60_000_000) / 1e6, UTC).isoformat().replace("+00:00", "Z")
-    query = {"namespace": "playback", "timeSeriesId": tsid, "timeInterval": {"start": start, "end": end}, "pageSize": 3}
+    query = {"namespace": backdating, "timeSeriesId": tsid, "timeInterval": {"start": start, "end": end}, "pageSize": 3}
 
     def read(body):
         r = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=body, timeout=30)
@@ -648,7 +767,7 @@ def test_a_store_down_for_20s_is_caught_up_with_nothing_lost_or_doubled(
 
 
 def test_a_read_past_its_deadline_returns_early_with_a_token_and_loses_nothing(
-    stack, settings, tmp_path, gw, writer_running
+    stack, settings, tmp_path, gw, writer_running, backdating
 ):
     """A gateway whose read deadline is 1 ms returns after one time bucket each call (the
     TimeSeries article's early return); following the tokens yields every event once, in order."""
@@ -663,19 +782,19 @@ def test_a_read_past_its_deadline_returns_early_with_a_token_and_loses_nothing(
     for n, back_h in enumerate([0, 0, 2, 5, 5, 9]):  # four hourly time buckets
         t = now_us - back_h * HOUR_US - n
         value = {
-            "namespace": "playback",
+            "namespace": backdating,
             "time_series_id": tsid,
             "event_time": t,
             "event_id": f"e{n}",
             "items": [],
             "source": "python",
         }
-        producer.produce("tally.timeseries.events", key=f"playback/{tsid}", timestamp=t // 1000, value=encode(value))
+        producer.produce("tally.timeseries.events", key=f"{backdating}/{tsid}", value=encode(value))
         written.append((t, f"e{n}"))
     assert producer.flush(30) == 0
     expected = [eid for _, eid in sorted(written, key=lambda x: (-x[0], x[1]))]
     whole = {
-        "namespace": "playback",
+        "namespace": backdating,
         "timeSeriesId": tsid,
         "timeInterval": {"start": now_iso(-12 * 3600), "end": now_iso(60)},
         "pageSize": 100,
@@ -695,7 +814,7 @@ def test_a_read_past_its_deadline_returns_early_with_a_token_and_loses_nothing(
     ref, url = second_gateway(settings, stack, tmp_path, TALLY_GATEWAY_READ_DEADLINE_MS="1")
     try:
         body = {
-            "namespace": "playback",
+            "namespace": backdating,
             "timeSeriesId": tsid,
             "timeInterval": {"start": now_iso(-12 * 3600), "end": now_iso(60)},
             "pageSize": 100,

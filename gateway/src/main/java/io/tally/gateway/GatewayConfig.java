@@ -116,7 +116,8 @@ public final class GatewayConfig {
             "delivery.timeout.ms",
             "TALLY_GATEWAY_DELIVERY_TIMEOUT_MS",
             "30000",
-            "How long the producer retries a record.");
+            "How long the producer retries a record; at most the store grace of time-series events (30000):"
+                    + " a record delivered later is dead-lettered by the writer.");
     public static final Field TOKEN_CACHE = new Field(
             "idempotency.cache.entries",
             "TALLY_GATEWAY_IDEMPOTENCY_CACHE_ENTRIES",
@@ -151,6 +152,28 @@ public final class GatewayConfig {
             "TALLY_GATEWAY_READ_DEADLINE_MS",
             "2000",
             "A ReadEventRecords that ran this long returns what it found with a page token to resume (early return).");
+    public static final Field READ_CACHE_BYTES = new Field(
+            "read.cache.bytes",
+            "TALLY_GATEWAY_READ_CACHE_BYTES",
+            "67108864",
+            "Heap for ReadEventRecords pages whose events are all final (behind the writer's progress less the"
+                    + " namespace's accept_limit and the store grace), served again without Cassandra; least recently"
+                    + " used pages go first. 0 turns the cache off.");
+    public static final Field READ_CACHE_TTL_MS = new Field(
+            "read.cache.ttl.ms",
+            "TALLY_GATEWAY_READ_CACHE_TTL_MS",
+            "600000",
+            "Longest a cached page is served (it also goes when retention may drop the oldest slice it covers).");
+    public static final Field WRITER_GROUP = new Field(
+            "timeseries.writer.group",
+            "TALLY_GATEWAY_TIMESERIES_WRITER_GROUP",
+            "tally-timeseries-writer",
+            "Consumer group of the TimeSeries writer job, whose committed offsets say which events are stored.");
+    public static final Field CLOCK_SKEW_MS = new Field(
+            "kafka.clock.skew.ms",
+            "TALLY_GATEWAY_KAFKA_CLOCK_SKEW_MS",
+            "2000",
+            "How far the brokers' clocks may run behind the gateway's; the read cache keeps that much further back.");
     public static final Field MAX_PAGE =
             new Field("max.page.size", "TALLY_GATEWAY_MAX_PAGE_SIZE", "1000", "Largest pageSize of a read.");
     public static final Field ELASTICSEARCH = new Field(
@@ -167,6 +190,10 @@ public final class GatewayConfig {
         TOKEN_SECRET,
         MAX_PAGE,
         READ_DEADLINE_MS,
+        READ_CACHE_BYTES,
+        READ_CACHE_TTL_MS,
+        WRITER_GROUP,
+        CLOCK_SKEW_MS,
         VIEW_MAX_COUNTERS,
         HOST,
         PORT,
@@ -223,7 +250,8 @@ public final class GatewayConfig {
             ADMIN_TOKEN,
             ADMIN_OPEN,
             CASSANDRA_DATACENTER,
-            CASSANDRA_CONSISTENCY);
+            CASSANDRA_CONSISTENCY,
+            WRITER_GROUP);
 
     private final KafkaClientSecurity kafkaSecurity;
     private final CassandraClientSecurity cassandraSecurity;
@@ -249,6 +277,12 @@ public final class GatewayConfig {
             }
         }
         c.adminToken();
+        if (c.longOf(DELIVERY_TIMEOUT_MS) > io.tally.model.AcceptWindow.STORE_GRACE.toMillis()) {
+            // a record delivered later than the grace would be dead-lettered after a 202
+            throw new IllegalArgumentException(DELIVERY_TIMEOUT_MS.name() + "=" + c.get(DELIVERY_TIMEOUT_MS)
+                    + " is longer than the store grace of time-series events ("
+                    + io.tally.model.AcceptWindow.STORE_GRACE.toMillis() + " ms)");
+        }
         if (!COMPRESSIONS.contains(c.get(COMPRESSION))) {
             throw new IllegalArgumentException(
                     COMPRESSION.name() + "=" + c.get(COMPRESSION) + " is none of " + String.join(", ", COMPRESSIONS));

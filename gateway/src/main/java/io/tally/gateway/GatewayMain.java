@@ -1,6 +1,7 @@
 package io.tally.gateway;
 
 import io.tally.gateway.service.CassandraSession;
+import io.tally.gateway.service.ClosedPageCache;
 import io.tally.gateway.service.CounterQueries;
 import io.tally.gateway.service.CounterRecount;
 import io.tally.gateway.service.CounterView;
@@ -11,9 +12,11 @@ import io.tally.gateway.service.NamespaceAdmin;
 import io.tally.gateway.service.NamespaceResolver;
 import io.tally.gateway.service.NamespaceStore;
 import io.tally.gateway.service.PageTokens;
+import io.tally.gateway.service.StoredHorizon;
 import io.tally.gateway.service.TimeSeriesQueries;
 import io.tally.gateway.service.WriteService;
 import io.tally.model.TallySchemas;
+import io.tally.model.Topics;
 import io.tally.namespace.NamespaceCatalog;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.RestSchemaRegistryClient;
@@ -94,8 +97,23 @@ public final class GatewayMain {
                 config.cassandraSecurity());
         LOG.info("Cassandra at {}: {}", config.get(GatewayConfig.CASSANDRA), config.cassandraSecurity());
         cassandra.connectInBackground();
-        TimeSeriesQueries timeSeries =
-                new TimeSeriesQueries(cassandra, pageTokens, config.longOf(GatewayConfig.READ_DEADLINE_MS));
+        long cacheBytes = config.longOf(GatewayConfig.READ_CACHE_BYTES);
+        StoredHorizon horizon = cacheBytes > 0
+                ? new StoredHorizon(
+                        new WriterProgress(
+                                config.kafkaClient(), Topics.TIMESERIES_EVENTS, config.get(GatewayConfig.WRITER_GROUP)),
+                        1_000,
+                        config.longOf(GatewayConfig.CLOCK_SKEW_MS),
+                        System::nanoTime)
+                : StoredHorizon.NONE;
+        TimeSeriesQueries timeSeries = new TimeSeriesQueries(
+                cassandra,
+                pageTokens,
+                config.longOf(GatewayConfig.READ_DEADLINE_MS),
+                horizon,
+                new ClosedPageCache(
+                        cacheBytes, config.longOf(GatewayConfig.READ_CACHE_TTL_MS), System::currentTimeMillis),
+                metrics::readCache);
         EventSearchQueries search = new EventSearchQueries(
                 new ElasticsearchSearch(config.get(GatewayConfig.ELASTICSEARCH), config.elasticsearchSecurity()),
                 pageTokens);

@@ -32,6 +32,7 @@ final class GatewayMetrics {
     final Histogram rollupLagSeconds;
     final Counter dedupHits;
     final Counter controlChanges;
+    private final Counter readCache;
 
     GatewayMetrics() {
         requests = Counter.builder()
@@ -87,7 +88,19 @@ final class GatewayMetrics {
                 .labelNames("kind")
                 .withoutExemplars()
                 .register(registry);
+        readCache = Counter.builder()
+                .name("tally_gateway_read_cache_total")
+                .help("ReadEventRecords pages behind the writer's stored horizon, by whether the cache had them"
+                        + " (hit) or Cassandra was read (miss)")
+                .labelNames("result")
+                .withoutExemplars()
+                .register(registry);
         JvmMetrics.builder().register(registry);
+    }
+
+    /** One read behind the stored horizon: "hit" or "miss". */
+    void readCache(String result) {
+        readCache.labelValues(result).inc();
     }
 
     /** One endpoint's series: its latency, and its request count by HTTP code (made when first used). */

@@ -67,11 +67,14 @@ public final class Topics {
                     "CounterEvent",
                     List.of("namespace", "counter"),
                     "counter mutations, key namespace/counter"),
+            // LogAppendTime too: an event is stored only within its window (plus the store grace) of
+            // the broker's clock, so a time range behind that is final once the writer passed it
+            // (the gateway's cache of closed ranges); a direct producer cannot backdate past it
             new Spec(
                     "timeseries_events",
                     TIMESERIES_EVENTS,
                     true,
-                    Map.of("retention.ms", WEEK_MS),
+                    Map.of("retention.ms", WEEK_MS, "message.timestamp.type", "LogAppendTime"),
                     "TimeSeriesEvent",
                     List.of("namespace", "time_series_id"),
                     "time-series events, key namespace/time_series_id"),

@@ -99,6 +99,11 @@ public record NamespaceConfig(
         return io.tally.model.AcceptWindow.accepts(acceptLimit, eventMicros, referenceMicros);
     }
 
+    /** A time-series event appended by Kafka at storedMicros is stored ({@link io.tally.model.AcceptWindow#storable}). */
+    public boolean storable(long eventMicros, long storedMicros) {
+        return io.tally.model.AcceptWindow.storable(acceptLimit, eventMicros, storedMicros);
+    }
+
     public boolean isCounter() {
         return kind == Kind.COUNTER;
     }

@@ -82,6 +82,9 @@ public final class TimeSeriesQueries {
     private final ExecutorService buckets = boundedPool(4, 256, "bucket-read");
 
     private final long deadlineMillis;
+    private final StoredHorizon horizon;
+    private final ClosedPageCache closedPages;
+    private final java.util.function.Consumer<String> onCache;
 
     public TimeSeriesQueries(CassandraSession cassandra, PageTokens tokens) {
         this(cassandra, tokens, 2_000);
@@ -89,9 +92,33 @@ public final class TimeSeriesQueries {
 
     /** @param deadlineMillis a read returns what it has (with a token) once it ran this long */
     public TimeSeriesQueries(CassandraSession cassandra, PageTokens tokens, long deadlineMillis) {
+        this(
+                cassandra,
+                tokens,
+                deadlineMillis,
+                StoredHorizon.NONE,
+                new ClosedPageCache(0, 0, System::currentTimeMillis),
+                r -> {});
+    }
+
+    /**
+     * @param horizon how far back stored events are final
+     * @param closedPages pages read behind the horizon, served again from memory
+     * @param onCache told "hit" or "miss" for each read behind the horizon (the cache's metric)
+     */
+    public TimeSeriesQueries(
+            CassandraSession cassandra,
+            PageTokens tokens,
+            long deadlineMillis,
+            StoredHorizon horizon,
+            ClosedPageCache closedPages,
+            java.util.function.Consumer<String> onCache) {
         this.cassandra = cassandra;
         this.tokens = tokens;
         this.deadlineMillis = deadlineMillis;
+        this.horizon = horizon;
+        this.closedPages = closedPages;
+        this.onCache = onCache;
     }
 
     /** A pool whose queue is bounded: when it is full, reads are refused (429), not queued without end. */
@@ -148,6 +175,18 @@ public final class TimeSeriesQueries {
         PageTokens.Cursor cursor = q.pageToken() == null ? null : tokens.decode(q.pageToken(), digest);
         long returnedBefore = cursor == null ? 0 : cursor.returned();
         int want = (int) Math.min(q.pageSize(), q.totalRecordLimit() - returnedBefore);
+        // a page whose newest possible event is behind the horizon never changes: served from memory
+        long newest = Math.min(end - 1, cursor == null ? Long.MAX_VALUE : cursor.eventTimeMicros());
+        ClosedPageCache.Key closedKey = null;
+        if (closedPages.enabled() && newest < horizon.finalBeforeMicros(ns)) {
+            closedKey = new ClosedPageCache.Key(
+                    ns, tsid, digest, q.pageToken(), q.pageSize(), q.totalRecordLimit(), q.pageSizeBytes());
+            EventPage kept = closedPages.get(closedKey);
+            onCache.accept(kept != null ? "hit" : "miss");
+            if (kept != null) {
+                return kept;
+            }
+        }
 
         List<Event> page = new ArrayList<>();
         boolean more = false;
@@ -222,7 +261,16 @@ public final class TimeSeriesQueries {
                             : new PageTokens.Cursor(stoppedAbove - 1, "", returned),
                     digest);
         }
-        return new EventPage(page, next);
+        EventPage result = new EventPage(page, next);
+        if (closedKey != null && stoppedAbove == Long.MIN_VALUE) { // a page cut by the deadline is not kept
+            // until retention may drop the oldest slice the query covers
+            long oldestSliceEnd = slices.isEmpty()
+                    ? Long.MAX_VALUE / 2
+                    : slices.get(slices.size() - 1).endMicros();
+            long deleteAt = oldestSliceEnd + ns.retention().deleteAfter().toNanos() / 1000;
+            closedPages.put(closedKey, result, deleteAt / 1000);
+        }
+        return result;
     }
 
     /**
@@ -389,7 +437,7 @@ public final class TimeSeriesQueries {
         return true;
     }
 
-    private static long queryDigest(String ns, String tsid, long start, long end, List<ItemFilter> filters) {
+    static long queryDigest(String ns, String tsid, long start, long end, List<ItemFilter> filters) {
         StringBuilder sb = new StringBuilder(ns)
                 .append('\u0000')
                 .append(tsid)
@@ -407,6 +455,7 @@ public final class TimeSeriesQueries {
     }
 
     public void close() {
+        horizon.close();
         buckets.shutdownNow();
         cassandra.close();
     }

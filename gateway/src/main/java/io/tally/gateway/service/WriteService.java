@@ -1,6 +1,7 @@
 package io.tally.gateway.service;
 
 import io.tally.gateway.service.WriteBatch.Outgoing;
+import io.tally.namespace.NamespaceConfig;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -166,15 +167,17 @@ public final class WriteService {
     }
 
     /**
-     * The jobs judge an event's accept window against the timestamp Kafka stored it with; the
-     * gateway judged it against its own clock before sending. A record stored after its window
+     * The jobs judge an event's accept window against the timestamp Kafka stored it with (a
+     * time-series event's with the store grace); the gateway judged it against its own clock before sending. A record stored after its window
      * closed would be dead-lettered, so the write is not reported as done: it is refused as the
      * jobs will refuse it, never answered 200 first.
      */
     private static void refuseOutsideWindow(WriteBatch batch, long[] storedMillis) {
         for (int i = 0; i < batch.records().size() && storedMillis != null && i < storedMillis.length; i++) {
             Outgoing o = batch.records().get(i);
-            if (!batch.namespace().accepts(o.eventTimeMicros(), storedMillis[i] * 1000)) {
+            NamespaceConfig ns = batch.namespace();
+            long stored = storedMillis[i] * 1000;
+            if (ns.isCounter() ? !ns.accepts(o.eventTimeMicros(), stored) : !ns.storable(o.eventTimeMicros(), stored)) {
                 throw new ServiceException(
                                 ErrorCode.OUTSIDE_ACCEPT_WINDOW,
                                 o.timeField() + " was outside the accept window of '"

@@ -33,6 +33,43 @@ class TimeSeriesQueriesTest {
     }
 
     @Test
+    void aPageBehindTheStoredHorizonIsServedFromTheCacheWithoutCassandra() throws Exception {
+        long writerStoredBefore = 100 * HOUR / 1000; // ms: far after the pages below
+        var horizon = new StoredHorizon(() -> writerStoredBefore, 0, 0, System::nanoTime);
+        var cache = new ClosedPageCache(1 << 20, 60_000, System::currentTimeMillis);
+        List<String> results = new java.util.ArrayList<>();
+        var cached =
+                new TimeSeriesQueries(new CassandraSession("127.0.0.1:1"), tokens, 2_000, horizon, cache, results::add);
+        ReadQuery closed = query(10 * HOUR, 11 * HOUR, null);
+        var kept = new TimeSeriesQueries.EventPage(
+                List.of(new TimeSeriesQueries.Event(10 * HOUR + 5, "e1", List.of())), null);
+        cache.put(
+                new ClosedPageCache.Key(
+                        playback,
+                        "p1",
+                        TimeSeriesQueries.queryDigest("playback", "p1", 10 * HOUR, 11 * HOUR, List.of()),
+                        null,
+                        100,
+                        1000,
+                        TimeSeriesQueries.DEFAULT_PAGE_BYTES),
+                kept,
+                Long.MAX_VALUE);
+        StoredHorizonTest.waitFor(() -> {
+            try {
+                return cached.read(closed) == kept;
+            } catch (ServiceException e) { // the horizon not known yet: Cassandra asked, and down
+                return false;
+            }
+        });
+        assertThat(results).contains("hit");
+        // a page reaching past the horizon is read from Cassandra (down here)
+        assertThatThrownBy(() -> cached.read(query(10 * HOUR, 200 * HOUR, null)))
+                .isInstanceOfSatisfying(
+                        ServiceException.class, e -> assertThat(e.code()).isEqualTo("CASSANDRA_UNAVAILABLE"));
+        cached.close();
+    }
+
+    @Test
     void anEmptyOrTooLongIntervalIsRefused() {
         for (ReadQuery q : List.of(
                 query(10 * HOUR, 10 * HOUR, null),

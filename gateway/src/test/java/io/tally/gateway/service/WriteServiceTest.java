@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tally.gateway.service.ServiceException.Kind;
 import io.tally.gateway.service.WriteBatch.Outgoing;
+import io.tally.model.AcceptWindow;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceConfigParser;
 import java.util.ArrayList;
@@ -154,9 +155,10 @@ class WriteServiceTest {
 
     @Test
     void aWriteKafkaStoredAfterItsWindowClosedIsRefusedNotAnswered200() throws Exception {
-        // the jobs judge the window against the stored timestamp: 6 s after a 5 s window is a dead letter
+        // the writer judges the window against the stored timestamp, with the store grace: a
+        // time-series event appended later than its 5 s window plus the grace is a dead letter
         var done = service.write(batch(1, 10), true, NOW).toCompletableFuture();
-        sink.acks.complete(new long[] {NOW + 6_000});
+        sink.acks.complete(new long[] {NOW + 5_001 + AcceptWindow.STORE_GRACE.toMillis()});
         assertThatThrownBy(done::get)
                 .isInstanceOf(ExecutionException.class)
                 .cause()
@@ -165,6 +167,13 @@ class WriteServiceTest {
                     assertThat(e.field()).isEqualTo("events[0].eventTime");
                     assertThat(e.eventIds()).containsExactly("e0");
                 });
+    }
+
+    @Test
+    void aTimeSeriesWriteKafkaStoredWithinTheStoreGraceIsAnswered() throws Exception {
+        var done = service.write(batch(1, 10), true, NOW).toCompletableFuture();
+        sink.acks.complete(new long[] {NOW + 6_000 + AcceptWindow.STORE_GRACE.toMillis() - 2_000});
+        assertThat(done.get().batch().eventIds()).containsExactly("e0");
     }
 
     @Test

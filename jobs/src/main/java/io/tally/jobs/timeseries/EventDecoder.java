@@ -28,7 +28,9 @@ import tally.v1.TimeSeriesEvent;
  * Decodes TimeSeriesEvents, applies their namespace's config and plans their rows. What it
  * cannot process goes to the dead-letter side output with a reason: UNDECODABLE,
  * UNKNOWN_NAMESPACE, WRONG_NAMESPACE_KIND, OUTSIDE_ACCEPT_WINDOW, SLICE_CLOSED. The accept window is judged
- * against the Kafka record's timestamp, not the clock, so a replay decides the same way.
+ * against the Kafka record's timestamp (the broker's LogAppendTime), not the clock, so a replay
+ * decides the same way; it reaches {@link io.tally.model.AcceptWindow#STORE_GRACE} further back, the
+ * longest a producer takes to deliver.
  */
 public class EventDecoder extends NamespacedDecoder<TimeSeriesEvent, EventRow> {
     public static final OutputTag<DeadLetterRecord> DEAD_LETTERS = new OutputTag<>("dead-letters") {};
@@ -74,7 +76,7 @@ public class EventDecoder extends NamespacedDecoder<TimeSeriesEvent, EventRow> {
         String namespace = ns.name();
         long eventTime = Micros.of(e.getEventTime());
         long arrival = in.timestampMillis * 1000;
-        if (!ns.accepts(eventTime, arrival)) {
+        if (!ns.storable(eventTime, arrival)) {
             ctx.output(
                     DEAD_LETTERS,
                     new DeadLetterRecord(
