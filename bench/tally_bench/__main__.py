@@ -4,6 +4,7 @@ commands to this module)."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from tally.settings import Settings
@@ -27,13 +28,15 @@ def bench(args, settings: Settings) -> int:
     from tally.jobs import Jobs
 
     build.build_java(say)
+    if args.report is not None and not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,63}", args.report):
+        raise ValueError(f"--report {args.report!r}: lower-case letters, digits and '-' only")
     stack = Stack(settings, say)
     stack.up()
     Jobs(settings, say).ensure_deployed()
     # all: the benchmarks whose reports make the docs' tables, then the tables
     for name in tables.RUN_BY_ALL if args.name == "all" else (args.name,):
         say(f"== bench {name}")
-        path = benchmarks.run(name, stack, say, **options(args, name))
+        path = benchmarks.run(name, stack, say, report=args.report, **options(args, name))
         say(f"report: {path}")
     return tables.write(benchmarks.OUT, say) if args.name == "all" else 0
 
@@ -65,6 +68,11 @@ def main(argv: list[str]) -> int:
     b.add_argument("--runs", type=int, help="cost: rounds of every operation (default 3)")
     b.add_argument("--seconds", type=float, help="cost: seconds of load an operation (default 20)")
     b.add_argument("--only", help="cost: the operations to measure, comma-separated (default all)")
+    b.add_argument(
+        "--report",
+        help="the report's name under bench/out (default: the benchmark's; a partial cost run named apart"
+        " leaves cost.json, which the tables read, whole)",
+    )
     b.set_defaults(fn=bench)
     pr = sub.add_parser(
         "profile",

@@ -160,7 +160,8 @@ BENCHMARKS = {
 }
 
 
-def run(name: str, stack: Stack, say, **options) -> Path:
+def run(name: str, stack: Stack, say, report: str | None = None, **options) -> Path:
+    """Runs a benchmark and writes its report, bench/out/<report or name>.json."""
     result = BENCHMARKS[name](stack, say, **options)
     # the probes read the box at rest, not the benchmark's drain: a thread hand-off cost 2.2-2.7 µs
     # of CPU on a quiet box and 9.7-13 µs with both cores busy (2026-12-02)
@@ -169,6 +170,6 @@ def run(name: str, stack: Stack, say, **options) -> Path:
     result["host"] = host()
     stamp(result)
     OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / f"{name}.json"
+    path = OUT / f"{report or name}.json"
     path.write_text(json.dumps(result, indent=2))
     return path
