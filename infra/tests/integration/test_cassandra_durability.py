@@ -107,3 +107,52 @@ def test_what_cassandra_acknowledged_survives_a_kill_9_of_the_node(stack, settin
     finally:
         session.execute(f"DROP KEYSPACE IF EXISTS {KEYSPACE}")
         cluster.shutdown()
+
+
+@pytest.mark.disruptive
+def test_a_gateway_that_saw_the_node_killed_reads_the_tables_made_after(stack, settings, wait_healthy):
+    """The driver keeps the schema it had when its control connection broke and hears of no table
+    made while it was cut off: a gateway whose reads went by that metadata alone answered no
+    events, for every namespace made after a Cassandra restart, until it was restarted itself
+    (2026-12-03). The same gateway process, through the node's kill -9 and restart, must read
+    back an event of a namespace made afterwards."""
+    import uuid
+
+    import requests
+    from support import admin_headers, now_iso, timeseries_config, until
+
+    gw = stack.component("gateway").url()
+    before = stack.state.ref("gateway").pid
+    kill_9(stack, "cassandra")
+    stack.up()
+    wait_healthy(480)
+    assert stack.state.ref("gateway").pid == before, "the gateway is the one that saw the kill"
+    name = f"it_afterkill_{uuid.uuid4().hex[:6]}"
+    made = requests.put(f"{gw}/v1/namespaces/{name}", json=timeseries_config(), headers=admin_headers(), timeout=10)
+    assert made.status_code == 201, made.text
+    try:
+        event = {"timeSeriesId": "k1", "eventTime": now_iso(), "eventId": "e1", "eventItems": []}
+        until(
+            "the write accepted",
+            lambda: (
+                requests.post(
+                    f"{gw}/v1/timeseries/WriteEventRecordsSync", json={"namespace": name, "events": [event]}, timeout=10
+                ).status_code
+                == 200
+            ),
+            60,
+            1,
+        )
+        query = {
+            "namespace": name,
+            "timeSeriesId": "k1",
+            "timeInterval": {"start": now_iso(-3600), "end": now_iso(60)},
+        }
+
+        def read() -> list:
+            r = requests.post(f"{gw}/v1/timeseries/ReadEventRecords", json=query, timeout=30)
+            return [e["eventId"] for e in r.json().get("events", [])] if r.status_code == 200 else []
+
+        assert until("the event read back", read, 180, 1) == ["e1"]
+    finally:
+        requests.delete(f"{gw}/v1/namespaces/{name}", headers=admin_headers(), timeout=10)

@@ -76,11 +76,18 @@ final class WriterProgress implements StoredHorizon.Probe {
         if (behind.isEmpty()) {
             return before;
         }
-        consumer.assign(behind.keySet());
+        // every partition stays assigned and paused between probes: a partition unassigned while
+        // its fetch was in flight had the consumer warn of it, once a partition and probe
+        if (!consumer.assignment().equals(new java.util.HashSet<>(partitions))) {
+            consumer.assign(partitions);
+        }
+        consumer.pause(partitions);
         behind.forEach(consumer::seek);
+        consumer.resume(behind.keySet());
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
         while (!behind.isEmpty()) {
             if (System.nanoTime() > deadline) {
+                consumer.pause(behind.keySet());
                 return Long.MIN_VALUE;
             }
             for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
@@ -90,6 +97,7 @@ final class WriterProgress implements StoredHorizon.Probe {
                     continue;
                 }
                 if (r.timestampType() != TimestampType.LOG_APPEND_TIME) {
+                    consumer.pause(consumer.assignment());
                     return Long.MIN_VALUE;
                 }
                 before = Math.min(before, r.timestamp());
@@ -97,7 +105,6 @@ final class WriterProgress implements StoredHorizon.Probe {
                 consumer.pause(List.of(tp));
             }
         }
-        consumer.assign(List.of());
         return before;
     }
 

@@ -5,6 +5,8 @@ import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
 import com.datastax.oss.driver.api.core.DriverException;
 import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
+import com.datastax.oss.driver.api.core.cql.Row;
+import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import com.datastax.oss.driver.api.core.metadata.Metadata;
 import io.tally.common.CassandraClientSecurity;
 import io.tally.common.CassandraLogin;
@@ -129,11 +131,68 @@ public final class CassandraSession implements AutoCloseable {
     }
 
     /**
-     * Whether a namespace's keyspace holds the table, by {@link #schema()}: refused while the
-     * driver holds no schema rather than answering "no such table".
+     * Whether the driver's schema metadata holds the table ({@link #schema()}: refused while it
+     * holds none). Never blocks, so the event loop may ask; a "no" may be stale (see
+     * {@link #hasTable}), and is to be confirmed off the loop.
+     */
+    public boolean knownTable(String keyspace, String table) {
+        return schema().getKeyspace(keyspace).flatMap(k -> k.getTable(table)).isPresent();
+    }
+
+    /**
+     * Whether a namespace's keyspace holds the table. The driver's metadata answers "yes" at once;
+     * its "no" is asked of Cassandra's own catalogue (system_schema.tables, one query a keyspace at
+     * most every {@link #CATALOGUE_FOR_NANOS}), because the metadata misses every table made while
+     * its control connection was down: a node killed and back, the driver keeps its previous
+     * schema and hears of no change made meanwhile (the gateway of 2026-12-03 read no event of any
+     * namespace made in the 37 minutes after Cassandra's restart). A table found that way has the
+     * driver read the schema again. Blocks for the query: not for the event loop.
      */
     public boolean hasTable(String keyspace, String table) {
-        return schema().getKeyspace(keyspace).flatMap(k -> k.getTable(table)).isPresent();
+        if (knownTable(keyspace, table)) {
+            return true;
+        }
+        boolean there;
+        try {
+            there = catalogue.tablesOf(keyspace).contains(table);
+        } catch (DriverException e) {
+            throw new ServiceException(
+                    ErrorCode.CASSANDRA_UNAVAILABLE,
+                    "Cassandra's table catalogue could not be read: " + e.getMessage(),
+                    null);
+        }
+        if (there) {
+            refreshSchemaAtMostEvery(SCHEMA_REFRESH_EVERY_NANOS, "its metadata missed table " + keyspace + "." + table);
+        }
+        return there;
+    }
+
+    /** How long a keyspace's tables as Cassandra's catalogue listed them are taken as they were. */
+    static final long CATALOGUE_FOR_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    private final TableCatalogue catalogue = new TableCatalogue(
+            keyspace -> {
+                java.util.Set<String> tables = new java.util.HashSet<>();
+                for (Row r : get().execute(SimpleStatement.newInstance(
+                        "SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?", keyspace))) {
+                    tables.add(r.getString(0));
+                }
+                return tables;
+            },
+            CATALOGUE_FOR_NANOS,
+            System::nanoTime);
+
+    private void refreshSchemaAtMostEvery(long nanos, String why) {
+        long now = System.nanoTime();
+        long last = schemaRefreshedAt.get();
+        if (now - last >= nanos && schemaRefreshedAt.compareAndSet(last, now)) {
+            LOG.warn("reading Cassandra's schema again: {}", why);
+            get().refreshSchemaAsync().whenComplete((m, err) -> {
+                if (err != null) {
+                    LOG.warn("reading Cassandra's schema again failed: {}", err.getMessage());
+                }
+            });
+        }
     }
 
     /** The metadata when it holds a keyspace; else a refresh asked (rate-limited) and the read refused. */

@@ -130,8 +130,9 @@ public final class CounterQueries {
         CompletionStage<Rollup> rollup;
         if (session == null || ps == null) {
             rollup = CompletableFuture.supplyAsync(() -> rollup(ns, counter), pool); // first use: connect and prepare
-        } else if (!cassandra.hasTable(keyspace, CounterRollupsTable.TABLE)) {
-            rollup = CompletableFuture.completedFuture(new Rollup(0, 0, 0, 0));
+        } else if (!cassandra.knownTable(keyspace, CounterRollupsTable.TABLE)) {
+            // the driver's metadata may miss a table made while it was cut off: asked off the loop
+            rollup = CompletableFuture.supplyAsync(() -> rollup(ns, counter), pool);
         } else {
             rollup = session.executeAsync(ps.bind(counter)).thenApply(rs -> toRollup(rs.one()));
         }
