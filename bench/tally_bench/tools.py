@@ -15,6 +15,7 @@ from pathlib import Path
 import requests
 from tally.components.base import JAVA
 from tally.components.java_service import shaded_jar
+from tally.gateway_metrics import read_cache_counts
 from tally.process import ProcessRef
 from tally.settings import REPO
 from tally.stack import Stack
@@ -324,7 +325,4 @@ class Standing:
 
 def read_cache_hits(gw: str) -> float:
     """The gateway's read-cache hits so far (tally_gateway_read_cache_total{result="hit"})."""
-    for line in requests.get(f"{gw}/metrics", timeout=10).text.splitlines():
-        if line.startswith('tally_gateway_read_cache_total{result="hit"}'):
-            return float(line.rsplit(" ", 1)[1])
-    return 0.0
+    return read_cache_counts(gw)["hit"]

@@ -16,6 +16,7 @@ from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from kafka_tail import KafkaTail
 from support import admin_headers, avro_values, now_iso, timeseries_config, until
+from tally.gateway_metrics import read_cache_counts
 from tally.jobs import Jobs
 
 DAY_US, HOUR_US = 86_400_000_000, 3_600_000_000  # playback: daily slices, hourly buckets, 4 event buckets
@@ -208,15 +209,6 @@ def test_a_direct_avro_producer_is_stored_and_bad_records_are_dead_lettered(stac
     assert "magic byte 0x07" in dead["UNDECODABLE"]["message"]
     assert dead["UNKNOWN_NAMESPACE"]["topic"] == "tally.timeseries.events"
     assert dead["UNKNOWN_NAMESPACE"]["stage"] == "timeseries-writer"
-
-
-def read_cache_counts(gw: str) -> dict[str, float]:
-    """The gateway's tally_gateway_read_cache_total by result (hit, miss)."""
-    out = {"hit": 0.0, "miss": 0.0}
-    for line in requests.get(f"{gw}/metrics", timeout=10).text.splitlines():
-        if line.startswith("tally_gateway_read_cache_total{"):
-            out[line.split('result="')[1].split('"')[0]] = float(line.rsplit(" ", 1)[1])
-    return out
 
 
 def test_a_page_behind_the_stored_horizon_is_served_from_memory_and_the_past_stays_closed(

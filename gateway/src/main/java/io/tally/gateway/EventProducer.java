@@ -95,6 +95,8 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
         long bytes = 0;
         long headerOf = Long.MIN_VALUE; // a request's records share their namespace's version
         byte[] header = null;
+        long createdOf = Long.MIN_VALUE;
+        byte[] created = null;
         for (Outgoing o : batch) {
             byte[] value = serde.serialize(o.topic(), o.value());
             byte[] key = o.key().getBytes(StandardCharsets.UTF_8);
@@ -105,6 +107,13 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
                 header = Long.toString(headerOf).getBytes(StandardCharsets.US_ASCII);
             }
             r.headers().add(NamespaceChange.VERSION_HEADER, header);
+            if (o.namespaceCreatedMicros() != 0) { // 0: a namespace not from the control plane
+                if (created == null || createdOf != o.namespaceCreatedMicros()) {
+                    createdOf = o.namespaceCreatedMicros();
+                    created = Long.toString(createdOf).getBytes(StandardCharsets.US_ASCII);
+                }
+                r.headers().add(NamespaceChange.CREATED_HEADER, created);
+            }
             records.add(r);
         }
         if (bufferAvailable != null && ((Number) bufferAvailable.metricValue()).doubleValue() < bytes) {

@@ -164,7 +164,8 @@ public final class GatewayMain {
                 new SearchRequests(namespaces, config),
                 search,
                 counters,
-                new CounterRecount(counters, timeSeries, cassandra, producer, namespaces::version),
+                new CounterRecount(
+                        counters, timeSeries, cassandra, producer, namespaces::version, namespaces::createdMicros),
                 health,
                 metrics,
                 config.intOf(GatewayConfig.MAX_BODY),

@@ -91,7 +91,8 @@ final class WriteRequestParser {
                 Micros.toInstant(eventTime),
                 eventId,
                 SOURCE);
-        long idemKey = digest(KeyParts.join(ns.name(), namespaces.createdMicros(ns.name()), counter, eventId));
+        long created = namespaces.createdMicros(ns.name());
+        long idemKey = digest(KeyParts.join(ns.name(), created, counter, eventId));
         long digest = digest((clear ? "CLEAR" : "ADD") + "|" + delta + "|" + eventTime);
         Outgoing out = new Outgoing(
                 COUNTER_TOPIC,
@@ -100,6 +101,7 @@ final class WriteRequestParser {
                 idemKey,
                 digest,
                 namespaces.version(ns.name()),
+                created,
                 eventTime,
                 token == null ? "body" : "idempotency_token.generation_time");
         return new WriteBatch(ns, List.of(out), List.of(eventId), generated);
@@ -122,6 +124,8 @@ final class WriteRequestParser {
         List<Outgoing> out = new ArrayList<>(events.size());
         List<String> ids = new ArrayList<>(events.size());
         List<Integer> generated = new ArrayList<>();
+        long version = namespaces.version(ns.name()); // once a request: its events share the namespace
+        long created = namespaces.createdMicros(ns.name());
         for (int i = 0; i < events.size(); i++) {
             String p = "events[" + i + "]";
             JsonNode e = RequestJson.object(events.get(i), p);
@@ -168,9 +172,10 @@ final class WriteRequestParser {
                     TIMESERIES_TOPIC,
                     ns.name() + "/" + tsid,
                     rec,
-                    digest(KeyParts.join(ns.name(), namespaces.createdMicros(ns.name()), tsid, eventTime, eventId)),
+                    digest(KeyParts.join(ns.name(), created, tsid, eventTime, eventId)),
                     payloadDigest,
-                    namespaces.version(ns.name()),
+                    version,
+                    created,
                     eventTime,
                     p + ".eventTime"));
             ids.add(eventId);

@@ -46,7 +46,15 @@ class AckTimeoutOnEventLoopTest {
     static WriteBatch batch(String id) {
         long now = System.currentTimeMillis();
         Outgoing o = new Outgoing(
-                "tally.timeseries.events", "playback/a", null, id.hashCode(), 1, 1, now * 1000, "events[0].eventTime");
+                "tally.timeseries.events",
+                "playback/a",
+                null,
+                id.hashCode(),
+                1,
+                1,
+                1,
+                now * 1000,
+                "events[0].eventTime");
         return new WriteBatch(
                 NamespaceConfigParser.parse("playback", "{\"kind\":\"timeseries\"}"),
                 List.of(o),

@@ -97,6 +97,7 @@ class GatewayHttpApiTest {
                         records -> {
                             throw new AssertionError("no repair here");
                         },
+                        name -> 1,
                         name -> 1),
                 GatewayHttpApi.Health.ALWAYS_UP,
                 metrics,

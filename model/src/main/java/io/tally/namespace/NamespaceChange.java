@@ -21,6 +21,13 @@ public class NamespaceChange {
      * a later one, so a change applies to every write accepted after it.
      */
     public static final String VERSION_HEADER = "tally-namespace-version";
+    /**
+     * Kafka header beside the version: when the namespace the gateway accepted the event under was
+     * created ({@link #createdMicros}, ASCII digits). Versions start at 1 again when a namespace is
+     * deleted and created under its name, so only this tells a write to the new namespace (the job
+     * waits for its creation) from a late one of the deleted namespace (a dead letter).
+     */
+    public static final String CREATED_HEADER = "tally-namespace-created";
 
     public String name;
     public long version;

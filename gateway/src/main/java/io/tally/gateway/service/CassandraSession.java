@@ -122,12 +122,7 @@ public final class CassandraSession implements AutoCloseable {
      * schema again, at most every {@link #SCHEMA_REFRESH_EVERY_NANOS}, and the read is refused.
      */
     public Metadata schema() {
-        CqlSession s = get();
-        return loadedOrRefused(s.getMetadata(), () -> s.refreshSchemaAsync().whenComplete((m, err) -> {
-            if (err != null) {
-                LOG.warn("reading Cassandra's schema again failed: {}", err.getMessage());
-            }
-        }));
+        return loadedOrRefused(get().getMetadata(), this::readSchemaAgain);
     }
 
     /**
@@ -161,8 +156,9 @@ public final class CassandraSession implements AutoCloseable {
                     "Cassandra's table catalogue could not be read: " + e.getMessage(),
                     null);
         }
-        if (there) {
-            refreshSchemaAtMostEvery(SCHEMA_REFRESH_EVERY_NANOS, "its metadata missed table " + keyspace + "." + table);
+        if (there && schemaRefreshDue()) {
+            LOG.warn("reading Cassandra's schema again: its metadata missed table {}.{}", keyspace, table);
+            readSchemaAgain();
         }
         return there;
     }
@@ -182,17 +178,19 @@ public final class CassandraSession implements AutoCloseable {
             CATALOGUE_FOR_NANOS,
             System::nanoTime);
 
-    private void refreshSchemaAtMostEvery(long nanos, String why) {
+    /** Whether the driver may be asked to read the schema again now (at most every {@link #SCHEMA_REFRESH_EVERY_NANOS}). */
+    private boolean schemaRefreshDue() {
         long now = System.nanoTime();
         long last = schemaRefreshedAt.get();
-        if (now - last >= nanos && schemaRefreshedAt.compareAndSet(last, now)) {
-            LOG.warn("reading Cassandra's schema again: {}", why);
-            get().refreshSchemaAsync().whenComplete((m, err) -> {
-                if (err != null) {
-                    LOG.warn("reading Cassandra's schema again failed: {}", err.getMessage());
-                }
-            });
-        }
+        return now - last >= SCHEMA_REFRESH_EVERY_NANOS && schemaRefreshedAt.compareAndSet(last, now);
+    }
+
+    private void readSchemaAgain() {
+        get().refreshSchemaAsync().whenComplete((m, err) -> {
+            if (err != null) {
+                LOG.warn("reading Cassandra's schema again failed: {}", err.getMessage());
+            }
+        });
     }
 
     /** The metadata when it holds a keyspace; else a refresh asked (rate-limited) and the read refused. */
@@ -200,9 +198,7 @@ public final class CassandraSession implements AutoCloseable {
         if (!metadata.getKeyspaces().isEmpty()) {
             return metadata;
         }
-        long now = System.nanoTime();
-        long last = schemaRefreshedAt.get();
-        if (now - last >= SCHEMA_REFRESH_EVERY_NANOS && schemaRefreshedAt.compareAndSet(last, now)) {
+        if (schemaRefreshDue()) {
             LOG.warn("the Cassandra driver holds no schema (its schema read failed); reading it again");
             refresh.run();
         }

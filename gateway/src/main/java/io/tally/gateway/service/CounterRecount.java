@@ -66,24 +66,28 @@ public final class CounterRecount {
     private final CassandraSession cassandra;
     private final WriteService.RecordSink repairs;
     private final ToLongFunction<String> namespaceVersions;
+    private final ToLongFunction<String> namespaceCreated;
     private volatile PreparedStatement sliceList;
     private final Map<String, PreparedStatement> baseSelects = new ConcurrentHashMap<>();
 
     /**
      * @param repairs where a repair's RECOUNT goes (the gateway's producer)
      * @param namespaceVersions the config version of a namespace, sent with the RECOUNT as with every write
+     * @param namespaceCreated when a namespace was created, sent likewise
      */
     public CounterRecount(
             CounterQueries counters,
             TimeSeriesQueries events,
             CassandraSession cassandra,
             WriteService.RecordSink repairs,
-            ToLongFunction<String> namespaceVersions) {
+            ToLongFunction<String> namespaceVersions,
+            ToLongFunction<String> namespaceCreated) {
         this.counters = counters;
         this.events = events;
         this.cassandra = cassandra;
         this.repairs = repairs;
         this.namespaceVersions = namespaceVersions;
+        this.namespaceCreated = namespaceCreated;
     }
 
     /**
@@ -222,6 +226,7 @@ public final class CounterRecount {
                 0,
                 0,
                 namespaceVersions.applyAsLong(ns.name()),
+                namespaceCreated.applyAsLong(ns.name()),
                 rollupMicros,
                 "to");
         try {

@@ -10,7 +10,8 @@ public record WriteBatch(
 
     /**
      * One record for Kafka, with a digest of the idempotency key it carries and one of its
-     * payload, the namespace version it was accepted under (sent as a header), its event time
+     * payload, the namespace version it was accepted under and when that namespace was created
+     * (both sent as headers: a job waits for that config), its event time
      * (judged against the accept window), and the request field that gave that time.
      */
     public record Outgoing(
@@ -20,6 +21,7 @@ public record WriteBatch(
             long idempotencyKey,
             long payloadDigest,
             long namespaceVersion,
+            long namespaceCreatedMicros,
             long eventTimeMicros,
             String timeField) {}
 }

@@ -51,6 +51,7 @@ class CounterQueriesTest {
                 records -> {
                     throw new AssertionError("no repair here");
                 },
+                name -> 1,
                 name -> 1);
         assertThatThrownBy(() -> recount.recount(new CounterRecount.Request(bestEffort, "c1", null, null, false)))
                 .isInstanceOfSatisfying(ServiceException.class, e -> {

@@ -66,6 +66,7 @@ class WriteServiceTest {
                     keyAndDigest[i],
                     keyAndDigest[i + 1],
                     1,
+                    1,
                     NOW * 1000,
                     "events[" + i / 2 + "].eventTime"));
             ids.add("e" + i);

@@ -41,6 +41,13 @@ import org.apache.flink.util.function.SerializableSupplier;
  * record the gateway accepted under a newer version of its namespace's config (its
  * {@link NamespaceChange#VERSION_HEADER}) waits for that version, so a change applies to every
  * write accepted after it; after the grace it is processed with the config at hand.
+ *
+ * <p>A namespace deleted and created again under its name starts at version 1 again, so the
+ * gateway also says when the namespace it accepted a record under was created
+ * ({@link NamespaceChange#CREATED_HEADER}): a record of a later creation than this step knows
+ * waits for it even where the name is known deleted (the gateway heard of the new namespace
+ * first), and a record of an earlier one (its namespace deleted since) is an UNKNOWN_NAMESPACE
+ * dead letter rather than an event of the namespace that now has the name.
  */
 public abstract class NamespacedDecoder<V extends SpecificRecord, OUT>
         extends BroadcastProcessFunction<RawRecord, NamespaceChange, OUT> implements CheckpointedFunction {
@@ -182,12 +189,25 @@ public abstract class NamespacedDecoder<V extends SpecificRecord, OUT>
         String name = namespace(e);
         Optional<NamespaceConfig> ns = namespaces.over(state).get(name);
         NamespaceChange known = state.get(name);
-        if (!force && ns.isPresent() && known != null && in.namespaceVersion > known.version) {
+        int creation = creation(in, known);
+        if (creation < 0) {
+            emit.output(
+                    deadLetters(),
+                    new DeadLetterRecord(
+                            in,
+                            DeadLetterReason.UNKNOWN_NAMESPACE,
+                            "the namespace '" + name + "' it was written to was deleted; the name now belongs to"
+                                    + " one created later",
+                            stage));
+            return;
+        }
+        boolean later = creation > 0; // of a namespace this step has not heard of yet under a known name
+        if (!force && ns.isPresent() && known != null && (later || in.namespaceVersion > known.version)) {
             parked.add(new Parked(in, name, since)); // accepted under a config this step has not heard of yet
             return;
         }
-        if (ns.isEmpty()) {
-            if (state.contains(name) || graceMillis == 0 || force) { // deleted, or a bad row: nothing to wait for
+        if (ns.isEmpty() || later) {
+            if ((state.contains(name) && !later) || graceMillis == 0 || force) { // deleted, or a bad row
                 emit.output(deadLetters(), unknown(in, name));
             } else {
                 parked.add(new Parked(in, name, since));
@@ -228,6 +248,18 @@ public abstract class NamespacedDecoder<V extends SpecificRecord, OUT>
         for (Parked p : due) {
             handle(p.record, state, p.sinceMillis, emit, out, true);
         }
+    }
+
+    /**
+     * Whether a record was accepted under a later creation of its namespace's name than the one
+     * this step knows (> 0), an earlier one (< 0), or the same or an unknown one (0: no header, a
+     * seed file's namespace, or nothing known of the name).
+     */
+    static int creation(RawRecord in, NamespaceChange known) {
+        if (known == null || in.namespaceCreatedMicros == 0 || known.createdMicros == 0) {
+            return 0;
+        }
+        return Long.compare(in.namespaceCreatedMicros, known.createdMicros);
     }
 
     private DeadLetterRecord unknown(RawRecord in, String name) {

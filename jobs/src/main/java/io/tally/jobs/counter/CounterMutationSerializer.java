@@ -68,6 +68,7 @@ public final class CounterMutationSerializer extends HandWrittenSerializer<Count
                 from.key == null ? null : from.key.clone(),
                 from.value == null ? null : from.value.clone());
         to.namespaceVersion = from.namespaceVersion;
+        to.namespaceCreatedMicros = from.namespaceCreatedMicros;
         return to;
     }
 
@@ -96,6 +97,7 @@ public final class CounterMutationSerializer extends HandWrittenSerializer<Count
             out.writeLong(r.offset);
             out.writeLong(r.timestampMillis);
             out.writeLong(r.namespaceVersion);
+            out.writeLong(r.namespaceCreatedMicros);
             writeBytes(r.key, out);
             writeBytes(r.value, out);
         }
@@ -139,6 +141,7 @@ public final class CounterMutationSerializer extends HandWrittenSerializer<Count
             r.offset = in.readLong();
             r.timestampMillis = in.readLong();
             r.namespaceVersion = in.readLong();
+            r.namespaceCreatedMicros = in.readLong();
             r.key = readBytes(in);
             r.value = readBytes(in);
             m.raw = r;

@@ -10,6 +10,11 @@ public class RawRecord {
     public byte[] value;
     /** The namespace version the gateway accepted it under (its header); 0 when absent (a direct producer). */
     public long namespaceVersion;
+    /**
+     * When the namespace the gateway accepted it under was created (its header); 0 when absent.
+     * The decode step tells a deleted namespace's records from a new one's by it.
+     */
+    public long namespaceCreatedMicros;
 
     public RawRecord() {}
 

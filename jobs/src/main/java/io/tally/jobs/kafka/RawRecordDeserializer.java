@@ -13,15 +13,21 @@ public final class RawRecordDeserializer implements KafkaRecordDeserializationSc
     @Override
     public void deserialize(ConsumerRecord<byte[], byte[]> r, Collector<RawRecord> out) {
         RawRecord raw = new RawRecord(r.topic(), r.partition(), r.offset(), r.timestamp(), r.key(), r.value());
-        Header v = r.headers().lastHeader(NamespaceChange.VERSION_HEADER);
-        if (v != null) {
-            try {
-                raw.namespaceVersion = Long.parseLong(new String(v.value(), StandardCharsets.US_ASCII));
-            } catch (NumberFormatException e) {
-                raw.namespaceVersion = 0; // not ours to trust: processed with the config at hand
-            }
-        }
+        raw.namespaceVersion = digits(r.headers().lastHeader(NamespaceChange.VERSION_HEADER));
+        raw.namespaceCreatedMicros = digits(r.headers().lastHeader(NamespaceChange.CREATED_HEADER));
         out.collect(raw);
+    }
+
+    /** A header of ASCII digits; 0 when absent or not ours to trust (processed with the config at hand). */
+    static long digits(Header h) {
+        if (h == null || h.value() == null) {
+            return 0;
+        }
+        try {
+            return Long.parseLong(new String(h.value(), StandardCharsets.US_ASCII));
+        } catch (NumberFormatException e) {
+            return 0;
+        }
     }
 
     @Override

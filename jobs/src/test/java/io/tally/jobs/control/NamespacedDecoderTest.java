@@ -116,6 +116,64 @@ class NamespacedDecoderTest {
         assertThat(deadLetters()).containsExactly(DeadLetterReason.UNKNOWN_NAMESPACE);
     }
 
+    static NamespaceChange created(String name, long version, long createdMicros, boolean deleted) {
+        NamespaceChange c = new NamespaceChange(name, version, COUNTER, deleted);
+        c.createdMicros = createdMicros;
+        return c;
+    }
+
+    RawRecord recordOf(String namespace, String id, long createdMicros) {
+        RawRecord r = record(namespace, id, 1); // versions start at 1 again: only the creation tells them apart
+        r.namespaceCreatedMicros = createdMicros;
+        return r;
+    }
+
+    @Test
+    void aRecordOfANamespaceCreatedAgainWaitsForItWhereTheNameIsKnownDeleted() throws Exception {
+        h.processBroadcastElement(created("ns", 1, 100, false), NOW_MS);
+        h.processBroadcastElement(created("ns", 1, 100, true), NOW_MS);
+        h.processElement(recordOf("ns", "e1", 200), NOW_MS); // the gateway heard of the new one first
+        assertThat(h.extractOutputValues()).isEmpty();
+        assertThat(deadLetters()).isEmpty();
+        h.processBroadcastElement(created("ns", 1, 200, false), NOW_MS);
+        assertThat(h.extractOutputValues()).singleElement().satisfies(m -> {
+            assertThat(m.eventId).isEqualTo("e1");
+            assertThat(m.namespaceCreatedMicros).isEqualTo(200);
+        });
+        assertThat(deadLetters()).isEmpty();
+    }
+
+    @Test
+    void aRecordOfANamespaceCreatedAgainWaitsWhileTheOldOneIsStillLiveHere() throws Exception {
+        h.processBroadcastElement(created("ns", 1, 100, false), NOW_MS);
+        h.processElement(recordOf("ns", "e1", 200), NOW_MS); // neither the delete nor the create here yet
+        assertThat(h.extractOutputValues()).isEmpty();
+        h.processBroadcastElement(created("ns", 1, 100, true), NOW_MS);
+        assertThat(deadLetters()).isEmpty();
+        h.processBroadcastElement(created("ns", 1, 200, false), NOW_MS);
+        assertThat(h.extractOutputValues()).extracting(m -> m.eventId).containsExactly("e1");
+    }
+
+    @Test
+    void aRecordOfALaterCreationThatNeverArrivesIsADeadLetterNotAnEventOfTheOldNamespace() throws Exception {
+        h.processBroadcastElement(created("ns", 1, 100, false), NOW_MS);
+        h.processElement(recordOf("ns", "e1", 200), NOW_MS);
+        h.setProcessingTime(NOW_MS + GRACE_MS);
+        h.processBroadcastElement(NamespaceChange.tick(), NOW_MS);
+        assertThat(deadLetters()).containsExactly(DeadLetterReason.UNKNOWN_NAMESPACE);
+        assertThat(h.extractOutputValues()).isEmpty();
+    }
+
+    @Test
+    void aLateRecordOfADeletedNamespaceIsADeadLetterOnceTheNameIsAnothers() throws Exception {
+        h.processBroadcastElement(created("ns", 1, 200, false), NOW_MS);
+        h.processElement(recordOf("ns", "old", 100), NOW_MS);
+        h.processElement(recordOf("ns", "new", 200), NOW_MS);
+        h.processElement(recordOf("ns", "direct", 0), NOW_MS); // no header: a direct producer, the config at hand
+        assertThat(deadLetters()).containsExactly(DeadLetterReason.UNKNOWN_NAMESPACE);
+        assertThat(h.extractOutputValues()).extracting(m -> m.eventId).containsExactly("new", "direct");
+    }
+
     @Test
     void parkedRecordsSurviveASnapshot() throws Exception {
         h.processElement(record("later", "e1", 0), NOW_MS);
