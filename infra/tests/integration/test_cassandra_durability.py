@@ -8,8 +8,11 @@ without it. On a cluster the jobs write to every replica first (`AsyncCqlWrites`
 crash leaves two copies; on one node, `TALLY_CASSANDRA_COMMITLOG_SYNC=group` or `batch` makes an
 acknowledged write durable before it is acknowledged (docs/deploying.md, "Cassandra's commit
 log"). This test kills the node while writes stream in and reads back every acknowledged one:
-with a syncing mode all of them are there; with `periodic` every write acknowledged more than a
-second before the kill is, and the younger ones it lost are reported."""
+with a syncing mode all of them are there. With `periodic` it loses the youngest, and how young
+depends on when the starved sync thread last ran (90 ms on a quiet box, 1.1 s once in a full
+suite on 2026-12-04), so the test reports that window and asserts what holds at any speed: the
+loss is a tail of the commit log. A write issued after another was acknowledged lies after it in
+the log, so once the older one is lost, no such younger one may have survived."""
 
 import threading
 import time
@@ -19,9 +22,6 @@ from cassandra.cluster import Cluster
 from support import kill_9
 
 KEYSPACE, PARTITIONS = "tally_probe_durability", 16
-#: periodic mode: the window before a kill in which acknowledged writes may be lost (its ~100 ms
-#: of markers, with room for a sync thread that a loaded box runs late)
-PERIODIC_WINDOW_S = 1.0
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -37,10 +37,11 @@ def session_of(settings):
 
 class AcknowledgedWrites:
     """Inserts (partition, n) rows as fast as Cassandra takes them, at most 64 in flight,
-    recording when Cassandra acknowledged each; stops at the first failure (the node is gone)."""
+    recording when each was sent and when Cassandra acknowledged it; stops at the first failure
+    (the node is gone)."""
 
     def __init__(self, session):
-        self.session, self.acked, self.failed = session, {}, None
+        self.session, self.issued, self.acked, self.failed = session, {}, {}, None
         self.insert = session.prepare(f"INSERT INTO {KEYSPACE}.rows (p, n, v) VALUES (?, ?, ?)")
         self.slots = threading.Semaphore(64)
         self.lock = threading.Lock()
@@ -49,6 +50,7 @@ class AcknowledgedWrites:
         n = 0
         while self.failed is None:
             self.slots.acquire()
+            self.issued[n] = time.monotonic()
             future = self.session.execute_async(self.insert, (n % PARTITIONS, n, b"x" * 100))
             future.add_callbacks(self._acked, self._failed, callback_args=(n,), errback_args=(n,))
             n += 1
@@ -92,15 +94,20 @@ def test_what_cassandra_acknowledged_survives_a_kill_9_of_the_node(stack, settin
         by_partition = session.prepare(f"SELECT n FROM {KEYSPACE}.rows WHERE p = ?")
         stored = {r.n for p in range(PARTITIONS) for r in session.execute(by_partition, (p,))}
         lost = sorted(n for n in acked if n not in stored)
-        youngest_lost_s = max((killed_at - acked[n] for n in lost), default=0.0)
+        oldest_lost_s = max((killed_at - acked[n] for n in lost), default=0.0)
         print(
             f"commitlog_sync {mode}: {len(acked)} writes acknowledged, {len(lost)} lost, acknowledged at "
-            f"most {youngest_lost_s:.3f} s before the kill"
+            f"most {oldest_lost_s:.3f} s before the kill"
         )
         assert len(acked) > 200, f"the writes ran: {len(acked)} acknowledged"
         if mode == "periodic":
-            assert youngest_lost_s < PERIODIC_WINDOW_S, (
-                f"{len(lost)} acknowledged writes lost, some acknowledged {youngest_lost_s:.3f} s before the kill"
+            first_lost = min(lost, key=acked.get, default=None)
+            survived_after = sorted(
+                n for n in stored if first_lost is not None and writes.issued[n] > acked[first_lost]
+            )
+            assert survived_after == [], (
+                f"not a tail of the commit log: write {first_lost} acknowledged and lost, while "
+                f"{len(survived_after)} writes sent after that acknowledgement survived (e.g. {survived_after[:5]})"
             )
         else:
             assert lost == [], f"{len(lost)} of {len(acked)} acknowledged writes lost by the kill ({mode})"
