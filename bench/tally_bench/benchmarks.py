@@ -28,7 +28,7 @@ from .linger import bench_linger
 from .reads import bench_reads
 from .runq import bench_runq
 from .timeseries import bench_timeseries
-from .tools import OUT, bench_jar, iso, percentiles
+from .tools import OUT, bench_jar, iso, name_report, percentiles
 from .transport import bench_transport
 
 
@@ -161,8 +161,13 @@ BENCHMARKS = {
 
 
 def run(name: str, stack: Stack, say, report: str | None = None, **options) -> Path:
-    """Runs a benchmark and writes its report, bench/out/<report or name>.json."""
-    result = BENCHMARKS[name](stack, say, **options)
+    """Runs a benchmark and writes its report, bench/out/<report or name>.json (its figures beside it
+    as <report>.<figure>.png when the report is named apart)."""
+    name_report(report if report not in (None, name) else None)
+    try:
+        result = BENCHMARKS[name](stack, say, **options)
+    finally:
+        name_report(None)
     # the probes read the box at rest, not the benchmark's drain: a thread hand-off cost 2.2-2.7 µs
     # of CPU on a quiet box and 9.7-13 µs with both cores busy (2026-12-02)
     result["host_settled_after_s"] = settle(say)

@@ -17,7 +17,7 @@ from pathlib import Path
 from tally.plots import pyplot
 from tally.stack import Stack
 
-from .tools import cpu_seconds, pipeline_backlog, summary
+from .tools import cpu_seconds, figure_path, pipeline_backlog, summary
 
 VEGETA_MODULE = "github.com/tsenart/vegeta/v12@v12.12.0"
 COMPONENTS = ("gateway", "cassandra", "kafka", "flink-taskmanager")
@@ -293,6 +293,7 @@ def _save(plt, fig, title: str, png: Path) -> Path:
     """Titles, lays out and writes a benchmark's figure as PNG, then frees it."""
     fig.suptitle(title)
     fig.tight_layout()
+    png = figure_path(png)
     png.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(png, dpi=90)
     plt.close(fig)

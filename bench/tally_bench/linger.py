@@ -26,7 +26,7 @@ from tally.stack import Stack
 
 from .http import fmt, measured, settle, summary
 from .stack_cpu import StackCpu, cores_over, thread_ticks, usage
-from .tools import OUT, producer_performance
+from .tools import OUT, figure_path, producer_performance
 
 PNG = OUT / "linger.png"
 RATES = (1000, 2000)  # bench cost's durable AddCount rate; the p99 goal's rate
@@ -175,6 +175,7 @@ def plot(result: dict, path: Path) -> Path:
         ax.legend()
     fig.suptitle("Kafka producer linger: CPU against latency (acks=all, idempotent; median of rounds, min-max)")
     fig.tight_layout()
+    path = figure_path(path)
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path

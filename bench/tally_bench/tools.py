@@ -28,6 +28,21 @@ def bench_jar():
 
 OUT = REPO / "bench" / "out"
 
+# The report a run writes when it is named apart (--report): its figures go apart too, so a partial
+# run never replaces the figure of the report the tables read.
+_report_name: str | None = None
+
+
+def name_report(name: str | None) -> None:
+    """Names the report the figures drawn from now on belong to (None: the benchmark's own)."""
+    global _report_name
+    _report_name = name
+
+
+def figure_path(png: Path) -> Path:
+    """Where a benchmark's figure is written: its own path, or beside a report named apart."""
+    return png if _report_name is None else png.with_name(f"{_report_name}.{png.name}")
+
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on now."""

@@ -28,7 +28,7 @@ from .floors import LINGER_MS, start_floor, stop
 from .http import attack_lazy, fmt, measured, settle, summary, vegeta
 from .profile import operation_load
 from .stack_cpu import StackCpu, cores_over, usage
-from .tools import OUT
+from .tools import OUT, figure_path
 
 PNG = OUT / "transport.png"
 #: each operation of bench cost measured here, at its bench cost rate, and the floors it is put against
@@ -146,6 +146,7 @@ def plot(result: dict, path: Path) -> Path:
         ax.set_xlabel("µs of the server's CPU a request (median of rounds, min-max)")
     fig.suptitle("The gateway against servers that only answer, or only write to Kafka")
     fig.tight_layout()
+    path = figure_path(path)
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path

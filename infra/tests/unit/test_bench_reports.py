@@ -84,6 +84,21 @@ def test_the_plot_is_a_png(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_a_report_named_apart_draws_its_figure_apart(tmp_path):
+    from tally_bench import tools
+
+    own = tmp_path / "cost.png"
+    tools.name_report("cost-ts")
+    try:
+        png = plot_latencies(rates(), "test", own)
+    finally:
+        tools.name_report(None)
+    assert png == tmp_path / "cost-ts.cost.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not own.exists()  # the figure of the report the tables read is left as it was
+    assert tools.figure_path(own) == own
+
+
 def test_the_goals_table_says_what_is_missing_met_or_not(tmp_path):
     import json
 
