@@ -4,6 +4,7 @@ import io.tally.gateway.service.WriteBatch.Outgoing;
 import io.tally.gateway.service.WriteService;
 import io.tally.gateway.service.WriteService.Backpressure;
 import io.tally.gateway.service.WriteService.Unavailable;
+import io.tally.model.Topics;
 import io.tally.namespace.NamespaceChange;
 import io.tally.serde.AvroSerde;
 import java.nio.charset.StandardCharsets;
@@ -24,44 +25,90 @@ import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * The gateway's one Kafka producer: idempotent, acks=all, with a bounded buffer. A batch that
+ * The gateway's Kafka producers: idempotent, acks=all, each with a bounded buffer. A batch that
  * does not fit the free buffer is refused whole before anything is sent (429), so memory
  * never grows without bound and a refused request writes nothing.
+ *
+ * <p>Time-series events have a producer of their own when their linger differs from the
+ * counters': the counters' linger is held short by their latency goal, and at that linger a
+ * WriteEventRecordsSync of ten events shared a produce request with one other request at most,
+ * which the broker paid for per request (docs/performance-log.md, "A producer of its own for
+ * time-series events").
  */
 final class EventProducer implements WriteService.RecordSink, AutoCloseable {
 
-    private final KafkaProducer<byte[], byte[]> producer;
+    /** One Kafka producer and its free buffer. */
+    private record Client(KafkaProducer<byte[], byte[]> producer, Metric bufferAvailable) {
+        static Client of(GatewayConfig config, int lingerMs, String clientId) {
+            Properties p = config.kafkaClient();
+            p.put(ProducerConfig.CLIENT_ID_CONFIG, clientId); // the broker's request metrics and logs tell them apart
+            p.put(ProducerConfig.ACKS_CONFIG, "all");
+            p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+            p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, config.get(GatewayConfig.COMPRESSION));
+            p.put(ProducerConfig.LINGER_MS_CONFIG, lingerMs);
+            p.put(ProducerConfig.BATCH_SIZE_CONFIG, 128 * 1024);
+            // Kafka's default, stated: max.event.bytes keeps every event under it, so the broker and the
+            // producer never refuse a record the gateway has answered for.
+            p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 1024 * 1024);
+            p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, config.longOf(GatewayConfig.BUFFER_BYTES));
+            // Never park an event-loop thread: a full buffer is answered with 429 instead.
+            p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 50);
+            long delivery = config.longOf(GatewayConfig.DELIVERY_TIMEOUT_MS);
+            p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) delivery);
+            p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int)
+                    Math.max(1, Math.min(delivery - 5 - lingerMs, 10_000)));
+            KafkaProducer<byte[], byte[]> producer =
+                    new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+            Metric available = null;
+            for (Map.Entry<MetricName, ? extends Metric> e : producer.metrics().entrySet()) {
+                if (e.getKey().name().equals("buffer-available-bytes")
+                        && e.getKey().group().equals("producer-metrics")) {
+                    available = e.getValue();
+                }
+            }
+            return new Client(producer, available);
+        }
+
+        boolean fits(long bytes) {
+            return bufferAvailable == null || ((Number) bufferAvailable.metricValue()).doubleValue() >= bytes;
+        }
+    }
+
+    private final Client counters;
+    /** The counters' client itself when both topics linger alike. */
+    private final Client timeSeries;
+
     private final AvroSerde serde;
     private final GatewayMetrics metrics;
-    private final Metric bufferAvailable;
 
     EventProducer(GatewayConfig config, AvroSerde serde, GatewayMetrics metrics) {
-        Properties p = config.kafkaClient();
-        p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, config.get(GatewayConfig.COMPRESSION));
-        p.put(ProducerConfig.LINGER_MS_CONFIG, config.intOf(GatewayConfig.LINGER_MS));
-        p.put(ProducerConfig.BATCH_SIZE_CONFIG, 128 * 1024);
-        // Kafka's default, stated: max.event.bytes keeps every event under it, so the broker and the
-        // producer never refuse a record the gateway has answered for.
-        p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 1024 * 1024);
-        p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, config.longOf(GatewayConfig.BUFFER_BYTES));
-        // Never park an event-loop thread: a full buffer is answered with 429 instead.
-        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 50);
-        long delivery = config.longOf(GatewayConfig.DELIVERY_TIMEOUT_MS);
-        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) delivery);
-        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.min(delivery - 5, 10_000));
-        this.producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+        int counterLinger = config.intOf(GatewayConfig.LINGER_MS);
+        int timeSeriesLinger = config.intOf(GatewayConfig.TIMESERIES_LINGER_MS);
+        if (timeSeriesLinger == counterLinger) {
+            this.counters = Client.of(config, counterLinger, "tally-gateway-events");
+            this.timeSeries = counters;
+        } else {
+            this.counters = Client.of(config, counterLinger, "tally-gateway-counters");
+            this.timeSeries = Client.of(config, timeSeriesLinger, "tally-gateway-timeseries");
+        }
         this.serde = serde;
         this.metrics = metrics;
-        Metric available = null;
-        for (Map.Entry<MetricName, ? extends Metric> e : producer.metrics().entrySet()) {
-            if (e.getKey().name().equals("buffer-available-bytes")
-                    && e.getKey().group().equals("producer-metrics")) {
-                available = e.getValue();
-            }
-        }
-        this.bufferAvailable = available;
+    }
+
+    /** The producer that writes a topic's records. */
+    KafkaProducer<byte[], byte[]> producerOf(String topic) {
+        return clientOf(topic).producer();
+    }
+
+    private Client clientOf(String topic) {
+        return Topics.TIMESERIES_EVENTS.equals(topic) ? timeSeries : counters;
+    }
+
+    /** The producers, one or two: what flush and close reach. */
+    List<KafkaProducer<byte[], byte[]>> producers() {
+        return timeSeries == counters
+                ? List.of(counters.producer())
+                : List.of(counters.producer(), timeSeries.producer());
     }
 
     /** Fetches topic metadata up front, so the first request does not wait for it. */
@@ -70,7 +117,7 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
         for (String t : topics) {
             while (true) {
                 try {
-                    producer.partitionsFor(t);
+                    clientOf(t).producer().partitionsFor(t);
                     break;
                 } catch (TimeoutException e) {
                     if (System.nanoTime() > deadline) {
@@ -116,14 +163,15 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
             }
             records.add(r);
         }
-        if (bufferAvailable != null && ((Number) bufferAvailable.metricValue()).doubleValue() < bytes) {
+        Client client = clientOf(batch.get(0).topic()); // a request writes one topic
+        if (!client.fits(bytes)) {
             throw new Backpressure(
                     "the producer buffer is full (Kafka is slower than the request rate); nothing was written");
         }
         BatchAck ack = new BatchAck(records.size(), metrics);
         for (int i = 0; i < records.size(); i++) {
             int at = i;
-            producer.send(records.get(i), (md, err) -> ack.record(at, md == null ? 0 : md.timestamp(), err));
+            client.producer().send(records.get(i), (md, err) -> ack.record(at, md == null ? 0 : md.timestamp(), err));
             // A full buffer or missing metadata is reported through the callback, during send().
             Throwable err = ack.failure();
             if (err instanceof BufferExhaustedException) {
@@ -185,7 +233,7 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
     boolean ready(List<String> topics) {
         try {
             for (String t : topics) {
-                producer.partitionsFor(t);
+                clientOf(t).producer().partitionsFor(t);
             }
             return true;
         } catch (RuntimeException e) {
@@ -194,11 +242,11 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
     }
 
     void flush() {
-        producer.flush();
+        producers().forEach(KafkaProducer::flush);
     }
 
     @Override
     public void close() {
-        producer.close(Duration.ofSeconds(10));
+        producers().forEach(p -> p.close(Duration.ofSeconds(10)));
     }
 }

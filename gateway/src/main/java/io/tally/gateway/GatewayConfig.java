@@ -99,9 +99,18 @@ public final class GatewayConfig {
             "producer.linger.ms",
             "TALLY_GATEWAY_PRODUCER_LINGER_MS",
             "10",
-            "How long the producer waits to fill a batch (latency vs. CPU): every durable write waits about"
-                    + " this long more for its ack, and each produce request it saves costs the broker and the"
-                    + " producer's thread per request (Kafka 4's own default is 5; docs/performance-log.md).");
+            "How long the producer of counter events waits to fill a batch (latency vs. CPU): every durable"
+                    + " write waits about this long more for its ack, and each produce request it saves costs the"
+                    + " broker and the producer's thread per request (Kafka 4's own default is 5;"
+                    + " docs/performance-log.md).");
+    public static final Field TIMESERIES_LINGER_MS = new Field(
+            "producer.timeseries.linger.ms",
+            "TALLY_GATEWAY_TIMESERIES_LINGER_MS",
+            "30",
+            "How long the producer of time-series events waits to fill a batch: a producer of their own, so"
+                    + " batches of events fill produce requests without the counters' latency goal holding them to"
+                    + " producer.linger.ms; a WriteEventRecordsSync is answered about this long later. The same"
+                    + " value as producer.linger.ms: one producer for both topics.");
     public static final Field COMPRESSION = new Field(
             "producer.compression.type",
             "TALLY_GATEWAY_PRODUCER_COMPRESSION",
@@ -216,6 +225,7 @@ public final class GatewayConfig {
         MAX_ID,
         BUFFER_BYTES,
         LINGER_MS,
+        TIMESERIES_LINGER_MS,
         COMPRESSION,
         SYNC_TIMEOUT_MS,
         DELIVERY_TIMEOUT_MS,

@@ -37,4 +37,16 @@ class GatewayConfigTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("brotli");
     }
+
+    @Test
+    void timeSeriesEventsLingerLongerThanCounterEventsUnlessSet() {
+        GatewayConfig defaults = GatewayConfig.from(Map.of(), NO_FLAGS);
+        assertThat(defaults.intOf(GatewayConfig.LINGER_MS)).isEqualTo(10);
+        assertThat(defaults.intOf(GatewayConfig.TIMESERIES_LINGER_MS)).isEqualTo(30);
+        assertThat(GatewayConfig.from(
+                                Map.of("TALLY_GATEWAY_TIMESERIES_LINGER_MS", "5"),
+                                new String[] {"--producer.timeseries.linger.ms=50"})
+                        .intOf(GatewayConfig.TIMESERIES_LINGER_MS))
+                .isEqualTo(50);
+    }
 }
