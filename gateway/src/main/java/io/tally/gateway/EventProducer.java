@@ -117,7 +117,7 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
         for (String t : topics) {
             while (true) {
                 try {
-                    clientOf(t).producer().partitionsFor(t);
+                    producerOf(t).partitionsFor(t);
                     break;
                 } catch (TimeoutException e) {
                     if (System.nanoTime() > deadline) {
@@ -233,7 +233,7 @@ final class EventProducer implements WriteService.RecordSink, AutoCloseable {
     boolean ready(List<String> topics) {
         try {
             for (String t : topics) {
-                clientOf(t).producer().partitionsFor(t);
+                producerOf(t).partitionsFor(t);
             }
             return true;
         } catch (RuntimeException e) {

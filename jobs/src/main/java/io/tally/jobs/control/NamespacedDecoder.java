@@ -5,6 +5,7 @@ import io.tally.jobs.kafka.RawRecord;
 import io.tally.model.DeadLetterReason;
 import io.tally.namespace.NamespaceChange;
 import io.tally.namespace.NamespaceConfig;
+import io.tally.namespace.TimeSlicePlanner;
 import io.tally.serde.AvroSerde;
 import io.tally.serde.RegistryUnavailableException;
 import io.tally.serde.SchemaRegistryClient;
@@ -59,6 +60,8 @@ public abstract class NamespacedDecoder<V extends SpecificRecord, OUT>
     private transient LiveNamespaces namespaces;
     private transient List<Parked> parked;
     private transient ListState<Parked> parkedState;
+    /** Planners by config (a changed time_partition gets its own; configs change rarely). */
+    private transient TimeSlicePlanner.Cache planners;
 
     /** Where a step's outputs go, from either side's context. */
     public interface Emit {
@@ -119,6 +122,12 @@ public abstract class NamespacedDecoder<V extends SpecificRecord, OUT>
     public void open(OpenContext ctx) throws Exception {
         serde = new AvroSerde(registry.get(), false);
         namespaces = new LiveNamespaces();
+        planners = new TimeSlicePlanner.Cache();
+    }
+
+    /** The planner of a namespace's current config, which places its events in slices and buckets. */
+    protected TimeSlicePlanner planner(NamespaceConfig ns) {
+        return planners.of(ns);
     }
 
     @Override

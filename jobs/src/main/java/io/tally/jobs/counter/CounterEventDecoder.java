@@ -27,17 +27,8 @@ public class CounterEventDecoder extends NamespacedDecoder<CounterEvent, Counter
     public static final OutputTag<DeadLetterRecord> DEAD_LETTERS = new OutputTag<>("counter-dead-letters") {};
     static final String STAGE = "counter-rollup";
 
-    /** Each namespace's planner (a changed config gets its own). */
-    private transient TimeSlicePlanner.Cache planners;
-
     public CounterEventDecoder(SerializableSupplier<SchemaRegistryClient> registry, long unknownNamespaceGraceMillis) {
         super(registry, NamespaceConfig.Kind.COUNTER, STAGE, unknownNamespaceGraceMillis);
-    }
-
-    @Override
-    public void open(org.apache.flink.api.common.functions.OpenContext ctx) throws Exception {
-        super.open(ctx);
-        planners = new TimeSlicePlanner.Cache();
     }
 
     @Override
@@ -109,7 +100,7 @@ public class CounterEventDecoder extends NamespacedDecoder<CounterEvent, Counter
         m.acceptLimitMs = ns.acceptLimit().toMillis();
         m.coalesceMs = ns.rollup().coalesceMs();
         m.clockSkewMs = ns.rollup().clockSkewMs();
-        TimeSlicePlanner.Placement place = planners.of(ns).place(eventTime, m.eventId);
+        TimeSlicePlanner.Placement place = planner(ns).place(eventTime, m.eventId);
         m.table = place.slice().tableName();
         m.sliceStartMicros = place.slice().startMicros();
         m.sliceEndMicros = place.slice().endMicros();

@@ -42,9 +42,6 @@ public class EventDecoder extends NamespacedDecoder<TimeSeriesEvent, EventRow> {
     /** The config whose index template this instance sent last, per namespace. */
     private transient Map<String, NamespaceConfig> templated;
 
-    /** Planners by config (a changed time_partition gets its own; configs change rarely). */
-    private transient TimeSlicePlanner.Cache planners;
-
     public EventDecoder(SerializableSupplier<SchemaRegistryClient> registry, long unknownNamespaceGraceMillis) {
         super(registry, NamespaceConfig.Kind.TIMESERIES, STAGE, unknownNamespaceGraceMillis);
     }
@@ -52,7 +49,6 @@ public class EventDecoder extends NamespacedDecoder<TimeSeriesEvent, EventRow> {
     @Override
     public void open(OpenContext ctx) throws Exception {
         super.open(ctx);
-        planners = new TimeSlicePlanner.Cache();
         templated = new HashMap<>();
     }
 
@@ -96,7 +92,7 @@ public class EventDecoder extends NamespacedDecoder<TimeSeriesEvent, EventRow> {
             ctx.output(DEAD_LETTERS, new DeadLetterRecord(in, DeadLetterReason.ROW_REJECTED, badKey, STAGE));
             return;
         }
-        TimeSlicePlanner.Placement place = planners.of(ns).place(eventTime, eventId);
+        TimeSlicePlanner.Placement place = planner(ns).place(eventTime, eventId);
         if (place.slice().endMicros() + ns.retention().closeAfter().toNanos() / 1000 <= arrival) {
             ctx.output(
                     DEAD_LETTERS,
