@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.tally.model.AcceptWindow;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceConfigParser;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -27,13 +28,18 @@ class StoredHorizonTest {
         AtomicLong nanos = new AtomicLong();
         AtomicInteger asked = new AtomicInteger();
         AtomicLong answer = new AtomicLong(STORED_BEFORE_MS);
+        // The first answer waits until the test has seen that none is in yet: the probe runs on a
+        // thread of its own, which could otherwise answer before that first look.
+        CountDownLatch firstLook = new CountDownLatch(1);
         StoredHorizon.Probe probe = () -> {
             asked.incrementAndGet();
+            firstLook.await();
             return answer.get();
         };
         try (StoredHorizon horizon = new StoredHorizon(probe, 1_000, 0, nanos::get)) {
             long expected = StoredHorizon.finalBefore(STORED_BEFORE_MS, 0, 5_000_000);
             assertThat(horizon.finalBeforeMicros(FIVE_SECONDS)).isEqualTo(Long.MIN_VALUE); // asked, not answered yet
+            firstLook.countDown();
             waitFor(() -> horizon.finalBeforeMicros(FIVE_SECONDS) == expected);
             assertThat(asked.get()).isEqualTo(1); // within the refresh period: not asked again
 
