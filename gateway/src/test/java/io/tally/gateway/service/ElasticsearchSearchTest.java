@@ -9,9 +9,10 @@ import io.tally.common.ElasticsearchClientSecurity;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -22,14 +23,15 @@ class ElasticsearchSearchTest {
             "{\"error\":{\"type\":\"search_phase_execution_exception\",\"reason\":\"all shards failed\"},\"status\":503}";
 
     private HttpServer server;
-    private final Deque<Integer> statuses = new ArrayDeque<>();
-    private int asked;
+    private final Deque<Integer> statuses = new ConcurrentLinkedDeque<>();
+    /** Requests the server took, counted on its own thread. */
+    private final AtomicInteger asked = new AtomicInteger();
 
     private ElasticsearchSearch searchAnswering(List<Integer> script) throws Exception {
         statuses.addAll(script);
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.createContext("/", exchange -> {
-            asked++;
+            asked.incrementAndGet();
             int status = statuses.isEmpty() ? 200 : statuses.poll();
             byte[] body = (status == 200 ? HITS : ALL_SHARDS_FAILED).getBytes(StandardCharsets.UTF_8);
             exchange.sendResponseHeaders(status, body.length);
@@ -55,7 +57,7 @@ class ElasticsearchSearchTest {
                         .path("hits")
                         .isObject())
                 .isTrue();
-        assertThat(asked).isEqualTo(3);
+        assertThat(asked.get()).isEqualTo(3);
     }
 
     @Test
@@ -64,7 +66,7 @@ class ElasticsearchSearchTest {
         assertThatThrownBy(() -> search.search("tally-playback", JsonNodeFactory.instance.objectNode()))
                 .isInstanceOf(ServiceException.class)
                 .hasMessageContaining("503");
-        assertThat(asked).isEqualTo(4); // the first ask and its three retries
+        assertThat(asked.get()).isEqualTo(4); // the first ask and its three retries
     }
 
     @Test
@@ -73,6 +75,6 @@ class ElasticsearchSearchTest {
         assertThatThrownBy(() -> search.search("tally-playback", JsonNodeFactory.instance.objectNode()))
                 .isInstanceOf(ServiceException.class)
                 .hasMessageContaining("400");
-        assertThat(asked).isEqualTo(1);
+        assertThat(asked.get()).isEqualTo(1);
     }
 }
