@@ -30,7 +30,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BiFunction;
 import java.util.function.Function;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tally.v1.CounterEvent;
@@ -150,7 +149,8 @@ final class GatewayHttpApi {
                 (body, now) -> parser.counter(body, false, now),
                 Mode.BY_COUNTER_TYPE,
                 this::countAfterWrite);
-        readAsync(r, "/v1/counter/GetCount", this::getCount);
+        String getCount = "/v1/counter/GetCount";
+        post(r, getCount, (request, body) -> answer(request, getCount, getCount(body)));
         read(
                 r,
                 "/v1/counter/Recount",
@@ -244,7 +244,7 @@ final class GatewayHttpApi {
     }
 
     /** AddAndGetCount's answer: the count with the write just made (see CounterQueries). */
-    private ObjectNode countAfterWrite(WriteBatch batch) {
+    private Buffer countAfterWrite(WriteBatch batch) {
         CounterEvent e = (CounterEvent) batch.records().get(0).value();
         return ReadRequests.count(counters.countAfterWrite(
                 batch.namespace(),
@@ -262,7 +262,7 @@ final class GatewayHttpApi {
             String path,
             BiFunction<JsonNode, Long, WriteBatch> parse,
             Mode mode,
-            Function<WriteBatch, ObjectNode> followUp) {
+            Function<WriteBatch, Buffer> followUp) {
         post(r, path, (request, body) -> handleWrite(request, body, parse, mode, followUp));
     }
 
@@ -272,7 +272,21 @@ final class GatewayHttpApi {
      */
     @FunctionalInterface
     private interface PostHandler {
-        void answer(HttpServerRequest request, Supplier<JsonNode> body);
+        void answer(HttpServerRequest request, RequestBody body);
+    }
+
+    /**
+     * A POST's body as it arrived (null when empty), read when a handler asks: as a tree, or as
+     * flat string fields where it is only that (FlatStringFields; null otherwise).
+     */
+    private record RequestBody(String contentType, Buffer buffer, String routePath) {
+        JsonNode tree() {
+            return RequestJson.body(contentType, buffer, HttpMethod.POST, routePath);
+        }
+
+        String[] flat(String... names) {
+            return buffer == null || !RequestJson.isJson(contentType) ? null : FlatStringFields.read(buffer, names);
+        }
     }
 
     /**
@@ -287,7 +301,12 @@ final class GatewayHttpApi {
                 if (ctx.request().method() != HttpMethod.POST) {
                     throw new ServiceException(ErrorCode.METHOD_NOT_ALLOWED, path + " takes POST", null);
                 }
-                handler.answer(ctx.request(), () -> RequestJson.body(ctx));
+                handler.answer(
+                        ctx.request(),
+                        new RequestBody(
+                                ctx.request().getHeader("Content-Type"),
+                                ctx.body().buffer(),
+                                path));
             });
         });
         direct.put(
@@ -298,10 +317,9 @@ final class GatewayHttpApi {
                                 request,
                                 () -> handler.answer(
                                         request,
-                                        () -> RequestJson.body(
+                                        new RequestBody(
                                                 request.getHeader("Content-Type"),
                                                 buffer.length() == 0 ? null : buffer,
-                                                HttpMethod.POST,
                                                 path)))));
     }
 
@@ -363,16 +381,13 @@ final class GatewayHttpApi {
     }
 
     /**
-     * A read endpoint answered without a worker thread: the handler returns a stage that the
-     * Cassandra driver completes (GetCount: one asynchronous read on the common path).
+     * GetCount's answer, without a worker thread: a stage the view has completed, or the Cassandra
+     * driver completes (one asynchronous read on the common path). The common body is read as flat
+     * fields; any other is read as a tree, which refuses what is wrong with it.
      */
-    private void readAsync(Router r, String path, Function<JsonNode, CompletionStage<ObjectNode>> handler) {
-        post(r, path, (request, body) -> answer(request, path, handler.apply(body.get())));
-    }
-
-    /** GetCount's answer to a JSON body. */
-    private CompletionStage<ObjectNode> getCount(JsonNode body) {
-        ReadRequests.CounterRef c = reads.counter(body);
+    private CompletionStage<Buffer> getCount(RequestBody body) {
+        String[] fields = body.flat("namespace", "counter_name");
+        ReadRequests.CounterRef c = fields != null ? reads.counter(fields[0], fields[1]) : reads.counter(body.tree());
         return counters.getCount(c.namespace(), c.counter()).thenApply(ReadRequests::count);
     }
 
@@ -380,8 +395,8 @@ final class GatewayHttpApi {
      * Answers a request with a read's result: at once when the stage is already done (the view
      * answered: no hop back to the loop), else on the request's event loop when it completes.
      */
-    private static void answer(HttpServerRequest request, String path, CompletionStage<ObjectNode> answer) {
-        CompletableFuture<ObjectNode> done = answer.toCompletableFuture();
+    private static void answer(HttpServerRequest request, String path, CompletionStage<Buffer> answer) {
+        CompletableFuture<Buffer> done = answer.toCompletableFuture();
         if (done.isDone() && !done.isCompletedExceptionally()) {
             ok(request.response(), done.join());
             return;
@@ -415,20 +430,20 @@ final class GatewayHttpApi {
         }
     }
 
-    private static void ok(HttpServerResponse response, ObjectNode reply) {
+    private static void ok(HttpServerResponse response, Buffer reply) {
         response.setStatusCode(200)
                 .putHeader("Content-Type", "application/json")
-                .end(json(reply));
+                .end(reply);
     }
 
     private void handleWrite(
             HttpServerRequest request,
-            Supplier<JsonNode> parsed,
+            RequestBody parsed,
             BiFunction<JsonNode, Long, WriteBatch> parse,
             Mode mode,
-            Function<WriteBatch, ObjectNode> followUp) {
+            Function<WriteBatch, Buffer> followUp) {
         writes.checkOpen();
-        JsonNode body = parsed.get();
+        JsonNode body = parsed.tree();
         long nowMillis = System.currentTimeMillis();
         WriteBatch batch = parse.apply(body, nowMillis * 1000);
         boolean durable = mode == Mode.SYNC
@@ -443,30 +458,36 @@ final class GatewayHttpApi {
                     } else if (followUp != null) {
                         answerWith(context, request, followUp, batch);
                     } else {
-                        ObjectNode reply = JSON.createObjectNode()
-                                .put("accepted", batch.records().size());
-                        if (!batch.generatedIds().isEmpty()) {
-                            reply.set("eventIds", JSON.valueToTree(batch.eventIds()));
-                            reply.set("generatedEventIds", JSON.valueToTree(batch.generatedIds()));
-                        }
                         request.response()
                                 .setStatusCode(durable ? 200 : 202)
                                 .putHeader("Content-Type", "application/json")
-                                .end(json(reply));
+                                .end(accepted(batch));
                     }
                 }));
     }
 
+    /**
+     * A write's answer: {"accepted": n}, written as bytes when every id was the caller's (the common
+     * answer; a tree and its serializer cost more than the answer), with the ids when some were made here.
+     */
+    static Buffer accepted(WriteBatch batch) {
+        if (batch.generatedIds().isEmpty()) {
+            return Buffer.buffer("{\"accepted\":" + batch.records().size() + "}");
+        }
+        ObjectNode reply =
+                JSON.createObjectNode().put("accepted", batch.records().size());
+        reply.set("eventIds", JSON.valueToTree(batch.eventIds()));
+        reply.set("generatedEventIds", JSON.valueToTree(batch.generatedIds()));
+        return json(reply);
+    }
+
     private void answerWith(
-            Context context, HttpServerRequest request, Function<WriteBatch, ObjectNode> followUp, WriteBatch batch) {
+            Context context, HttpServerRequest request, Function<WriteBatch, Buffer> followUp, WriteBatch batch) {
         context.owner()
-                .<ObjectNode>executeBlocking(() -> followUp.apply(batch), false)
+                .<Buffer>executeBlocking(() -> followUp.apply(batch), false)
                 .onComplete(res -> {
                     if (res.succeeded()) {
-                        request.response()
-                                .setStatusCode(200)
-                                .putHeader("Content-Type", "application/json")
-                                .end(json(res.result()));
+                        ok(request.response(), res.result());
                     } else if (res.cause() instanceof ServiceException e) {
                         HttpErrors.send(request, e);
                     } else {

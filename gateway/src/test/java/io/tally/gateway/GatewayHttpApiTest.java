@@ -154,6 +154,11 @@ class GatewayHttpApiTest {
                 "/v1/counter/GetCount | `{\"namespace\":\"video_views\",\"counter\":\"c\"}` | 400 | UNKNOWN_FIELD | counter",
                 "/v1/counter/GetCount | `{\"namespace\":\"playback\",\"counter_name\":\"c\"}` | 400 | WRONG_NAMESPACE_KIND | namespace",
                 "/v1/counter/GetCount | `{\"namespace\":\"video_views\"}` | 400 | MISSING_FIELD | counter_name",
+                "/v1/counter/GetCount | `{\"namespace\":\"Bad Name\",\"counter_name\":\"c\"}` | 400 | INVALID_NAME | namespace",
+                "/v1/counter/GetCount | `{\"namespace\":\"video_views\",\"counter_name\":\"\"}` | 400 | INVALID_FIELD | counter_name",
+                "/v1/counter/GetCount | `{\"namespace\":\"video_views\",\"counter_name\":\"a\\u0007b\"}` | 400 | INVALID_FIELD | counter_name",
+                "/v1/counter/GetCount | `{\"namespace\":\"video_views\",\"counter_name\":7}` | 400 | INVALID_FIELD | counter_name",
+                "/v1/counter/GetCount | `{\"namespace\":\"video_views\",\"counter_name\":\"c\",\"counter_name\":\"d\",\"x\":1}` | 400 | UNKNOWN_FIELD | x",
                 "/v1/counter/Recount | `{\"namespace\":\"video_views\"}` | 400 | MISSING_FIELD | counter_name",
                 "/v1/timeseries/WriteEventRecords | `{\"namespace\":\"playback\",\"events\":[]}` | 400 | INVALID_FIELD | events",
                 "/v1/timeseries/WriteEventRecordsSync | `{\"namespace\":\"playback\",\"events\":[{\"timeSeriesId\":\"a\",\"eventTime\":\"NOW\",\"eventItems\":[{\"eventItemKey\":\"k\",\"eventItemValue\":\"%%%\"}]}]}` | 400 | INVALID_BASE64 | events[0].eventItems[0].eventItemValue",
@@ -262,6 +267,19 @@ class GatewayHttpApiTest {
         assertThat(metrics.body())
                 .containsPattern("tally_gateway_requests_total\\{code=\"400\",endpoint=\"" + endpoint + "\"} [1-9]")
                 .contains("tally_gateway_request_seconds_count{endpoint=\"" + endpoint + "\"}");
+    }
+
+    /** A write's answer written as bytes is what Jackson wrote for its tree. */
+    @org.junit.jupiter.api.Test
+    void theAcceptedAnswerIsJacksonsOwn() throws Exception {
+        io.tally.gateway.service.WriteBatch batch = new io.tally.gateway.service.WriteBatch(
+                null, java.util.Collections.nCopies(3, null), java.util.List.of("a", "b", "c"), java.util.List.of());
+        assertThat(GatewayHttpApi.accepted(batch).toString(StandardCharsets.UTF_8))
+                .isEqualTo(JSON.writeValueAsString(JSON.createObjectNode().put("accepted", 3)));
+        io.tally.gateway.service.WriteBatch generated = new io.tally.gateway.service.WriteBatch(
+                null, java.util.Collections.nCopies(2, null), java.util.List.of("a", "b"), java.util.List.of(1));
+        assertThat(JSON.readTree(GatewayHttpApi.accepted(generated).getBytes()))
+                .isEqualTo(JSON.readTree("{\"accepted\":2,\"eventIds\":[\"a\",\"b\"],\"generatedEventIds\":[1]}"));
     }
 
     @ParameterizedTest(name = "Content-Length {0}: {1}")
