@@ -26,13 +26,8 @@ final class FlatStringFields {
      * of those string fields in any order; else null.
      */
     static String[] read(Buffer body, String... names) {
-        ByteBuf bytes = body.getByteBuf();
-        if (!bytes.hasArray()) {
-            return null;
-        }
-        try (JsonParser p =
-                FACTORY.createParser(bytes.array(), bytes.arrayOffset() + bytes.readerIndex(), bytes.readableBytes())) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
+        try (JsonParser p = open(body)) {
+            if (p == null || p.nextToken() != JsonToken.START_OBJECT) {
                 return null;
             }
             String[] values = new String[names.length];
@@ -58,7 +53,19 @@ final class FlatStringFields {
         }
     }
 
-    private static int indexOf(String[] names, String name) {
+    /**
+     * A streaming parser over the body where it lies (no copy), or null when the body is not on the
+     * heap; Jackson's defaults, the tree's own.
+     */
+    static JsonParser open(Buffer body) throws IOException {
+        ByteBuf bytes = body.getByteBuf();
+        if (!bytes.hasArray()) {
+            return null;
+        }
+        return FACTORY.createParser(bytes.array(), bytes.arrayOffset() + bytes.readerIndex(), bytes.readableBytes());
+    }
+
+    static int indexOf(String[] names, String name) {
         for (int i = 0; i < names.length; i++) {
             if (names[i].equals(name)) {
                 return i;

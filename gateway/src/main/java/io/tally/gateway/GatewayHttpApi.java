@@ -28,7 +28,6 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -141,12 +140,12 @@ final class GatewayHttpApi {
         Router r = Router.router(vertx);
         r.route().handler(this::timeRequest);
         r.route().handler(BodyHandler.create().setBodyLimit(maxBodyBytes).setHandleFileUploads(false));
-        write(r, "/v1/counter/AddCount", (body, now) -> parser.counter(body, false, now), Mode.BY_COUNTER_TYPE);
-        write(r, "/v1/counter/ClearCount", (body, now) -> parser.counter(body, true, now), Mode.BY_COUNTER_TYPE);
+        write(r, "/v1/counter/AddCount", (body, now) -> parser.counter(body.tree(), false, now), Mode.BY_COUNTER_TYPE);
+        write(r, "/v1/counter/ClearCount", (body, now) -> parser.counter(body.tree(), true, now), Mode.BY_COUNTER_TYPE);
         write(
                 r,
                 "/v1/counter/AddAndGetCount",
-                (body, now) -> parser.counter(body, false, now),
+                (body, now) -> parser.counter(body.tree(), false, now),
                 Mode.BY_COUNTER_TYPE,
                 this::countAfterWrite);
         String getCount = "/v1/counter/GetCount";
@@ -156,8 +155,8 @@ final class GatewayHttpApi {
                 "/v1/counter/Recount",
                 ctx -> NamespaceAdminApi.authorize(admin.token(), ctx),
                 body -> ReadRequests.recounted(recount.recount(reads.recount(body))));
-        write(r, "/v1/timeseries/WriteEventRecords", (body, now) -> parser.events(body, now), Mode.ASYNC);
-        write(r, "/v1/timeseries/WriteEventRecordsSync", (body, now) -> parser.events(body, now), Mode.SYNC);
+        write(r, "/v1/timeseries/WriteEventRecords", this::events, Mode.ASYNC);
+        write(r, "/v1/timeseries/WriteEventRecordsSync", this::events, Mode.SYNC);
         read(r, "/v1/timeseries/ReadEventRecords", body -> {
             TimeSeriesQueries.ReadQuery q = reads.readEvents(body);
             return ReadRequests.page(q.timeSeriesId(), timeSeries.read(q));
@@ -239,7 +238,7 @@ final class GatewayHttpApi {
         BY_COUNTER_TYPE
     }
 
-    private void write(Router r, String path, BiFunction<JsonNode, Long, WriteBatch> parse, Mode mode) {
+    private void write(Router r, String path, WriteParse parse, Mode mode) {
         write(r, path, parse, mode, null);
     }
 
@@ -257,13 +256,23 @@ final class GatewayHttpApi {
      * A write endpoint; with a follow-up, the answer is the follow-up's result, computed on a
      * worker thread once the write is acknowledged (or sent, for fire-and-forget types).
      */
-    private void write(
-            Router r,
-            String path,
-            BiFunction<JsonNode, Long, WriteBatch> parse,
-            Mode mode,
-            Function<WriteBatch, Buffer> followUp) {
+    private void write(Router r, String path, WriteParse parse, Mode mode, Function<WriteBatch, Buffer> followUp) {
         post(r, path, (request, body) -> handleWrite(request, body, parse, mode, followUp));
+    }
+
+    /** A write's records from its body and the time it arrived (µs); it may throw a refusal. */
+    @FunctionalInterface
+    private interface WriteParse {
+        WriteBatch parse(RequestBody body, long nowMicros);
+    }
+
+    /**
+     * WriteEventRecords(Sync)'s batch: the common body read without a tree; any other, or one that
+     * is refused, read as a tree, whose refusal names the field.
+     */
+    private WriteBatch events(RequestBody body, long nowMicros) {
+        WriteBatch common = body.isJson() ? parser.commonEvents(body.buffer(), nowMicros) : null;
+        return common != null ? common : parser.events(body.tree(), nowMicros);
     }
 
     /**
@@ -285,7 +294,12 @@ final class GatewayHttpApi {
         }
 
         String[] flat(String... names) {
-            return buffer == null || !RequestJson.isJson(contentType) ? null : FlatStringFields.read(buffer, names);
+            return isJson() ? FlatStringFields.read(buffer, names) : null;
+        }
+
+        /** A body of the JSON content type, to be read. */
+        boolean isJson() {
+            return buffer != null && RequestJson.isJson(contentType);
         }
     }
 
@@ -439,13 +453,12 @@ final class GatewayHttpApi {
     private void handleWrite(
             HttpServerRequest request,
             RequestBody parsed,
-            BiFunction<JsonNode, Long, WriteBatch> parse,
+            WriteParse parse,
             Mode mode,
             Function<WriteBatch, Buffer> followUp) {
         writes.checkOpen();
-        JsonNode body = parsed.tree();
         long nowMillis = System.currentTimeMillis();
-        WriteBatch batch = parse.apply(body, nowMillis * 1000);
+        WriteBatch batch = parse.parse(parsed, nowMillis * 1000);
         boolean durable = mode == Mode.SYNC
                 || (mode == Mode.BY_COUNTER_TYPE
                         && batch.namespace().counterType().durable());

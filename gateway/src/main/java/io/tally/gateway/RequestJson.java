@@ -114,12 +114,17 @@ final class RequestJson {
         if (!v.isTextual()) {
             throw new ServiceException(ErrorCode.INVALID_FIELD, path + " must be an ISO-8601 timestamp string", path);
         }
+        return instantMicros(v.asText(), path);
+    }
+
+    /** The same from the string sent. */
+    static long instantMicros(String text, String path) {
         try {
-            return Micros.parse(v.asText());
+            return Micros.parse(text);
         } catch (DateTimeParseException | ArithmeticException e) {
             throw new ServiceException(
                     ErrorCode.INVALID_FIELD,
-                    path + " '" + v.asText() + "' is not an ISO-8601 timestamp such as 2024-10-03T21:24:23.988Z",
+                    path + " '" + text + "' is not an ISO-8601 timestamp such as 2024-10-03T21:24:23.988Z",
                     path);
         }
     }

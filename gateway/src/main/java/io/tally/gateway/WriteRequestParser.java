@@ -14,6 +14,7 @@ import io.tally.model.Topics;
 import io.tally.namespace.FieldValues;
 import io.tally.namespace.NamespaceConfig;
 import io.tally.namespace.NamespaceConfig.FieldType;
+import io.vertx.core.buffer.Buffer;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -121,11 +122,7 @@ final class WriteRequestParser {
                     events.size() + " events in one request; the limit is " + maxEvents,
                     "events");
         }
-        List<Outgoing> out = new ArrayList<>(events.size());
-        List<String> ids = new ArrayList<>(events.size());
-        List<Integer> generated = new ArrayList<>();
-        long version = namespaces.version(ns.name()); // once a request: its events share the namespace
-        long created = namespaces.createdMicros(ns.name());
+        EventsBatch batch = new EventsBatch(ns, events.size());
         for (int i = 0; i < events.size(); i++) {
             String p = "events[" + i + "]";
             JsonNode e = RequestJson.object(events.get(i), p);
@@ -133,10 +130,6 @@ final class WriteRequestParser {
             long eventTime = RequestJson.instantMicros(e, "eventTime", p + ".eventTime");
             checkWindow(ns, eventTime, nowMicros, p + ".eventTime");
             String eventId = RequestJson.optionalText(e, "eventId", p + ".eventId", maxIdLength);
-            if (eventId == null) {
-                eventId = UUID.randomUUID().toString();
-                generated.add(i);
-            }
             JsonNode items = RequestJson.array(e, "eventItems", p + ".eventItems");
             if (items.size() > maxItems) {
                 throw new ServiceException(
@@ -144,43 +137,142 @@ final class WriteRequestParser {
                         items.size() + " items in " + p + "; the limit is " + maxItems,
                         p + ".eventItems");
             }
-            List<EventItem> avroItems = new ArrayList<>(items.size());
-            // an upper bound of the Avro encoding: strings and bytes plus a length varint each
-            long encoded = 64L + utf8Length(ns.name()) + utf8Length(tsid) + utf8Length(eventId);
-            long payloadDigest = Fnv64.OFFSET;
+            EventDraft draft = batch.event(i, tsid, eventTime, eventId, items.size());
             for (int j = 0; j < items.size(); j++) {
                 String ip = p + ".eventItems[" + j + "]";
                 JsonNode item = RequestJson.object(items.get(j), ip);
                 String key = RequestJson.text(item, "eventItemKey", ip + ".eventItemKey", maxIdLength);
                 byte[] value = base64(item, ip + ".eventItemValue");
                 checkMapped(ns, key, value, ip + ".eventItemValue");
-                avroItems.add(new EventItem(key, ByteBuffer.wrap(value)));
-                encoded += 10L + utf8Length(key) + value.length;
-                payloadDigest = fnv(fnv(fnv(payloadDigest, key.getBytes(StandardCharsets.UTF_8)), SEPARATOR), value);
-                payloadDigest = fnv(payloadDigest, SEPARATOR);
+                draft.add(key, value);
             }
-            if (encoded > maxEventBytes) {
+            batch.add(draft, p);
+        }
+        return batch.done();
+    }
+
+    /**
+     * The same batch from WriteEventRecords' common body read without a tree (EventRecordsBody), with
+     * the same checks; null when the body is not of that shape or any check refuses it: the tree
+     * path then reads it, and its refusal names the field as it always has.
+     */
+    WriteBatch commonEvents(Buffer body, long nowMicros) {
+        EventRecordsBody.Body common = EventRecordsBody.read(body, maxEvents, maxItems);
+        if (common == null) {
+            return null;
+        }
+        try {
+            return events(common, nowMicros);
+        } catch (ServiceException refused) {
+            return null;
+        }
+    }
+
+    private WriteBatch events(EventRecordsBody.Body body, long nowMicros) {
+        NamespaceConfig ns = namespaces.require(
+                RequestJson.checkedId(body.namespace(), "namespace", maxIdLength), NamespaceConfig.Kind.TIMESERIES);
+        EventsBatch batch = new EventsBatch(ns, body.events().size());
+        for (int i = 0; i < body.events().size(); i++) {
+            EventRecordsBody.Event e = body.events().get(i);
+            String p = "events[" + i + "]";
+            String tsid = RequestJson.checkedId(e.timeSeriesId(), p + ".timeSeriesId", maxIdLength);
+            long eventTime = RequestJson.instantMicros(e.eventTime(), p + ".eventTime");
+            checkWindow(ns, eventTime, nowMicros, p + ".eventTime");
+            String eventId =
+                    e.eventId() == null ? null : RequestJson.checkedId(e.eventId(), p + ".eventId", maxIdLength);
+            EventDraft draft =
+                    batch.event(i, tsid, eventTime, eventId, e.items().size());
+            // a refusal here is never answered (the tree path names it), so the items' paths go unnumbered
+            for (EventRecordsBody.Item item : e.items()) {
+                String key = RequestJson.checkedId(item.key(), p + ".eventItems[].eventItemKey", maxIdLength);
+                byte[] value = base64(item.base64Value(), p + ".eventItems[].eventItemValue");
+                checkMapped(ns, key, value, p + ".eventItems[].eventItemValue");
+                draft.add(key, value);
+            }
+            batch.add(draft, p);
+        }
+        return batch.done();
+    }
+
+    /** The records of one request's events, as they are accepted one by one. */
+    private final class EventsBatch {
+        private final NamespaceConfig ns;
+        private final long version;
+        private final long created;
+        private final List<Outgoing> out;
+        private final List<String> ids;
+        private final List<Integer> generated = new ArrayList<>();
+
+        EventsBatch(NamespaceConfig ns, int events) {
+            this.ns = ns;
+            this.version = namespaces.version(ns.name()); // once a request: its events share the namespace
+            this.created = namespaces.createdMicros(ns.name());
+            this.out = new ArrayList<>(events);
+            this.ids = new ArrayList<>(events);
+        }
+
+        /** Event i, its id made here when the caller sent none. */
+        EventDraft event(int i, String tsid, long eventTime, String eventId, int items) {
+            if (eventId == null) {
+                eventId = UUID.randomUUID().toString();
+                generated.add(i);
+            }
+            return new EventDraft(ns.name(), tsid, eventTime, eventId, items);
+        }
+
+        /** The event with its items, refused when its encoding would be too large. */
+        void add(EventDraft d, String path) {
+            if (d.encoded > maxEventBytes) {
                 throw new ServiceException(
                         ErrorCode.EVENT_TOO_LARGE,
-                        p + " is about " + encoded + " bytes encoded; the limit is " + maxEventBytes
+                        path + " is about " + d.encoded + " bytes encoded; the limit is " + maxEventBytes
                                 + " (max.event.bytes, under Kafka's 1 MiB message limit)",
-                        p);
+                        path);
             }
             TimeSeriesEvent rec =
-                    new TimeSeriesEvent(ns.name(), tsid, Micros.toInstant(eventTime), eventId, avroItems, SOURCE);
+                    new TimeSeriesEvent(ns.name(), d.tsid, Micros.toInstant(d.eventTime), d.eventId, d.items, SOURCE);
             out.add(new Outgoing(
                     TIMESERIES_TOPIC,
-                    ns.name() + "/" + tsid,
+                    ns.name() + "/" + d.tsid,
                     rec,
-                    digest(KeyParts.join(ns.name(), created, tsid, eventTime, eventId)),
-                    payloadDigest,
+                    digest(KeyParts.join(ns.name(), created, d.tsid, d.eventTime, d.eventId)),
+                    d.payloadDigest,
                     version,
                     created,
-                    eventTime,
-                    p + ".eventTime"));
-            ids.add(eventId);
+                    d.eventTime,
+                    path + ".eventTime"));
+            ids.add(d.eventId);
         }
-        return new WriteBatch(ns, out, ids, generated);
+
+        WriteBatch done() {
+            return new WriteBatch(ns, out, ids, generated);
+        }
+    }
+
+    /** One event's items as they are read, with an upper bound of its encoding and its payload's digest. */
+    private static final class EventDraft {
+        final String tsid;
+        final long eventTime;
+        final String eventId;
+        final List<EventItem> items;
+        // an upper bound of the Avro encoding: strings and bytes plus a length varint each
+        long encoded;
+        long payloadDigest = Fnv64.OFFSET;
+
+        EventDraft(String namespace, String tsid, long eventTime, String eventId, int items) {
+            this.tsid = tsid;
+            this.eventTime = eventTime;
+            this.eventId = eventId;
+            this.items = new ArrayList<>(items);
+            this.encoded = 64L + utf8Length(namespace) + utf8Length(tsid) + utf8Length(eventId);
+        }
+
+        void add(String key, byte[] value) {
+            items.add(new EventItem(key, ByteBuffer.wrap(value)));
+            byte[] keyBytes = key.getBytes(StandardCharsets.UTF_8);
+            encoded += 10L + keyBytes.length + value.length;
+            payloadDigest = fnv(fnv(fnv(fnv(payloadDigest, keyBytes), SEPARATOR), value), SEPARATOR);
+        }
     }
 
     private byte[] base64(JsonNode item, String path) {
@@ -191,7 +283,10 @@ final class WriteRequestParser {
         if (!v.isTextual()) {
             throw new ServiceException(ErrorCode.INVALID_FIELD, path + " must be a base64 string", path);
         }
-        String s = v.asText();
+        return base64(v.asText(), path);
+    }
+
+    private byte[] base64(String s, String path) {
         if ((long) s.length() * 3 / 4 > maxValueBytes + 3) {
             throw new ServiceException(
                     ErrorCode.VALUE_TOO_LARGE, path + " is larger than " + maxValueBytes + " bytes", path);

@@ -8,6 +8,7 @@ import io.tally.gateway.service.ServiceException;
 import io.tally.gateway.service.WriteBatch;
 import io.tally.model.Micros;
 import io.tally.namespace.NamespaceCatalog;
+import io.vertx.core.buffer.Buffer;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Map;
@@ -143,10 +144,12 @@ class WriteRequestParserTest {
         }
     }
 
-    @Test
-    void everyRejectionHasStatusCodeAndField() {
-        String ev = "{'timeSeriesId':'a','eventTime':'2026-11-22T10:00:00Z','eventItems':[]}";
-        Object[][] cases = {
+    static final String EV = "{'timeSeriesId':'a','eventTime':'2026-11-22T10:00:00Z','eventItems':[]}";
+
+    /** Refused WriteEventRecords bodies: the body, its status, code and field. */
+    static Object[][] refusedEvents() {
+        String ev = EV;
+        return new Object[][] {
             {"{'namespace':'nope','events':[" + ev + "]}", 404, "UNKNOWN_NAMESPACE", "namespace"},
             {"{'namespace':'Nope!','events':[" + ev + "]}", 400, "INVALID_NAME", "namespace"},
             {"{'namespace':'video_views','events':[" + ev + "]}", 400, "WRONG_NAMESPACE_KIND", "namespace"},
@@ -218,7 +221,11 @@ class WriteRequestParserTest {
                 "events[0].eventItems[1].eventItemValue"
             },
         };
-        for (Object[] c : cases) {
+    }
+
+    @Test
+    void everyRejectionHasStatusCodeAndField() {
+        for (Object[] c : refusedEvents()) {
             ServiceException e = error(() -> parseEvents((String) c[0]));
             assertThat(new Object[] {HttpErrors.status(e.kind()), e.code(), e.field()})
                     .as((String) c[0])
@@ -239,6 +246,59 @@ class WriteRequestParserTest {
         assertThat(parseCounterOk("{'namespace':'page_hits','counter_name':'emoji\\ud83d\\ude00','delta':1}"))
                 .isTrue();
         assertThat(control.field()).isEqualTo("counter_name");
+    }
+
+    static Buffer body(String s) {
+        return Buffer.buffer(s.replace('\'', '"'));
+    }
+
+    @Test
+    void theCommonBodyWithoutATreeMakesTheTreesBatch() throws Exception {
+        String[] bodies = {
+            "{'namespace':'playback','events':[{'timeSeriesId':'profile100','eventTime':'2026-11-22T09:59:59.988Z',"
+                    + "'eventId':'e1','eventItems':[{'eventItemKey':'deviceType','eventItemValue':'aW9z'}]}]}",
+            // fields in any order, whitespace, escapes, characters outside ASCII, an offset, two items
+            " { \n 'events' : [ { 'eventItems':[{'eventItemValue':'dHY=','eventItemKey':'deviceType'},"
+                    + "{'eventItemKey':'duration','eventItemValue':'MTI='}], 'eventId':'id\\u00e9\\'q',"
+                    + "'eventTime':'2026-11-22T10:59:59+01:00','timeSeriesId':'caf\u00e9 \ud83d\ude00'} ],"
+                    + "'namespace':'playback' } ",
+            "{'namespace':'playback','events':[" + EV.replace("'eventItems'", "'eventId':'x','eventItems'") + ","
+                    + EV.replace("'a'", "'b'").replace("'eventItems'", "'eventId':'y','eventItems'") + "]}",
+        };
+        for (String b : bodies) {
+            WriteBatch tree = parser.events(json(b), NOW_MICROS);
+            WriteBatch common = parser.commonEvents(body(b), NOW_MICROS);
+            assertThat(common).as(b).isNotNull();
+            assertThat(common.records()).as(b).isEqualTo(tree.records());
+            assertThat(common.eventIds()).isEqualTo(tree.eventIds());
+            assertThat(common.generatedIds()).isEqualTo(tree.generatedIds()).isEmpty();
+            assertThat(common.namespace()).isSameAs(tree.namespace());
+        }
+        // ids made here differ between two reads; which events got one does not
+        String noIds = "{'namespace':'playback','events':[" + EV + ","
+                + EV.replace("'eventItems'", "'eventId':'z','eventItems'") + "]}";
+        WriteBatch made = parser.commonEvents(body(noIds), NOW_MICROS);
+        assertThat(made.generatedIds())
+                .isEqualTo(parser.events(json(noIds), NOW_MICROS).generatedIds())
+                .containsExactly(0);
+        assertThat(made.eventIds().get(0)).hasSize(36);
+        assertThat(made.eventIds().get(1)).isEqualTo("z");
+    }
+
+    @Test
+    void everyRefusedBodyIsLeftToTheTreeToName() {
+        for (Object[] c : refusedEvents()) {
+            assertThat(parser.commonEvents(body((String) c[0]), NOW_MICROS))
+                    .as((String) c[0])
+                    .isNull();
+        }
+        // refusals of checks the common shape passes to the tree: an id too long, a control character
+        String longId = "{'namespace':'playback','events':[" + EV.replace("'a'", "'" + "a".repeat(300) + "'") + "]}";
+        String control = "{'namespace':'playback','events':[" + EV.replace("'a'", "'a\\u0001'") + "]}";
+        for (String b : new String[] {longId, control}) {
+            assertThat(parser.commonEvents(body(b), NOW_MICROS)).as(b).isNull();
+            assertThat(error(() -> parseEvents(b)).field()).isEqualTo("events[0].timeSeriesId");
+        }
     }
 
     @Test
