@@ -127,8 +127,9 @@ final class WriteRequestParser {
             String p = "events[" + i + "]";
             JsonNode e = RequestJson.object(events.get(i), p);
             String tsid = RequestJson.text(e, "timeSeriesId", p + ".timeSeriesId", maxIdLength);
-            long eventTime = RequestJson.instantMicros(e, "eventTime", p + ".eventTime");
-            checkWindow(ns, eventTime, nowMicros, p + ".eventTime");
+            String timeField = p + ".eventTime";
+            long eventTime = RequestJson.instantMicros(e, "eventTime", timeField);
+            checkWindow(ns, eventTime, nowMicros, timeField);
             String eventId = RequestJson.optionalText(e, "eventId", p + ".eventId", maxIdLength);
             JsonNode items = RequestJson.array(e, "eventItems", p + ".eventItems");
             if (items.size() > maxItems) {
@@ -146,7 +147,7 @@ final class WriteRequestParser {
                 checkMapped(ns, key, value, ip + ".eventItemValue");
                 draft.add(key, value);
             }
-            batch.add(draft, p);
+            batch.add(draft, p, timeField);
         }
         return batch.done();
     }
@@ -176,8 +177,9 @@ final class WriteRequestParser {
             EventRecordsBody.Event e = body.events().get(i);
             String p = "events[" + i + "]";
             String tsid = RequestJson.checkedId(e.timeSeriesId(), p + ".timeSeriesId", maxIdLength);
-            long eventTime = RequestJson.instantMicros(e.eventTime(), p + ".eventTime");
-            checkWindow(ns, eventTime, nowMicros, p + ".eventTime");
+            String timeField = p + ".eventTime";
+            long eventTime = RequestJson.instantMicros(e.eventTime(), timeField);
+            checkWindow(ns, eventTime, nowMicros, timeField);
             String eventId =
                     e.eventId() == null ? null : RequestJson.checkedId(e.eventId(), p + ".eventId", maxIdLength);
             EventDraft draft =
@@ -189,7 +191,7 @@ final class WriteRequestParser {
                 checkMapped(ns, key, value, p + ".eventItems[].eventItemValue");
                 draft.add(key, value);
             }
-            batch.add(draft, p);
+            batch.add(draft, p, timeField);
         }
         return batch.done();
     }
@@ -220,8 +222,8 @@ final class WriteRequestParser {
             return new EventDraft(ns.name(), tsid, eventTime, eventId, items);
         }
 
-        /** The event with its items, refused when its encoding would be too large. */
-        void add(EventDraft d, String path) {
+        /** The event with its items, refused when its encoding would be too large; timeField names its time. */
+        void add(EventDraft d, String path, String timeField) {
             if (d.encoded > maxEventBytes) {
                 throw new ServiceException(
                         ErrorCode.EVENT_TOO_LARGE,
@@ -240,7 +242,7 @@ final class WriteRequestParser {
                     version,
                     created,
                     d.eventTime,
-                    path + ".eventTime"));
+                    timeField));
             ids.add(d.eventId);
         }
 
