@@ -79,22 +79,35 @@ class StackCpu:
         return d
 
 
-def usage(d: Path) -> float:
-    """A cgroup's CPU seconds (usage_usec of cpu.stat, which cgroup v2 keeps with no controller on)."""
+def usage(d: Path, field: str = "usage_usec") -> float:
+    """A cgroup's CPU seconds (usage_usec of cpu.stat, which cgroup v2 keeps with no controller on;
+    `field` system_usec: those spent in the kernel)."""
     try:
         for line in (d / "cpu.stat").read_text().splitlines():
-            if line.startswith("usage_usec "):
+            if line.startswith(field + " "):
                 return int(line.split()[1]) / 1e6
     except OSError:
         pass
     return 0.0
 
 
+def kernel_usage(d: Path) -> float:
+    """A cgroup's CPU seconds in the kernel (system_usec): its system calls, and the softirq work
+    the kernel charges to it, such as a loopback send's delivery to the receiving socket."""
+    return usage(d, "system_usec")
+
+
 def cores_over(cgroup: Path, seconds: float) -> float:
     """A cgroup's cores over the next `seconds`."""
-    u0, t0 = usage(cgroup), time.monotonic()
+    return cores_and_kernel_over(cgroup, seconds)[0]
+
+
+def cores_and_kernel_over(cgroup: Path, seconds: float) -> tuple[float, float]:
+    """A cgroup's cores over the next `seconds`, and of them those in the kernel."""
+    u0, k0, t0 = usage(cgroup), kernel_usage(cgroup), time.monotonic()
     time.sleep(seconds)
-    return (usage(cgroup) - u0) / (time.monotonic() - t0)
+    wall = time.monotonic() - t0
+    return (usage(cgroup) - u0) / wall, (kernel_usage(cgroup) - k0) / wall
 
 
 #: HotSpot's compiler threads ("C2 CompilerThread0", cut to 15 characters by the kernel)

@@ -27,7 +27,7 @@ from . import warmup
 from .floors import LINGER_MS, start_floor, stop
 from .http import attack_lazy, fmt, measured, settle, summary, vegeta
 from .profile import operation_load
-from .stack_cpu import StackCpu, cores_over, usage
+from .stack_cpu import StackCpu, cores_and_kernel_over, kernel_usage, usage
 from .tools import OUT, figure_path
 
 PNG = OUT / "transport.png"
@@ -60,8 +60,8 @@ def bench_transport(stack: Stack, say, seconds: float = 30, idle_s: float = 8, r
                 op = ops[name]
                 for server in (*floors, "gateway"):
                     cgroup = gateway_cgroup if server == "gateway" else cpu.cgroup(f"http-floor-{server}")
-                    before = cores_over(cgroup, idle_s)
-                    u0, t0 = usage(cgroup), time.monotonic()
+                    before, kernel_before = cores_and_kernel_over(cgroup, idle_s)
+                    u0, k0, t0 = usage(cgroup), kernel_usage(cgroup), time.monotonic()
                     if server == "gateway":
                         n, _ = loads[name]()
                         report = loads[name].report
@@ -70,10 +70,12 @@ def bench_transport(stack: Stack, say, seconds: float = 30, idle_s: float = 8, r
                             exe, urls[server] + op.path, lambda i, op=op: op.body(run, i), op.rate, seconds
                         )
                         n = round(report["requests"] * report["success"])
-                    used, wall = usage(cgroup) - u0, time.monotonic() - t0
-                    idle = (before + cores_over(cgroup, idle_s)) / 2
+                    used, kernel, wall = usage(cgroup) - u0, kernel_usage(cgroup) - k0, time.monotonic() - t0
+                    after, kernel_after = cores_and_kernel_over(cgroup, idle_s)
+                    idle, kernel_idle = (before + after) / 2, (kernel_before + kernel_after) / 2
                     entry = {
                         "us_per_request": (used - idle * wall) / max(n, 1) * 1e6,
+                        "kernel_us_per_request": (kernel - kernel_idle * wall) / max(n, 1) * 1e6,
                         "idle_cores": idle,
                         "requests": n,
                         "success": report["success"],
@@ -82,7 +84,8 @@ def bench_transport(stack: Stack, say, seconds: float = 30, idle_s: float = 8, r
                     }
                     found[name].setdefault(server, []).append(entry)
                     say(
-                        f"round {k + 1}, {name}, {server}: {entry['us_per_request']:.1f} µs of CPU a request,"
+                        f"round {k + 1}, {name}, {server}: {entry['us_per_request']:.1f} µs of CPU a request"
+                        f" ({entry['kernel_us_per_request']:.1f} in the kernel),"
                         f" p99 {entry['p99_ms']:.2f} ms, success {entry['success']:.4f}"
                     )
     finally:
@@ -91,7 +94,10 @@ def bench_transport(stack: Stack, say, seconds: float = 30, idle_s: float = 8, r
     result: dict = {"seconds": seconds, "idle_seconds": idle_s, "runs": runs, "operations": {}}
     for name, by_server in found.items():
         servers = {
-            server: {key: summary([r[key] for r in rs]) for key in ("us_per_request", "p50_ms", "p99_ms", "success")}
+            server: {
+                key: summary([r[key] for r in rs])
+                for key in ("us_per_request", "kernel_us_per_request", "p50_ms", "p99_ms", "success")
+            }
             for server, rs in by_server.items()
         }
         gateway = servers["gateway"]["us_per_request"]["median"]
@@ -140,6 +146,16 @@ def plot(result: dict, path: Path) -> Path:
             capsize=3,
             color=[COLOURS[s] for s in servers],
         )
+        kernel = [o["servers"][s].get("kernel_us_per_request") for s in servers]
+        if all(kernel):
+            ax.barh(
+                [SHORT[s] for s in servers],
+                [k["median"] for k in kernel],
+                height=0.35,
+                color="#333333",
+                label="of it in the kernel (median)",
+            )
+            ax.legend(fontsize=8, loc="lower right")
         ax.invert_yaxis()
         ax.set_xlim(left=0)
         ax.set_title(f"{o['label'].split(' (')[0]}, {o['rate']:,} req/s", fontsize=10)
@@ -155,22 +171,24 @@ def plot(result: dict, path: Path) -> Path:
 def table(result: dict) -> str:
     """The benchmarks page's transport table, from bench/out/transport.json (generated, never typed)."""
     rows = [
-        "| operation (open loop, vegeta) | server | µs of CPU a request | p50 ms | p99 ms | success"
-        " | the gateway's µs over this |",
-        "|---|---|---|---|---|---|---|",
+        "| operation (open loop, vegeta) | server | µs of CPU a request | of it in the kernel | p50 ms | p99 ms"
+        " | success | the gateway's µs over this |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for o in result["operations"].values():
         for s, e in o["servers"].items():
             ratio = f"{o['ratio_gateway_to'][s]:.2f}" if s in o["ratio_gateway_to"] else ""
             rows.append(
                 f"| {o['label']}, {o['rate']:,} req/s | {LABELS[s]} | {fmt(e['us_per_request'], 1)}"
-                f" | {fmt(e['p50_ms'])} | {fmt(e['p99_ms'])} | {fmt(e['success'], 4)} | {ratio} |"
+                f" | {fmt(e.get('kernel_us_per_request'), 1)} | {fmt(e['p50_ms'])} | {fmt(e['p99_ms'])} | {fmt(e['success'], 4)} | {ratio} |"
             )
     rows.append(
         f"\n{result['seconds']:g} s a run after a warm-up of each server, the servers interleaved (the writing"
         f" floor with the gateway's producer settings: acks=all, idempotent, linger {result.get('linger_ms', 10)} ms);"
         f" each server's CPU from its own cgroup, less its idle CPU over {result['idle_seconds']:g} s before and"
-        f" after. Median of {result['runs']} rounds (min-max), "
+        f" after; of it in the kernel: the same from the cgroup's system time (its system calls, and"
+        f" the loopback's delivery to the receiving socket that the kernel does on the sender's time)."
+        f" Median of {result['runs']} rounds (min-max), "
         + measured(result, "transport", "plot `bench/out/transport.png`")
         + "."
     )

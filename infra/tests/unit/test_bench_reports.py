@@ -568,7 +568,13 @@ def transport_report() -> dict:
         return {"median": m, "min": m * 0.9, "max": m * 1.1, "runs": [m * 0.9, m, m * 1.1]}
 
     def server(us: float) -> dict:
-        return {"us_per_request": s(us), "p50_ms": s(0.1), "p99_ms": s(0.5), "success": s(1.0)}
+        return {
+            "us_per_request": s(us),
+            "kernel_us_per_request": s(us / 2),
+            "p50_ms": s(0.1),
+            "p99_ms": s(0.5),
+            "success": s(1.0),
+        }
 
     return {
         "seconds": 30,
@@ -609,7 +615,20 @@ def test_the_transport_table_puts_the_gateway_over_each_floor_of_its_operation()
     assert rows[0].endswith("| 1.75 |") and rows[1].endswith("| 1.40 |") and rows[2].endswith("|  |")
     assert rows[3].startswith("| durable AddCount, 1,000 req/s |") and rows[3].endswith("| 1.50 |")
     assert "16.0 (14.4-17.6)" in rows[0] and "linger 10 ms" in t
+    assert rows[0].split("|")[4].strip() == "8.0 (7.2-8.8)"  # of it in the kernel
     assert "`c0ffee`" in t and "`./tally bench transport`" in t
+
+
+def test_a_transport_report_from_before_the_kernel_share_still_renders(tmp_path):
+    from tally_bench.transport import plot, table
+
+    old = transport_report()
+    for o in old["operations"].values():
+        for e in o["servers"].values():
+            del e["kernel_us_per_request"]
+    rows = [line for line in table(old).splitlines() if line.startswith("| ") and "µs" not in line]
+    assert all(r.split("|")[4].strip() == "-" for r in rows)
+    assert plot(old, tmp_path / "transport.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_the_transport_plot_is_a_png(tmp_path):
