@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tally.component_cgroups import JOIN
 from tally.components.base import JAVA
+from tally.components.java_service import shaded_jar
 from tally.stack import Stack
 
 from .tools import bench_jar, free_port
@@ -19,11 +20,19 @@ FLOOR_TOPIC = "bench.ceiling"  # ProducerPerformance's topic: three partitions, 
 LINGER_MS = os.environ.get("TALLY_GATEWAY_PRODUCER_LINGER_MS", "10")
 
 
+#: the floor on Vert.x 5 and Netty 4.2: a module and jar of its own (Vert.x 4 and 5 cannot share a classpath)
+VERTX5 = ("bench/vertx5-floor", "tally-bench-vertx5-floor", "io.tally.bench.http5.Vertx5FloorServer")
+
+
 def start_floor(kind: str, cgroup: Path, stack: Stack) -> tuple[subprocess.Popen, str]:
-    """An HttpFloorServer of `kind` (netty, vertx, vertx-kafka) in `cgroup`, listening; (its
-    process, its URL)."""
+    """An HttpFloorServer of `kind` (netty, vertx, vertx-kafka; vertx5: Vertx5FloorServer) in
+    `cgroup`, listening; (its process, its URL)."""
     port = free_port()
-    cmd = [JAVA, "-Xmx256m", "-cp", str(bench_jar()), "io.tally.bench.http.HttpFloorServer", kind, str(port)]
+    if kind == "vertx5":
+        jar, main = shaded_jar(VERTX5[0], VERTX5[1]), VERTX5[2]
+    else:
+        jar, main = bench_jar(), "io.tally.bench.http.HttpFloorServer"
+    cmd = [JAVA, "-Xmx256m", "-cp", str(jar), main, kind, str(port)]
     if kind == "vertx-kafka":
         compression = stack.s.get("TALLY_GATEWAY_PRODUCER_COMPRESSION")
         cmd += [stack.component("kafka").bootstrap, FLOOR_TOPIC, LINGER_MS, compression]

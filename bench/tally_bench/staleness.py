@@ -32,7 +32,7 @@ JOBS = ("jobs/src/main",)
 RUNQ = ("connectors/runq-exporter",)
 #: the benchmarks' Java tools: producers and the Cassandra ceiling; the transport's floor servers
 TOOLS = ("bench/src/main/java/io/tally/bench/jobs", "bench/src/main/java/io/tally/bench/probe")
-FLOORS = ("bench/src/main/java/io/tally/bench/http",)
+FLOORS = ("bench/src/main/java/io/tally/bench/http", "bench/vertx5-floor")
 
 
 def _bench(name: str) -> tuple[str, ...]:

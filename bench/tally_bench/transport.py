@@ -5,7 +5,8 @@ A GetCount is the gateway's cheapest call (a lookup in the counter view), so mos
 the HTTP request itself. The floors: `HttpFloorServer` (bench/), answering every POST with the
 bytes of a GetCount's answer, as Netty alone (the gateway's epoll transport and HTTP codec) and as
 a Vert.x HTTP server (the gateway's framework, one server an event loop as the gateway has, no
-vertx-web router, no Tally code); for a durable AddCount, that Vert.x server writing each body to
+vertx-web router, no Tally code), and the same on Vert.x 5 and Netty 4.2 (`Vertx5FloorServer`, its
+own module: what a migration of the gateway's HTTP layer would start from); for a durable AddCount, that Vert.x server writing each body to
 Kafka with the gateway's producer settings and answering after the ack. Each in a cgroup of its
 own. vegeta sends the same bodies to each at the operation's `bench cost` rate for `seconds`
 (open loop), after a warm-up of each; the rounds are interleaved. CPU a request: the server's cgroup over the run less its idle CPU over `idle_s`
@@ -32,7 +33,7 @@ from .tools import OUT, figure_path
 
 PNG = OUT / "transport.png"
 #: each operation of bench cost measured here, at its bench cost rate, and the floors it is put against
-FLOORS = {"getcount": ("netty", "vertx"), "addcount_eventual": ("vertx-kafka",)}
+FLOORS = {"getcount": ("netty", "vertx", "vertx5"), "addcount_eventual": ("vertx-kafka",)}
 WARMUP_S = warmup.WARMUP_S
 
 
@@ -117,16 +118,18 @@ def bench_transport(stack: Stack, say, seconds: float = 30, idle_s: float = 8, r
 LABELS = {
     "netty": "Netty alone (epoll, HTTP codec)",
     "vertx": "Vert.x HTTP server, no router",
+    "vertx5": "Vert.x 5 (Netty 4.2) HTTP server, no router",
     "vertx-kafka": "Vert.x HTTP server writing the body to Kafka, answering after the ack",
     "gateway": "the gateway",
 }
 SHORT = {
     "netty": "Netty alone",
     "vertx": "Vert.x, no router",
+    "vertx5": "Vert.x 5, no router",
     "vertx-kafka": "Vert.x + Kafka producer",
     "gateway": "the gateway",
 }
-COLOURS = {"netty": "#999999", "vertx": "#6f8fb3", "vertx-kafka": "#6f8fb3", "gateway": "#c0504d"}
+COLOURS = {"netty": "#999999", "vertx": "#6f8fb3", "vertx5": "#9fb7d3", "vertx-kafka": "#6f8fb3", "gateway": "#c0504d"}
 
 
 def plot(result: dict, path: Path) -> Path:
