@@ -79,22 +79,32 @@ class StackCpu:
         return d
 
 
-def usage(d: Path, field: str = "usage_usec") -> float:
-    """A cgroup's CPU seconds (usage_usec of cpu.stat, which cgroup v2 keeps with no controller on;
-    `field` system_usec: those spent in the kernel)."""
+def cpu_stat(d: Path) -> dict[str, float]:
+    """A cgroup's cpu.stat, its `*_usec` fields as seconds (cgroup v2 keeps them with no controller
+    on): usage_usec all of its CPU, system_usec the part in the kernel (its system calls, and the
+    softirq work charged to it, such as a loopback send's delivery to the receiving socket). Empty
+    when the cgroup is gone."""
     try:
-        for line in (d / "cpu.stat").read_text().splitlines():
-            if line.startswith(field + " "):
-                return int(line.split()[1]) / 1e6
+        lines = (d / "cpu.stat").read_text().splitlines()
     except OSError:
-        pass
-    return 0.0
+        return {}
+    return {k: int(v) / 1e6 for k, v in (line.split() for line in lines) if k.endswith("_usec")}
+
+
+def usage(d: Path) -> float:
+    """A cgroup's CPU seconds."""
+    return cpu_stat(d).get("usage_usec", 0.0)
 
 
 def kernel_usage(d: Path) -> float:
-    """A cgroup's CPU seconds in the kernel (system_usec): its system calls, and the softirq work
-    the kernel charges to it, such as a loopback send's delivery to the receiving socket."""
-    return usage(d, "system_usec")
+    """A cgroup's CPU seconds in the kernel."""
+    return cpu_stat(d).get("system_usec", 0.0)
+
+
+def usage_and_kernel(d: Path) -> tuple[float, float]:
+    """A cgroup's CPU seconds, and of them those in the kernel, from one read of cpu.stat."""
+    stat = cpu_stat(d)
+    return stat.get("usage_usec", 0.0), stat.get("system_usec", 0.0)
 
 
 def cores_over(cgroup: Path, seconds: float) -> float:
@@ -104,10 +114,10 @@ def cores_over(cgroup: Path, seconds: float) -> float:
 
 def cores_and_kernel_over(cgroup: Path, seconds: float) -> tuple[float, float]:
     """A cgroup's cores over the next `seconds`, and of them those in the kernel."""
-    u0, k0, t0 = usage(cgroup), kernel_usage(cgroup), time.monotonic()
+    (u0, k0), t0 = usage_and_kernel(cgroup), time.monotonic()
     time.sleep(seconds)
-    wall = time.monotonic() - t0
-    return (usage(cgroup) - u0) / wall, (kernel_usage(cgroup) - k0) / wall
+    (u1, k1), wall = usage_and_kernel(cgroup), time.monotonic() - t0
+    return (u1 - u0) / wall, (k1 - k0) / wall
 
 
 #: HotSpot's compiler threads ("C2 CompilerThread0", cut to 15 characters by the kernel)
