@@ -23,17 +23,15 @@ import io.tally.serde.RestSchemaRegistryClient;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
-import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Starts the gateway: namespaces, schemas (looked up once, cached), Kafka producer and
- * health, then one HTTP server per core on Vert.x event loops. SIGTERM drains: stop
+ * health, then one HTTP server per core, each on its own Vert.x event loop. SIGTERM drains: stop
  * accepting, flush the producer, exit.
  */
 public final class GatewayMain {
@@ -174,21 +172,18 @@ public final class GatewayMain {
                         config.adminToken()));
 
         DirectEndpoints requests = api.requestHandler(vertx);
-        List<HttpServer> servers = new ArrayList<>();
-        int loops = config.eventLoops();
-        for (int i = 0; i < loops; i++) { // each server gets its own event loop; Vert.x shares the port
-            servers.add(vertx.createHttpServer(HTTP)
-                    .requestHandler(requests)
-                    .listen(config.intOf(GatewayConfig.PORT), config.get(GatewayConfig.HOST))
-                    .toCompletionStage()
-                    .toCompletableFuture()
-                    .get());
-        }
+        HttpServers servers = HttpServers.start(
+                vertx,
+                HTTP,
+                requests,
+                config.get(GatewayConfig.HOST),
+                config.intOf(GatewayConfig.PORT),
+                config.eventLoops());
         LOG.info(
                 "gateway listening on http://{}:{} ({} event loops, {} transport)",
                 config.get(GatewayConfig.HOST),
-                servers.get(0).actualPort(),
-                loops,
+                servers.port(),
+                servers.size(),
                 vertx.isNativeTransportEnabled() ? "native epoll" : "JDK NIO");
 
         Runtime.getRuntime()
@@ -196,12 +191,7 @@ public final class GatewayMain {
                         () -> {
                             LOG.info("draining: refusing new writes, flushing the producer");
                             api.drain();
-                            for (HttpServer s : servers) {
-                                s.close()
-                                        .toCompletionStage()
-                                        .toCompletableFuture()
-                                        .join();
-                            }
+                            servers.close();
                             producer.flush();
                             producer.close();
                             timeSeries.close();
