@@ -19,8 +19,11 @@ import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpVersion;
+import io.vertx.core.AbstractVerticle;
 import io.vertx.core.Context;
+import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Handler;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.buffer.Buffer;
@@ -145,14 +148,23 @@ public final class HttpFloorServer {
             throw new IllegalStateException(
                     "Vert.x could not load its epoll transport", vertx.unavailableNativeTransportCause());
         }
-        for (int i = 0; i < loops; i++) { // each server its own event loop, as the gateway's
-            vertx.createHttpServer()
-                    .requestHandler(handler)
-                    .listen(port, "127.0.0.1")
-                    .toCompletionStage()
-                    .toCompletableFuture()
-                    .get();
-        }
+        // each server started by a verticle instance of its own, so each on its own event loop, as
+        // the gateway's (created one after another on this thread, all would share its one loop)
+        vertx.deployVerticle(
+                        () -> new AbstractVerticle() {
+                            @Override
+                            public void start(Promise<Void> listening) {
+                                vertx.createHttpServer()
+                                        .requestHandler(handler)
+                                        .listen(port, "127.0.0.1")
+                                        .<Void>mapEmpty()
+                                        .onComplete(listening);
+                            }
+                        },
+                        new DeploymentOptions().setInstances(loops))
+                .toCompletionStage()
+                .toCompletableFuture()
+                .get();
     }
 
     private static void answer(HttpServerRequest req, Buffer answer) {

@@ -1,5 +1,8 @@
 package io.tally.bench.http5;
 
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.buffer.Buffer;
@@ -37,14 +40,19 @@ public final class Vertx5FloorServer {
                     "Vert.x could not load its epoll transport", vertx.unavailableNativeTransportCause());
         }
         Buffer answer = Buffer.buffer(ANSWER);
-        for (int i = 0; i < loops; i++) { // each server its own event loop, as the gateway's
-            vertx.createHttpServer()
-                    .requestHandler(req -> req.body().onSuccess(b -> answer(req, answer)))
-                    .listen(port, "127.0.0.1")
-                    .toCompletionStage()
-                    .toCompletableFuture()
-                    .get();
-        }
+        // each server started by a verticle instance of its own, so each on its own event loop, as
+        // the gateway's
+        vertx.deployVerticle(
+                        () -> new VerticleBase() {
+                            @Override
+                            public Future<?> start() {
+                                return vertx.createHttpServer()
+                                        .requestHandler(req -> req.body().onSuccess(b -> answer(req, answer)))
+                                        .listen(port, "127.0.0.1");
+                            }
+                        },
+                        new DeploymentOptions().setInstances(loops))
+                .await();
         System.out.println("listening on 127.0.0.1:" + port);
         Thread.currentThread().join();
     }
