@@ -96,11 +96,6 @@ def usage(d: Path) -> float:
     return cpu_stat(d).get("usage_usec", 0.0)
 
 
-def kernel_usage(d: Path) -> float:
-    """A cgroup's CPU seconds in the kernel."""
-    return cpu_stat(d).get("system_usec", 0.0)
-
-
 def usage_and_kernel(d: Path) -> tuple[float, float]:
     """A cgroup's CPU seconds, and of them those in the kernel, from one read of cpu.stat."""
     stat = cpu_stat(d)

@@ -28,7 +28,7 @@ from . import warmup
 from .floors import LINGER_MS, start_floor, stop
 from .http import attack_lazy, fmt, measured, settle, summary, vegeta
 from .profile import operation_load
-from .stack_cpu import StackCpu, cores_and_kernel_over, kernel_usage, usage
+from .stack_cpu import StackCpu, cores_and_kernel_over, usage_and_kernel
 from .tools import OUT, figure_path
 
 PNG = OUT / "transport.png"
@@ -62,7 +62,7 @@ def bench_transport(stack: Stack, say, seconds: float = 30, idle_s: float = 8, r
                 for server in (*floors, "gateway"):
                     cgroup = gateway_cgroup if server == "gateway" else cpu.cgroup(f"http-floor-{server}")
                     before, kernel_before = cores_and_kernel_over(cgroup, idle_s)
-                    u0, k0, t0 = usage(cgroup), kernel_usage(cgroup), time.monotonic()
+                    (u0, k0), t0 = usage_and_kernel(cgroup), time.monotonic()
                     if server == "gateway":
                         n, _ = loads[name]()
                         report = loads[name].report
@@ -71,7 +71,8 @@ def bench_transport(stack: Stack, say, seconds: float = 30, idle_s: float = 8, r
                             exe, urls[server] + op.path, lambda i, op=op: op.body(run, i), op.rate, seconds
                         )
                         n = round(report["requests"] * report["success"])
-                    used, kernel, wall = usage(cgroup) - u0, kernel_usage(cgroup) - k0, time.monotonic() - t0
+                    (u1, k1), wall = usage_and_kernel(cgroup), time.monotonic() - t0
+                    used, kernel = u1 - u0, k1 - k0
                     after, kernel_after = cores_and_kernel_over(cgroup, idle_s)
                     idle, kernel_idle = (before + after) / 2, (kernel_before + kernel_after) / 2
                     entry = {
