@@ -4,7 +4,9 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.netty.buffer.Unpooled;
 import io.tally.common.OpenApiDocument;
+import io.tally.gateway.service.ClosedPageCache;
 import io.tally.gateway.service.CounterQueries;
 import io.tally.gateway.service.CounterRecount;
 import io.tally.gateway.service.ErrorCode;
@@ -157,10 +159,8 @@ final class GatewayHttpApi {
                 body -> ReadRequests.recounted(recount.recount(reads.recount(body))));
         write(r, "/v1/timeseries/WriteEventRecords", this::events, Mode.ASYNC);
         write(r, "/v1/timeseries/WriteEventRecordsSync", this::events, Mode.SYNC);
-        read(r, "/v1/timeseries/ReadEventRecords", body -> {
-            TimeSeriesQueries.ReadQuery q = reads.readEvents(body);
-            return ReadRequests.page(q.timeSeriesId(), timeSeries.read(q));
-        });
+        String readEvents = "/v1/timeseries/ReadEventRecords";
+        post(r, readEvents, (request, body) -> answer(request, readEvents, readEvents(body)));
         read(r, "/v1/timeseries/SearchEventRecords", body -> SearchRequests.page(search.search(searches.search(body))));
         read(
                 r,
@@ -403,6 +403,29 @@ final class GatewayHttpApi {
         String[] fields = body.flat("namespace", "counter_name");
         ReadRequests.CounterRef c = fields != null ? reads.counter(fields[0], fields[1]) : reads.counter(body.tree());
         return counters.getCount(c.namespace(), c.counter()).thenApply(ReadRequests::count);
+    }
+
+    /**
+     * ReadEventRecords' answer: a page the cache of closed pages holds is answered on the event loop
+     * (parsed, looked up and written there; it waits on nothing), its bytes made once and kept
+     * beside it; any other is read from Cassandra on a worker thread, since the read waits on the
+     * driver.
+     */
+    private CompletionStage<Buffer> readEvents(RequestBody body) {
+        TimeSeriesQueries.ReadQuery q = reads.readEvents(body.tree());
+        ClosedPageCache.Kept kept = timeSeries.kept(q);
+        if (kept != null) {
+            byte[] answer = kept.answer();
+            if (answer == null) {
+                answer = ReadRequests.pageBytes(q.timeSeriesId(), kept.page());
+                kept.remember(answer);
+            }
+            return CompletableFuture.completedFuture(Buffer.buffer(Unpooled.wrappedBuffer(answer)));
+        }
+        return Vertx.currentContext()
+                .owner()
+                .executeBlocking(() -> ReadRequests.page(q.timeSeriesId(), timeSeries.read(q)), false)
+                .toCompletionStage();
     }
 
     /**

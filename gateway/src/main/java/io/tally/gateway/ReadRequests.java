@@ -1,9 +1,13 @@
 package io.tally.gateway;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufOutputStream;
+import io.netty.buffer.Unpooled;
 import io.tally.gateway.service.CounterQueries;
 import io.tally.gateway.service.CounterRecount;
 import io.tally.gateway.service.ErrorCode;
@@ -14,6 +18,10 @@ import io.tally.gateway.service.TimeSeriesQueries.ItemFilter;
 import io.tally.model.Micros;
 import io.tally.namespace.NamespaceConfig;
 import io.vertx.core.buffer.Buffer;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -129,26 +137,57 @@ final class ReadRequests {
                         body, "pageSizeBytes", TimeSeriesQueries.DEFAULT_PAGE_BYTES, 1024, 16L << 20));
     }
 
-    static ObjectNode page(String timeSeriesId, TimeSeriesQueries.EventPage page) {
-        ObjectNode reply = JSON.createObjectNode();
-        ArrayNode events = reply.putArray("events");
-        for (TimeSeriesQueries.Event e : page.events()) {
-            ObjectNode ev = events.addObject()
-                    .put("timeSeriesId", timeSeriesId)
-                    .put("eventTime", instant(e.timeMicros()))
-                    .put("eventId", e.eventId());
-            ArrayNode items = ev.putArray("eventItems");
-            for (Map.Entry<String, byte[]> it : e.items()) {
-                items.addObject()
-                        .put("eventItemKey", it.getKey())
-                        .put("eventItemValue", Base64.getEncoder().encodeToString(it.getValue()));
-            }
-        }
-        if (page.nextPageToken() != null) {
-            reply.put("nextPageToken", page.nextPageToken());
-        }
-        return reply;
+    /**
+     * A page's JSON, {"events": [...], "nextPageToken"?}, written by Jackson's generator straight
+     * into the answer's bytes: a tree of a hundred events and its serializer were a quarter of the
+     * gateway's CPU a page served from memory (profile under read_first_page_closed). Item values
+     * are base64 with padding, Jackson's default variant, as java.util.Base64's basic encoder writes.
+     */
+    static Buffer page(String timeSeriesId, TimeSeriesQueries.EventPage page) {
+        ByteBuf out = Unpooled.buffer(256 + 128 * page.events().size());
+        write(timeSeriesId, page, new ByteBufOutputStream(out));
+        return Buffer.buffer(out);
     }
+
+    /** The same as bytes, to keep (a page of the closed past is answered alike each time). */
+    static byte[] pageBytes(String timeSeriesId, TimeSeriesQueries.EventPage page) {
+        ByteArrayOutputStream out =
+                new ByteArrayOutputStream(256 + 128 * page.events().size());
+        write(timeSeriesId, page, out);
+        return out.toByteArray();
+    }
+
+    private static void write(String timeSeriesId, TimeSeriesQueries.EventPage page, OutputStream out) {
+        try (JsonGenerator g = FACTORY.createGenerator(out)) {
+            g.writeStartObject();
+            g.writeArrayFieldStart("events");
+            for (TimeSeriesQueries.Event e : page.events()) {
+                g.writeStartObject();
+                g.writeStringField("timeSeriesId", timeSeriesId);
+                g.writeStringField("eventTime", instant(e.timeMicros()));
+                g.writeStringField("eventId", e.eventId());
+                g.writeArrayFieldStart("eventItems");
+                for (Map.Entry<String, byte[]> it : e.items()) {
+                    g.writeStartObject();
+                    g.writeStringField("eventItemKey", it.getKey());
+                    g.writeFieldName("eventItemValue");
+                    g.writeBinary(it.getValue());
+                    g.writeEndObject();
+                }
+                g.writeEndArray();
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+            if (page.nextPageToken() != null) {
+                g.writeStringField("nextPageToken", page.nextPageToken());
+            }
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException("writing a page into memory failed", e);
+        }
+    }
+
+    private static final JsonFactory FACTORY = new JsonFactory();
 
     private List<ItemFilter> filters(JsonNode body) {
         List<ItemFilter> out = new ArrayList<>();

@@ -4,15 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tally.gateway.service.CounterQueries.Count;
 import io.tally.gateway.service.NamespaceResolver;
 import io.tally.gateway.service.ServiceException;
+import io.tally.gateway.service.TimeSeriesQueries;
 import io.tally.model.Micros;
 import io.tally.namespace.NamespaceCatalog;
 import io.tally.namespace.NamespaceConfig.CounterType;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -44,6 +48,56 @@ class ReadRequestsTest {
         }
         assertThat(ReadRequests.count(new Count(count, type, rollupMicros)).toString(StandardCharsets.UTF_8))
                 .isEqualTo(JSON.writeValueAsString(tree));
+    }
+
+    /**
+     * A page is written as the tree it replaced wrote it: the same fields in the same order, item
+     * values base64 with padding as java.util.Base64 writes them, strings escaped, the token when
+     * there is one.
+     */
+    @Test
+    void aPageIsWrittenAsJacksonWritesItsTree() throws Exception {
+        byte[] binary = new byte[256];
+        for (int i = 0; i < binary.length; i++) {
+            binary[i] = (byte) i;
+        }
+        var events = List.of(
+                new TimeSeriesQueries.Event(
+                        1_733_390_000_123_456L,
+                        "id \"quoted\" \u00e9\u4e2d",
+                        List.of(
+                                Map.entry("deviceType", "ios".getBytes(StandardCharsets.UTF_8)),
+                                Map.entry("raw", binary))),
+                new TimeSeriesQueries.Event(
+                        1, "e\n2", List.of(Map.entry("k", new byte[0]), Map.entry("k1", new byte[] {-1}))),
+                new TimeSeriesQueries.Event(1_733_390_000_000_000L, "e3", List.of()));
+        for (String token : new String[] {null, "tok-en_1"}) {
+            for (var page : List.of(
+                    new TimeSeriesQueries.EventPage(events, token),
+                    new TimeSeriesQueries.EventPage(List.of(), token))) {
+                ObjectNode tree = JSON.createObjectNode();
+                ArrayNode list = tree.putArray("events");
+                for (TimeSeriesQueries.Event e : page.events()) {
+                    ObjectNode ev = list.addObject()
+                            .put("timeSeriesId", "ts/\"1\"")
+                            .put("eventTime", Micros.format(e.timeMicros()))
+                            .put("eventId", e.eventId());
+                    ArrayNode items = ev.putArray("eventItems");
+                    for (Map.Entry<String, byte[]> it : e.items()) {
+                        items.addObject()
+                                .put("eventItemKey", it.getKey())
+                                .put("eventItemValue", Base64.getEncoder().encodeToString(it.getValue()));
+                    }
+                }
+                if (token != null) {
+                    tree.put("nextPageToken", token);
+                }
+                assertThat(ReadRequests.page("ts/\"1\"", page).toString(StandardCharsets.UTF_8))
+                        .isEqualTo(JSON.writeValueAsString(tree));
+                assertThat(new String(ReadRequests.pageBytes("ts/\"1\"", page), StandardCharsets.UTF_8))
+                        .isEqualTo(JSON.writeValueAsString(tree));
+            }
+        }
     }
 
     @Test

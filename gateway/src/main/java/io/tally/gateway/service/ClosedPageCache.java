@@ -27,7 +27,37 @@ public final class ClosedPageCache {
             long totalRecordLimit,
             long pageSizeBytes) {}
 
-    private record Entry(EventPage page, long bytes, long expiresAtMillis) {}
+    private record Entry(EventPage page, long bytes, long expiresAtMillis, byte[] answer) {}
+
+    /**
+     * A kept page, with the answer a caller made of it when one was remembered ({@link #remember}):
+     * the page as sent, so a hit need not be encoded again.
+     */
+    public final class Kept {
+        private final Key key;
+        private final EventPage page;
+        private final byte[] answer;
+
+        private Kept(Key key, EventPage page, byte[] answer) {
+            this.key = key;
+            this.page = page;
+            this.answer = answer;
+        }
+
+        public EventPage page() {
+            return page;
+        }
+
+        /** The answer remembered with the page, or null. */
+        public byte[] answer() {
+            return answer;
+        }
+
+        /** Keeps the answer made of this page beside it, counted in the budget, while the page is kept. */
+        public void remember(byte[] made) {
+            ClosedPageCache.this.remember(key, page, made);
+        }
+    }
 
     private final long budgetBytes;
     private final long ttlMillis;
@@ -47,7 +77,13 @@ public final class ClosedPageCache {
     }
 
     /** The page kept for this key, or null. */
-    public synchronized EventPage get(Key key) {
+    public EventPage get(Key key) {
+        Kept kept = kept(key);
+        return kept == null ? null : kept.page();
+    }
+
+    /** The page kept for this key with the answer remembered beside it, or null. */
+    public synchronized Kept kept(Key key) {
         Entry e = pages.get(key);
         if (e == null) {
             return null;
@@ -56,7 +92,21 @@ public final class ClosedPageCache {
             remove(key);
             return null;
         }
-        return e.page();
+        return new Kept(key, e.page(), e.answer());
+    }
+
+    private synchronized void remember(Key key, EventPage page, byte[] answer) {
+        Entry e = pages.get(key);
+        if (e == null
+                || e.page() != page
+                || e.answer() != null
+                || e.bytes() + answer.length > budgetBytes
+                || clockMillis.getAsLong() >= e.expiresAtMillis()) {
+            return; // gone, replaced, answered already, too large with it, or expired
+        }
+        pages.put(key, new Entry(page, e.bytes() + answer.length, e.expiresAtMillis(), answer));
+        bytes += answer.length;
+        evictOverBudget();
     }
 
     /**
@@ -70,8 +120,13 @@ public final class ClosedPageCache {
             return;
         }
         remove(key);
-        pages.put(key, new Entry(page, size, expires));
+        pages.put(key, new Entry(page, size, expires, null));
         bytes += size;
+        evictOverBudget();
+    }
+
+    /** Drops the least recently used pages until the cache holds its budget. */
+    private void evictOverBudget() {
         Iterator<Map.Entry<Key, Entry>> eldest = pages.entrySet().iterator();
         while (bytes > budgetBytes && eldest.hasNext()) {
             bytes -= eldest.next().getValue().bytes();

@@ -156,9 +156,15 @@ public final class TimeSeriesQueries {
         }
     }
 
-    public EventPage read(ReadQuery q) {
+    /**
+     * Where a read starts: its checked interval, its digest, the cursor of its page token, and the
+     * key of its page in the cache of closed pages when the page lies behind the horizon (null
+     * otherwise). Asks nothing of Cassandra.
+     */
+    private record Position(long digest, PageTokens.Cursor cursor, ClosedPageCache.Key closedKey) {}
+
+    private Position position(ReadQuery q) {
         NamespaceConfig ns = q.namespace();
-        String tsid = q.timeSeriesId();
         long start = q.startMicros();
         long end = q.endMicros();
         if (end <= start || end - start > MAX_INTERVAL_MICROS) {
@@ -168,19 +174,53 @@ public final class TimeSeriesQueries {
                     "timeInterval");
         }
         checkWidth(ns, start, end);
+        long digest = queryDigest(ns.name(), q.timeSeriesId(), start, end, q.filters());
+        PageTokens.Cursor cursor = q.pageToken() == null ? null : tokens.decode(q.pageToken(), digest);
+        // a page whose newest possible event is behind the horizon never changes: served from memory
+        long newest = Math.min(end - 1, cursor == null ? Long.MAX_VALUE : cursor.eventTimeMicros());
+        ClosedPageCache.Key closedKey = closedPages.enabled() && newest < horizon.finalBeforeMicros(ns)
+                ? new ClosedPageCache.Key(
+                        ns,
+                        q.timeSeriesId(),
+                        digest,
+                        q.pageToken(),
+                        q.pageSize(),
+                        q.totalRecordLimit(),
+                        q.pageSizeBytes())
+                : null;
+        return new Position(digest, cursor, closedKey);
+    }
+
+    /**
+     * The query's page when the cache of closed pages holds it (with the answer remembered beside
+     * it, if any), else null. It asks nothing of Cassandra and waits on nothing, so an event loop may
+     * call it and answer a hit at once, with no worker thread between (a hit is counted here;
+     * {@link #read} counts what it looks up).
+     */
+    public ClosedPageCache.Kept kept(ReadQuery q) {
+        Position at = position(q);
+        ClosedPageCache.Kept kept = at.closedKey() == null ? null : closedPages.kept(at.closedKey());
+        if (kept != null) {
+            onCache.accept("hit");
+        }
+        return kept;
+    }
+
+    public EventPage read(ReadQuery q) {
+        NamespaceConfig ns = q.namespace();
+        String tsid = q.timeSeriesId();
+        long start = q.startMicros();
+        long end = q.endMicros();
+        Position at = position(q);
         long began = System.nanoTime();
         long bytes = 0;
         List<ItemFilter> filters = q.filters();
-        long digest = queryDigest(ns.name(), tsid, start, end, filters);
-        PageTokens.Cursor cursor = q.pageToken() == null ? null : tokens.decode(q.pageToken(), digest);
+        long digest = at.digest();
+        PageTokens.Cursor cursor = at.cursor();
         long returnedBefore = cursor == null ? 0 : cursor.returned();
         int want = (int) Math.min(q.pageSize(), q.totalRecordLimit() - returnedBefore);
-        // a page whose newest possible event is behind the horizon never changes: served from memory
-        long newest = Math.min(end - 1, cursor == null ? Long.MAX_VALUE : cursor.eventTimeMicros());
-        ClosedPageCache.Key closedKey = null;
-        if (closedPages.enabled() && newest < horizon.finalBeforeMicros(ns)) {
-            closedKey = new ClosedPageCache.Key(
-                    ns, tsid, digest, q.pageToken(), q.pageSize(), q.totalRecordLimit(), q.pageSizeBytes());
+        ClosedPageCache.Key closedKey = at.closedKey();
+        if (closedKey != null) {
             EventPage kept = closedPages.get(closedKey);
             onCache.accept(kept != null ? "hit" : "miss");
             if (kept != null) {

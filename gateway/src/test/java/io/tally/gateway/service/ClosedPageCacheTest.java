@@ -75,6 +75,50 @@ class ClosedPageCacheTest {
     }
 
     @Test
+    void anAnswerRememberedWithAPageIsServedWithItCountedAndGoesWithIt() {
+        long one = ClosedPageCache.sizeOf(key(PLAYBACK, "a", null), page(10, 100));
+        var cache = new ClosedPageCache(3 * one, 60_000, now::get);
+        var page = page(10, 100);
+        cache.put(key(PLAYBACK, "a", null), page, Long.MAX_VALUE);
+        var kept = cache.kept(key(PLAYBACK, "a", null));
+        assertThat(kept.page()).isSameAs(page);
+        assertThat(kept.answer()).isNull();
+        byte[] answer = new byte[500];
+        kept.remember(answer);
+        assertThat(cache.kept(key(PLAYBACK, "a", null)).answer()).isSameAs(answer);
+        assertThat(cache.bytes()).isEqualTo(one + 500);
+        kept.remember(new byte[7]); // answered already: the first answer stays
+        assertThat(cache.kept(key(PLAYBACK, "a", null)).answer()).isSameAs(answer);
+        assertThat(cache.bytes()).isEqualTo(one + 500);
+
+        // a page put again under the key does not take the answer made of the one it replaced
+        var replaced = cache.kept(key(PLAYBACK, "a", null));
+        var again = page(10, 100);
+        cache.put(key(PLAYBACK, "a", null), again, Long.MAX_VALUE);
+        assertThat(cache.kept(key(PLAYBACK, "a", null)).answer()).isNull();
+        assertThat(cache.bytes()).isEqualTo(one);
+        replaced.remember(new byte[9]);
+        assertThat(cache.kept(key(PLAYBACK, "a", null)).answer()).isNull();
+
+        // answers count in the budget: the eldest page goes when one no longer fits
+        cache.put(key(PLAYBACK, "b", null), page(10, 100), Long.MAX_VALUE);
+        cache.put(key(PLAYBACK, "c", null), page(10, 100), Long.MAX_VALUE);
+        cache.kept(key(PLAYBACK, "c", null)).remember(new byte[10]);
+        assertThat(cache.get(key(PLAYBACK, "a", null))).isNull();
+        assertThat(cache.size()).isEqualTo(2);
+        assertThat(cache.bytes()).isEqualTo(2 * one + 10);
+        // an answer that would not fit the budget beside its page is not kept
+        cache.kept(key(PLAYBACK, "b", null)).remember(new byte[(int) (3 * one)]);
+        assertThat(cache.kept(key(PLAYBACK, "b", null)).answer()).isNull();
+        // an expired page takes no answer
+        var b = cache.kept(key(PLAYBACK, "b", null));
+        now.addAndGet(60_000);
+        b.remember(new byte[1]);
+        assertThat(cache.bytes()).isEqualTo(2 * one + 10);
+        assertThat(cache.kept(key(PLAYBACK, "b", null))).isNull();
+    }
+
+    @Test
     void aCacheWithoutBudgetKeepsNothing() {
         var cache = new ClosedPageCache(0, 60_000, now::get);
         assertThat(cache.enabled()).isFalse();

@@ -54,14 +54,20 @@ class TimeSeriesQueriesTest {
                         TimeSeriesQueries.DEFAULT_PAGE_BYTES),
                 kept,
                 Long.MAX_VALUE);
-        StoredHorizonTest.waitFor(() -> {
-            try {
-                return cached.read(closed) == kept;
-            } catch (ServiceException e) { // the horizon not known yet: Cassandra asked, and down
-                return false;
-            }
-        });
-        assertThat(results).contains("hit");
+        // kept() asks nothing of Cassandra: null until the horizon is known, then the page
+        StoredHorizonTest.waitFor(
+                () -> cached.kept(closed) != null && cached.kept(closed).page() == kept);
+        results.clear();
+        assertThat(cached.read(closed)).isSameAs(kept);
+        assertThat(results).containsExactly("hit");
+        // not kept: a page reaching past the horizon, another page of a closed query (no miss counted)
+        assertThat(cached.kept(query(10 * HOUR, 200 * HOUR, null))).isNull();
+        assertThat(cached.kept(query(9 * HOUR, 11 * HOUR, null))).isNull();
+        assertThat(results).containsExactly("hit");
+        // kept() refuses what read() refuses
+        assertThatThrownBy(() -> cached.kept(query(11 * HOUR, 10 * HOUR, null)))
+                .isInstanceOfSatisfying(
+                        ServiceException.class, e -> assertThat(e.field()).isEqualTo("timeInterval"));
         // a page reaching past the horizon is read from Cassandra (down here)
         assertThatThrownBy(() -> cached.read(query(10 * HOUR, 200 * HOUR, null)))
                 .isInstanceOfSatisfying(
