@@ -5,9 +5,11 @@ import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
 import com.datastax.oss.driver.api.core.DriverException;
 import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
+import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import com.datastax.oss.driver.api.core.metadata.Metadata;
+import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
 import io.tally.common.CassandraClientSecurity;
 import io.tally.common.CassandraLogin;
 import java.net.InetSocketAddress;
@@ -15,6 +17,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -79,6 +83,59 @@ public final class CassandraSession implements AutoCloseable {
                 "cassandra-connect");
         t.setDaemon(true);
         t.start();
+    }
+
+    /** How long a statement refused for a missing table the schema lists is prepared again. */
+    static final long SCHEMA_SETTLE_MILLIS = 2_000;
+
+    /** Cassandra's refusals of a statement over a keyspace or table it does not hold. */
+    private static final Pattern NO_SUCH_TABLE = Pattern.compile(
+            "unconfigured table|table \\S+ does not exist|keyspace \\S+ does not exist", Pattern.CASE_INSENSITIVE);
+
+    /**
+     * Prepares a statement over a table the schema lists (the driver's metadata or Cassandra's
+     * catalogue, {@link #hasTable}). A table being made is in system_schema.tables a moment
+     * before the node's query processor knows it, and a node just back from a restart lags the
+     * cluster's schema: both refuse the prepare with "does not exist" for a table that is there
+     * (the read of 2026-12-07 of a day's table the TimeSeries writer was making, answered 503).
+     * So that refusal is asked again for up to {@link #SCHEMA_SETTLE_MILLIS}, then passed on.
+     * Blocks: not for the event loop.
+     */
+    public PreparedStatement prepareListed(String cql) {
+        return untilSchemaSettles(() -> get().prepare(cql), SCHEMA_SETTLE_MILLIS, CassandraSession::pause);
+    }
+
+    /** A pause between two asks of {@link #untilSchemaSettles}. */
+    interface Pause {
+        void millis(long millis);
+    }
+
+    static <T> T untilSchemaSettles(Supplier<T> call, long budgetMillis, Pause pause) {
+        long waited = 0;
+        long next = 25;
+        while (true) {
+            try {
+                return call.get();
+            } catch (InvalidQueryException e) {
+                if (!NO_SUCH_TABLE.matcher(String.valueOf(e.getMessage())).find() || waited >= budgetMillis) {
+                    throw e;
+                }
+                long wait = Math.min(next, budgetMillis - waited);
+                pause.millis(wait);
+                waited += wait;
+                next *= 2;
+            }
+        }
+    }
+
+    private static void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ServiceException(
+                    ErrorCode.CASSANDRA_UNAVAILABLE, "interrupted while Cassandra's schema settled", null);
+        }
     }
 
     /** The session if it is connected already (never blocks), else null. */

@@ -210,7 +210,7 @@ public final class CounterQueries {
             return new Rollup(0, 0, 0, 0);
         }
         PreparedStatement ps =
-                selects.computeIfAbsent(keyspace, k -> cassandra.get().prepare(CounterRollupsTable.select(k)));
+                selects.computeIfAbsent(keyspace, k -> cassandra.prepareListed(CounterRollupsTable.select(k)));
         Row row;
         try {
             row = cassandra.get().execute(ps.bind(counter)).one();

@@ -199,7 +199,7 @@ public final class CounterRecount {
             return LogBase.NONE;
         }
         PreparedStatement ps =
-                baseSelects.computeIfAbsent(keyspace, k -> cassandra.get().prepare(CounterLogBaseTable.select(k)));
+                baseSelects.computeIfAbsent(keyspace, k -> cassandra.prepareListed(CounterLogBaseTable.select(k)));
         Row row = cassandra.get().execute(ps.bind(counter)).one();
         if (row == null || row.getInstant("until") == null) {
             return LogBase.NONE;

@@ -324,7 +324,7 @@ public final class TimeSeriesQueries {
         CqlSession session = cassandra.get();
         PreparedStatement ps = statements.computeIfAbsent(
                 keyspace + "." + slice.tableName(),
-                t -> session.prepare(SliceTable.selectRange(keyspace, slice.tableName())));
+                t -> cassandra.prepareListed(SliceTable.selectRange(keyspace, slice.tableName())));
         int n = slice.bucketsPerId();
         if (slice.eventBucketsByTime()) {
             return new EventMerge(
@@ -337,7 +337,7 @@ public final class TimeSeriesQueries {
         List<Iterator<ItemRows.ItemRow>> partitions = new ArrayList<>();
         PreparedStatement all = statements.computeIfAbsent(
                 keyspace + "." + slice.tableName() + " by buckets",
-                t -> session.prepare(SliceTable.selectRangeOfBuckets(keyspace, slice.tableName())));
+                t -> cassandra.prepareListed(SliceTable.selectRangeOfBuckets(keyspace, slice.tableName())));
         List<Integer> eventBuckets = new ArrayList<>(n);
         for (int b = 0; b < n; b++) {
             eventBuckets.add(b);

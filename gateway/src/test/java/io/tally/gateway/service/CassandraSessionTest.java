@@ -8,8 +8,11 @@ import com.datastax.oss.driver.api.core.metadata.Metadata;
 import com.datastax.oss.driver.api.core.metadata.Node;
 import com.datastax.oss.driver.api.core.metadata.TokenMap;
 import com.datastax.oss.driver.api.core.metadata.schema.KeyspaceMetadata;
+import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
 import com.datastax.oss.driver.internal.core.metadata.DefaultMetadata;
 import com.datastax.oss.driver.internal.core.metadata.schema.DefaultKeyspaceMetadata;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -69,5 +72,51 @@ class CassandraSessionTest {
         // once the schema is read, reads go on
         assertThat(cassandra.loadedOrRefused(withKeyspace("ns_playback"), refreshes::incrementAndGet))
                 .isNotNull();
+    }
+
+    @Test
+    void aPrepareRefusedForATableTheSchemaListsIsAskedAgainUntilTheNodeKnowsIt() {
+        List<Long> pauses = new ArrayList<>();
+        AtomicInteger asks = new AtomicInteger();
+        String prepared = CassandraSession.untilSchemaSettles(
+                () -> {
+                    if (asks.incrementAndGet() < 4) {
+                        throw new InvalidQueryException(null, "table events_20261206 does not exist");
+                    }
+                    return "prepared";
+                },
+                2_000,
+                pauses::add);
+        assertThat(prepared).isEqualTo("prepared");
+        assertThat(pauses).as("growing pauses between the asks").containsExactly(25L, 50L, 100L);
+    }
+
+    @Test
+    void aTableStillMissingWhenTheBudgetIsSpentIsRefusedAsCassandraSaid() {
+        List<Long> pauses = new ArrayList<>();
+        assertThatThrownBy(() -> CassandraSession.untilSchemaSettles(
+                        () -> {
+                            throw new InvalidQueryException(null, "unconfigured table counter_rollups");
+                        },
+                        300,
+                        pauses::add))
+                .isInstanceOf(InvalidQueryException.class)
+                .hasMessageContaining("unconfigured table");
+        assertThat(pauses.stream().mapToLong(Long::longValue).sum())
+                .as("waited the budget, no more")
+                .isEqualTo(300);
+    }
+
+    @Test
+    void anyOtherRefusalIsPassedOnAtOnce() {
+        List<Long> pauses = new ArrayList<>();
+        assertThatThrownBy(() -> CassandraSession.untilSchemaSettles(
+                        () -> {
+                            throw new InvalidQueryException(null, "Undefined column name nope");
+                        },
+                        2_000,
+                        pauses::add))
+                .hasMessageContaining("Undefined column");
+        assertThat(pauses).isEmpty();
     }
 }
