@@ -94,12 +94,7 @@ class CassandraSessionTest {
     @Test
     void aTableStillMissingWhenTheBudgetIsSpentIsRefusedAsCassandraSaid() {
         List<Long> pauses = new ArrayList<>();
-        assertThatThrownBy(() -> CassandraSession.untilSchemaSettles(
-                        () -> {
-                            throw new InvalidQueryException(null, "unconfigured table counter_rollups");
-                        },
-                        300,
-                        pauses::add))
+        assertThatThrownBy(() -> alwaysRefused("unconfigured table counter_rollups", 300, pauses))
                 .isInstanceOf(InvalidQueryException.class)
                 .hasMessageContaining("unconfigured table");
         assertThat(pauses.stream().mapToLong(Long::longValue).sum())
@@ -110,13 +105,18 @@ class CassandraSessionTest {
     @Test
     void anyOtherRefusalIsPassedOnAtOnce() {
         List<Long> pauses = new ArrayList<>();
-        assertThatThrownBy(() -> CassandraSession.untilSchemaSettles(
-                        () -> {
-                            throw new InvalidQueryException(null, "Undefined column name nope");
-                        },
-                        2_000,
-                        pauses::add))
+        assertThatThrownBy(() -> alwaysRefused("Undefined column name nope", 2_000, pauses))
                 .hasMessageContaining("Undefined column");
         assertThat(pauses).isEmpty();
+    }
+
+    /** Prepares, against a node that refuses every ask with this message, within this budget. */
+    private static String alwaysRefused(String message, long budgetMillis, List<Long> pauses) {
+        return CassandraSession.untilSchemaSettles(
+                () -> {
+                    throw new InvalidQueryException(null, message);
+                },
+                budgetMillis,
+                pauses::add);
     }
 }
