@@ -12,13 +12,13 @@ import com.datastax.oss.driver.api.core.metadata.Metadata;
 import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
 import io.tally.common.CassandraClientSecurity;
 import io.tally.common.CassandraLogin;
+import io.tally.model.cassandra.MissingSchemaRefusal;
 import java.net.InetSocketAddress;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -88,10 +88,6 @@ public final class CassandraSession implements AutoCloseable {
     /** How long a statement refused for a missing table the schema lists is prepared again. */
     static final long SCHEMA_SETTLE_MILLIS = 2_000;
 
-    /** Cassandra's refusals of a statement over a keyspace or table it does not hold. */
-    private static final Pattern NO_SUCH_TABLE = Pattern.compile(
-            "unconfigured table|table \\S+ does not exist|keyspace \\S+ does not exist", Pattern.CASE_INSENSITIVE);
-
     /**
      * Prepares a statement over a table the schema lists (the driver's metadata or Cassandra's
      * catalogue, {@link #hasTable}). A table being made is in system_schema.tables a moment
@@ -117,7 +113,7 @@ public final class CassandraSession implements AutoCloseable {
             try {
                 return call.get();
             } catch (InvalidQueryException e) {
-                if (!NO_SUCH_TABLE.matcher(String.valueOf(e.getMessage())).find() || waited >= budgetMillis) {
+                if (!MissingSchemaRefusal.saysMissing(e.getMessage()) || waited >= budgetMillis) {
                     throw e;
                 }
                 long wait = Math.min(next, budgetMillis - waited);

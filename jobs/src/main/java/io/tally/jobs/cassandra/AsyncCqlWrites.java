@@ -10,6 +10,7 @@ import com.datastax.oss.driver.api.core.cql.Statement;
 import com.datastax.oss.driver.api.core.metadata.Node;
 import com.datastax.oss.driver.api.core.metadata.NodeState;
 import com.datastax.oss.driver.api.core.metadata.TokenMap;
+import io.tally.model.cassandra.MissingSchemaRefusal;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Optional;
@@ -286,19 +287,8 @@ public final class AsyncCqlWrites implements AutoCloseable {
         if (!(err instanceof com.datastax.oss.driver.api.core.servererrors.InvalidQueryException)) {
             return null;
         }
-        java.util.regex.Matcher m = GONE.matcher(String.valueOf(err.getMessage()));
-        if (!m.find()) {
-            return null;
-        }
-        return m.group(1) != null ? m.group(1) : m.group(2) != null ? m.group(2) : "(a table's keyspace)";
+        return MissingSchemaRefusal.keyspaceOf(err.getMessage());
     }
-
-    // case-insensitive: an unlogged batch is refused with "keyspace x does not exist", a single
-    // insert with "Keyspace x does not exist" (a writer restarted on the batch form in CI)
-    private static final java.util.regex.Pattern GONE = java.util.regex.Pattern.compile(
-            "Keyspace '?([a-z0-9_]+)'? does not exist|Keyspace '?([a-z0-9_]+)'? doesn't exist"
-                    + "|unconfigured table \\w+|table \\S+ does not exist",
-            java.util.regex.Pattern.CASE_INSENSITIVE);
 
     /** The keyspace and table a bound statement (or a batch's first) writes to. */
     record Table(CqlIdentifier keyspace, CqlIdentifier name) {}

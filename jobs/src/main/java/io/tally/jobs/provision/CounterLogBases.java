@@ -10,6 +10,7 @@ import io.tally.jobs.cassandra.SchemaChanges;
 import io.tally.model.Bytes;
 import io.tally.model.Micros;
 import io.tally.model.cassandra.CounterLogBaseTable;
+import io.tally.model.cassandra.MissingSchemaRefusal;
 import io.tally.model.cassandra.SliceTable;
 import io.tally.namespace.CounterFold;
 import io.tally.namespace.CounterLogFold;
@@ -88,8 +89,7 @@ final class CounterLogBases {
             }
             return true;
         } catch (InvalidQueryException e) {
-            String msg = String.valueOf(e.getMessage()).toLowerCase(java.util.Locale.ROOT);
-            if (msg.contains("unconfigured table") || msg.contains("does not exist")) {
+            if (MissingSchemaRefusal.saysMissing(e.getMessage())) {
                 return false;
             }
             throw e;
