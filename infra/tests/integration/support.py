@@ -6,6 +6,8 @@ import socket
 import time
 from datetime import UTC, datetime, timedelta
 
+import requests
+
 
 def iso(t: datetime, timespec: str = "microseconds") -> str:
     """An instant as the gateway's JSON takes it (ISO-8601, UTC, Z)."""
@@ -14,6 +16,16 @@ def iso(t: datetime, timespec: str = "microseconds") -> str:
 
 def now_iso(offset_s: float = 0, timespec: str = "microseconds") -> str:
     return iso(datetime.now(UTC) + timedelta(seconds=offset_s), timespec)
+
+
+def metric(url: str, name: str, **labels) -> float:
+    """The sum of a Prometheus text exposition's samples of a labelled series (name{...}) whose
+    labels include these."""
+    total = 0.0
+    for line in requests.get(url, timeout=10).text.splitlines():
+        if line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
 
 
 def kill_9(stack, *names: str) -> None:

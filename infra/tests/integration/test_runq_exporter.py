@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import requests
 from kafka_tail import KafkaTail
-from support import until
+from support import metric, until
 
 HOST = socket.gethostname()
 # NoisyNeighborDetector's gauge as the TaskManager's Prometheus reporter names it (the alerting
@@ -65,14 +65,6 @@ def containers(settings):
     time.sleep(0.2)
     for d in dirs:
         d.rmdir()
-
-
-def metric(url: str, name: str, **labels) -> float:
-    total = 0.0
-    for line in requests.get(url, timeout=10).text.splitlines():
-        if line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
-            total += float(line.rsplit(" ", 1)[1])
-    return total
 
 
 def test_a_noisy_neighbor_shows_up_in_metrics_kafka_and_tally(stack, settings, containers):

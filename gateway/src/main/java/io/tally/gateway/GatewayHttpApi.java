@@ -149,7 +149,7 @@ final class GatewayHttpApi {
                 "/v1/counter/AddAndGetCount",
                 (body, now) -> parser.counter(body.tree(), false, now),
                 Mode.BY_COUNTER_TYPE,
-                this::countAfterWrite);
+                new FollowUp(this::countAfterWriteFromView, this::countAfterWrite));
         String getCount = "/v1/counter/GetCount";
         post(r, getCount, (request, body) -> answer(request, getCount, getCount(body)));
         read(
@@ -242,21 +242,43 @@ final class GatewayHttpApi {
         write(r, path, parse, mode, null);
     }
 
-    /** AddAndGetCount's answer: the count with the write just made (see CounterQueries). */
+    /** AddAndGetCount's answer: the count with the write just made (see CounterQueries); blocks. */
     private Buffer countAfterWrite(WriteBatch batch) {
         CounterEvent e = (CounterEvent) batch.records().get(0).value();
-        return ReadRequests.count(counters.countAfterWrite(
-                batch.namespace(),
-                e.getCounter(),
-                new CounterQueries.JustWritten(
-                        e.getEventId(), new CounterFold.Mutation(Micros.of(e.getEventTime()), false, e.getDelta()))));
+        Buffer answer =
+                ReadRequests.count(counters.countAfterWrite(batch.namespace(), e.getCounter(), justWritten(e)));
+        metrics.addAndGet(false);
+        return answer;
     }
+
+    /** The same from the counter view, on the event loop; null when the view cannot tell it. */
+    private Buffer countAfterWriteFromView(WriteBatch batch) {
+        CounterEvent e = (CounterEvent) batch.records().get(0).value();
+        CounterQueries.Count count =
+                counters.countAfterWriteFromView(batch.namespace(), e.getCounter(), justWritten(e));
+        if (count == null) {
+            return null;
+        }
+        metrics.addAndGet(true);
+        return ReadRequests.count(count);
+    }
+
+    private static CounterQueries.JustWritten justWritten(CounterEvent e) {
+        return new CounterQueries.JustWritten(
+                e.getEventId(), new CounterFold.Mutation(Micros.of(e.getEventTime()), false, e.getDelta()));
+    }
+
+    /**
+     * What answers a write after it is acknowledged: onLoop on the event loop when it can (it
+     * returns null when it cannot, and may not block), else blocking on a worker thread.
+     */
+    private record FollowUp(Function<WriteBatch, Buffer> onLoop, Function<WriteBatch, Buffer> blocking) {}
 
     /**
      * A write endpoint; with a follow-up, the answer is the follow-up's result, computed on a
      * worker thread once the write is acknowledged (or sent, for fire-and-forget types).
      */
-    private void write(Router r, String path, WriteParse parse, Mode mode, Function<WriteBatch, Buffer> followUp) {
+    private void write(Router r, String path, WriteParse parse, Mode mode, FollowUp followUp) {
         post(r, path, (request, body) -> handleWrite(request, body, parse, mode, followUp));
     }
 
@@ -478,7 +500,7 @@ final class GatewayHttpApi {
             RequestBody parsed,
             WriteParse parse,
             Mode mode,
-            Function<WriteBatch, Buffer> followUp) {
+            FollowUp followUp) {
         writes.checkOpen();
         long nowMillis = System.currentTimeMillis();
         WriteBatch batch = parse.parse(parsed, nowMillis * 1000);
@@ -517,10 +539,20 @@ final class GatewayHttpApi {
         return json(reply);
     }
 
-    private void answerWith(
-            Context context, HttpServerRequest request, Function<WriteBatch, Buffer> followUp, WriteBatch batch) {
+    private void answerWith(Context context, HttpServerRequest request, FollowUp followUp, WriteBatch batch) {
+        Buffer onLoop;
+        try {
+            onLoop = followUp.onLoop().apply(batch);
+        } catch (RuntimeException e) { // a bug here must not leave the request unanswered: the worker asks again
+            LOG.error("follow-up on the event loop failed", e);
+            onLoop = null;
+        }
+        if (onLoop != null) {
+            ok(request.response(), onLoop);
+            return;
+        }
         context.owner()
-                .<Buffer>executeBlocking(() -> followUp.apply(batch), false)
+                .<Buffer>executeBlocking(() -> followUp.blocking().apply(batch), false)
                 .onComplete(res -> {
                     if (res.succeeded()) {
                         ok(request.response(), res.result());

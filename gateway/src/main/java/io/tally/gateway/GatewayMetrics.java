@@ -33,6 +33,8 @@ final class GatewayMetrics {
     final Counter dedupHits;
     final Counter controlChanges;
     private final Counter readCache;
+    private final CounterDataPoint addAndGetFromView;
+    private final CounterDataPoint addAndGetFromCassandra;
 
     GatewayMetrics() {
         requests = Counter.builder()
@@ -95,7 +97,21 @@ final class GatewayMetrics {
                 .labelNames("result")
                 .withoutExemplars()
                 .register(registry);
+        Counter addAndGet = Counter.builder()
+                .name("tally_gateway_add_and_get_total")
+                .help("AddAndGetCount answers by where their count came from: the counter view (view) or the"
+                        + " rollup row and event log in Cassandra (cassandra)")
+                .labelNames("source")
+                .withoutExemplars()
+                .register(registry);
+        addAndGetFromView = addAndGet.labelValues("view");
+        addAndGetFromCassandra = addAndGet.labelValues("cassandra");
         JvmMetrics.builder().register(registry);
+    }
+
+    /** One AddAndGetCount answered: from the counter view (true) or from Cassandra. */
+    void addAndGet(boolean fromView) {
+        (fromView ? addAndGetFromView : addAndGetFromCassandra).inc();
     }
 
     /** One read behind the stored horizon: "hit" or "miss". */

@@ -109,6 +109,48 @@ class CounterQueriesTest {
         }
     }
 
+    @Test
+    void anAddAndGetIsAnsweredFromTheViewOnlyWhenItsWriteIsNewerThanTheViewsRecord() throws Exception {
+        try (CounterView view = new CounterView(
+                io.tally.common.KafkaClientSecurity.PLAINTEXT.client("127.0.0.1:1"), null, 10, name -> 0)) {
+            CounterQueries withView = new CounterQueries(events, cassandra, (type, seconds) -> {}, view);
+            var accurate = catalog.get("ad_clicks").orElseThrow();
+            var eventual = catalog.get("video_views").orElseThrow();
+            long now = System.currentTimeMillis() * 1000;
+            long rolledUp = now - 10_000_000;
+            long newest = now - 1_000;
+            view.applied("ad_clicks", "c1", new CounterView.Rollup(7, rolledUp, newest, true));
+            // newer than every event the live total holds: not in it yet, so folded in
+            assertThat(withView.countAfterWriteFromView(accurate, "c1", written(now, 3))
+                            .count())
+                    .isEqualTo(10);
+            // at or before its newest event, or at its rollup: maybe in it already (a retry); the log tells
+            assertThat(withView.countAfterWriteFromView(accurate, "c1", written(newest, 3)))
+                    .isNull();
+            assertThat(withView.countAfterWriteFromView(accurate, "c1", written(newest - 5, 3)))
+                    .isNull();
+            view.applied("ad_clicks", "c2", new CounterView.Rollup(4, rolledUp, rolledUp - 1, false));
+            assertThat(withView.countAfterWriteFromView(accurate, "c2", written(rolledUp, 3)))
+                    .isNull();
+            assertThat(withView.countAfterWriteFromView(accurate, "c2", written(rolledUp + 1, -1))
+                            .count())
+                    .isEqualTo(3);
+            // a counter the view does not hold: Cassandra answers
+            assertThat(withView.countAfterWriteFromView(accurate, "c3", written(now, 3)))
+                    .isNull();
+            // EVENTUAL: its rollup, as GetCount answers it, the write not in it
+            view.applied("video_views", "c1", new CounterView.Rollup(5, rolledUp, rolledUp - 1, false));
+            assertThat(withView.countAfterWriteFromView(eventual, "c1", written(now, 3))
+                            .count())
+                    .isEqualTo(5);
+        }
+    }
+
+    static CounterQueries.JustWritten written(long eventTimeMicros, long delta) {
+        return new CounterQueries.JustWritten(
+                "e-" + eventTimeMicros, new io.tally.namespace.CounterFold.Mutation(eventTimeMicros, false, delta));
+    }
+
     static long count(CounterQueries queries, io.tally.namespace.NamespaceConfig ns, String counter) {
         return queries.getCount(ns, counter).toCompletableFuture().join().count();
     }
