@@ -245,8 +245,7 @@ final class GatewayHttpApi {
     /** AddAndGetCount's answer: the count with the write just made (see CounterQueries); blocks. */
     private Buffer countAfterWrite(WriteBatch batch) {
         CounterEvent e = (CounterEvent) batch.records().get(0).value();
-        Buffer answer =
-                ReadRequests.count(counters.countAfterWrite(batch.namespace(), e.getCounter(), justWritten(e)));
+        Buffer answer = ReadRequests.count(counters.countAfterWrite(batch.namespace(), e.getCounter(), justWritten(e)));
         metrics.addAndGet(false);
         return answer;
     }
@@ -496,11 +495,7 @@ final class GatewayHttpApi {
     }
 
     private void handleWrite(
-            HttpServerRequest request,
-            RequestBody parsed,
-            WriteParse parse,
-            Mode mode,
-            FollowUp followUp) {
+            HttpServerRequest request, RequestBody parsed, WriteParse parse, Mode mode, FollowUp followUp) {
         writes.checkOpen();
         long nowMillis = System.currentTimeMillis();
         WriteBatch batch = parse.parse(parsed, nowMillis * 1000);
