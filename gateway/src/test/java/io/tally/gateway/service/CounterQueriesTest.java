@@ -74,9 +74,8 @@ class CounterQueriesTest {
 
     @Test
     void aCountTheViewHoldsIsAnsweredWithoutCassandraAndOnlyFromARecordOfItsKind() throws Exception {
-        try (CounterView view = new CounterView(
-                io.tally.common.KafkaClientSecurity.PLAINTEXT.client("127.0.0.1:1"), null, 10, name -> 0)) {
-            CounterQueries withView = new CounterQueries(events, cassandra, (type, seconds) -> {}, view);
+        try (CounterView view = viewNothingFeeds()) {
+            CounterQueries withView = over(view);
             var accurate = catalog.get("ad_clicks").orElseThrow();
             var eventual = catalog.get("video_views").orElseThrow();
             long now = System.currentTimeMillis() * 1000;
@@ -96,9 +95,8 @@ class CounterQueriesTest {
 
     @Test
     void aCounterRememberedAsNeverRolledUpGivesWayToItsFirstRollup() throws Exception {
-        try (CounterView view = new CounterView(
-                io.tally.common.KafkaClientSecurity.PLAINTEXT.client("127.0.0.1:1"), null, 10, name -> 0)) {
-            CounterQueries withView = new CounterQueries(events, cassandra, (type, seconds) -> {}, view);
+        try (CounterView view = viewNothingFeeds()) {
+            CounterQueries withView = over(view);
             var eventual = catalog.get("video_views").orElseThrow();
             view.applied("video_views", "other", new CounterView.Rollup(1, 1, 1, false)); // the view is rebuilt
             view.remember("video_views", "c1", new CounterView.Rollup(0, 0, 0, false));
@@ -111,9 +109,8 @@ class CounterQueriesTest {
 
     @Test
     void anAddAndGetIsAnsweredFromTheViewOnlyWhenItsWriteIsNewerThanTheViewsRecord() throws Exception {
-        try (CounterView view = new CounterView(
-                io.tally.common.KafkaClientSecurity.PLAINTEXT.client("127.0.0.1:1"), null, 10, name -> 0)) {
-            CounterQueries withView = new CounterQueries(events, cassandra, (type, seconds) -> {}, view);
+        try (CounterView view = viewNothingFeeds()) {
+            CounterQueries withView = over(view);
             var accurate = catalog.get("ad_clicks").orElseThrow();
             var eventual = catalog.get("video_views").orElseThrow();
             long now = System.currentTimeMillis() * 1000;
@@ -144,6 +141,16 @@ class CounterQueriesTest {
                             .count())
                     .isEqualTo(5);
         }
+    }
+
+    /** A view whose broker is a port nothing listens on: the test applies its records. */
+    static CounterView viewNothingFeeds() {
+        return new CounterView(
+                io.tally.common.KafkaClientSecurity.PLAINTEXT.client("127.0.0.1:1"), null, 10, name -> 0);
+    }
+
+    CounterQueries over(CounterView view) {
+        return new CounterQueries(events, cassandra, (type, seconds) -> {}, view);
     }
 
     static CounterQueries.JustWritten written(long eventTimeMicros, long delta) {
