@@ -7,14 +7,30 @@ import time
 
 import requests
 
+# how long a bounded statement may run while its job is RUNNING: a full scan of a topic that
+# benchmarks filled (tens of millions of records) takes minutes on two cores
+BOUNDED_JOB_LIMIT_S = 1200.0
+
+
+def bounded_since(start_ms: int) -> str:
+    """A hint that reads a Kafka table from start_ms (epoch milliseconds) to the offsets at
+    submission, as a user bounds a scan of a busy topic: Flink pushes no time filter down to Kafka."""
+    return (
+        "/*+ OPTIONS('scan.startup.mode'='timestamp', "
+        f"'scan.startup.timestamp-millis'='{start_ms}', 'scan.bounded.mode'='latest-offset') */"
+    )
+
 
 class SqlError(AssertionError):
     pass
 
 
 class SqlSession:
-    def __init__(self, url: str, properties: dict[str, str] | None = None):
+    def __init__(self, url: str, properties: dict[str, str] | None = None, flink_url: str | None = None):
+        """flink_url (the JobManager's REST API) lets a bounded statement wait past its timeout
+        while its job is still RUNNING."""
         self.url = url
+        self.flink_url = flink_url
         r = requests.post(f"{url}/v1/sessions", json={"properties": properties or {}}, timeout=30)
         r.raise_for_status()
         self.handle = r.json()["sessionHandle"]
@@ -28,9 +44,10 @@ class SqlSession:
     def result(self, op: str, timeout: float = 120.0, until=None) -> tuple[list[dict], str | None]:
         """Every row of the operation (as {"kind", "fields"}) and its job id, once it ends, or
         (an unbounded query) once until(folded rows) holds: then the operation is closed, which
-        cancels its job."""
-        token, rows, job, deadline = 0, [], None, time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        cancels its job. A statement without until may take up to BOUNDED_JOB_LIMIT_S while its
+        job runs (a scan's time follows the topic's size, not the test's)."""
+        token, rows, job, start = 0, [], None, time.monotonic()
+        while self._waits(start, timeout, job if until is None else None):
             r = requests.get(
                 f"{self.url}/v1/sessions/{self.handle}/operations/{op}/result/{token}",
                 params={"rowFormat": "JSON"},
@@ -52,7 +69,16 @@ class SqlSession:
             if not data:
                 time.sleep(0.3)
             token = int(nxt.split("/result/")[1].split("?")[0])
-        raise SqlError(f"operation {op} gave no end of results within {timeout} s")
+        raise SqlError(f"operation {op} (job {job}) gave no end of results within {time.monotonic() - start:.0f} s")
+
+    def _waits(self, start: float, timeout: float, job: str | None) -> bool:
+        spent = time.monotonic() - start
+        if spent < timeout:
+            return True
+        if job is None or self.flink_url is None or spent >= BOUNDED_JOB_LIMIT_S:
+            return False
+        r = requests.get(f"{self.flink_url}/jobs/{job}", timeout=10)
+        return r.status_code == 200 and r.json().get("state") in ("INITIALIZING", "CREATED", "RUNNING")
 
     def query(self, statement: str, timeout: float = 120.0) -> list[list]:
         """The final rows of a statement: a changelog folded (UPDATE_BEFORE/DELETE remove a row)."""

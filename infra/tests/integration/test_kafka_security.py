@@ -4,6 +4,7 @@ does not trust it, and Tally's registry and gateway, started from their jars wit
 security settings, serve the whole pipeline through it."""
 
 import os
+import time
 import uuid
 
 import pytest
@@ -297,11 +298,12 @@ def test_the_sql_catalog_reads_through_sasl_ssl_and_shows_no_password(stack, set
     """A tally catalog with the launcher's own options for SASL_SSL (the password a FileConfigProvider
     reference to a file the TaskManagers read) counts what the gateway wrote, in a job of the
     session cluster; SHOW CREATE TABLE shows the reference, not the password."""
-    from sql_rest import SqlSession
+    from sql_rest import SqlSession, bounded_since
     from tally.components.sql_gateway import catalog_kafka_options
 
     run = uuid.uuid4().hex[:8]
     counter = f"sql-sasl-{run}"
+    since = int(time.time() * 1000) - 60_000
     add_counts(gw, "ad_clicks", counter, [f"{run}-{i}" for i in range(4)])
     secured = secured_settings(settings, secure, tmp_path)
     options = {
@@ -312,13 +314,16 @@ def test_the_sql_catalog_reads_through_sasl_ssl_and_shows_no_password(stack, set
     assert options["bootstrap-servers"] == secure["bootstrap"]
     catalog = f"sasl_{run}"
     with_ = ", ".join(f"'{k}' = '{v}'" for k, v in options.items())
-    sql = SqlSession(stack.component("sql-gateway").url(), {"execution.runtime-mode": "batch"})
+    sql = SqlSession(
+        stack.component("sql-gateway").url(),
+        {"execution.runtime-mode": "batch"},
+        stack.component("flink-jobmanager").url(),
+    )
     try:
         sql.query(f"CREATE CATALOG {catalog} WITH ({with_})")
         rows = sql.query(
             f"SELECT COUNT(*) FROM {catalog}.default_database.counter_events "
-            "/*+ OPTIONS('scan.bounded.mode'='latest-offset') */ "
-            f"WHERE namespace = 'ad_clicks' AND counter = '{counter}'",
+            f"{bounded_since(since)} WHERE namespace = 'ad_clicks' AND counter = '{counter}'",
             timeout=180,
         )
         assert rows == [[4]], rows
