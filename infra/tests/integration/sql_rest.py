@@ -12,6 +12,12 @@ import requests
 BOUNDED_JOB_LIMIT_S = 1200.0
 
 
+def minutes_ago(minutes: float) -> int:
+    """Epoch milliseconds: where a test's scan starts, so that its time follows what the test
+    wrote, not what benchmarks left in the topic."""
+    return int((time.time() - 60 * minutes) * 1000)
+
+
 def bounded_since(start_ms: int) -> str:
     """A hint that reads a Kafka table from start_ms (epoch milliseconds) to the offsets at
     submission, as a user bounds a scan of a busy topic: Flink pushes no time filter down to Kafka."""

@@ -4,7 +4,6 @@ does not trust it, and Tally's registry and gateway, started from their jars wit
 security settings, serve the whole pipeline through it."""
 
 import os
-import time
 import uuid
 
 import pytest
@@ -298,12 +297,12 @@ def test_the_sql_catalog_reads_through_sasl_ssl_and_shows_no_password(stack, set
     """A tally catalog with the launcher's own options for SASL_SSL (the password a FileConfigProvider
     reference to a file the TaskManagers read) counts what the gateway wrote, in a job of the
     session cluster; SHOW CREATE TABLE shows the reference, not the password."""
-    from sql_rest import SqlSession, bounded_since
+    from sql_rest import SqlSession, bounded_since, minutes_ago
     from tally.components.sql_gateway import catalog_kafka_options
 
     run = uuid.uuid4().hex[:8]
     counter = f"sql-sasl-{run}"
-    since = int(time.time() * 1000) - 60_000
+    since = minutes_ago(1)
     add_counts(gw, "ad_clicks", counter, [f"{run}-{i}" for i in range(4)])
     secured = secured_settings(settings, secure, tmp_path)
     options = {

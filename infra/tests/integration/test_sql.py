@@ -19,7 +19,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from counter_load import call, get_count
-from sql_rest import SqlSession, bounded_since
+from sql_rest import SqlSession, bounded_since, minutes_ago
 from support import admin_headers, now_iso, until
 
 REPO = Path(__file__).resolve().parents[3]
@@ -47,12 +47,6 @@ def streaming(sql_url, flink_url):
     s = SqlSession(sql_url, {"execution.runtime-mode": "streaming"}, flink_url)
     yield s
     s.close()
-
-
-def minutes_ago(minutes: float) -> int:
-    """Epoch milliseconds: where a test's scan starts, so that its time follows what the test
-    wrote, not what benchmarks left in the topic."""
-    return int((time.time() - 60 * minutes) * 1000)
 
 
 def flink_job(stack, job_id: str) -> dict:
