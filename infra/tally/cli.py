@@ -302,6 +302,8 @@ def cmd_test(args, settings: Settings) -> int:
                         "no:cacheprovider",
                         "--tb=short",
                         "-rf",
+                        # the slowest tests named in every run's log, so the suite's 45 minutes are watched
+                        "--durations=25",
                         str(suite),
                     ],
                     env,
