@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.tally.gateway.service.ItemRows.ItemRow;
 import io.tally.gateway.service.TimeSeriesQueries.Event;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 class EventMergeTest {
@@ -88,13 +90,38 @@ class EventMergeTest {
 
     @Test
     void unfilteredFetchesAskForAPagesShareOfRowsWithAMargin() {
-        // 100 events over 4 event buckets, an item an event: 25 expected, 3 sd (15) and 8 more
-        assertThat(RowsPerEvent.rowsPerFetch(100, 4, 1.0)).isEqualTo(48);
-        // events of two items: twice the rows, and their spread
-        assertThat(RowsPerEvent.rowsPerFetch(100, 4, 2.0)).isEqualTo(50 + 30 + 8);
-        assertThat(RowsPerEvent.rowsPerFetch(100, 1, 1.0)).isEqualTo(100 + 30 + 8);
-        assertThat(RowsPerEvent.rowsPerFetch(0, 4, 0.5)).isEqualTo(10); // a quarter of an event, 1.5 and 8
+        // 101 events over 4 event buckets, an item an event: 25.25 expected, 5% more, 1.5 sd (6.5), 1 and 2
+        assertThat(RowsPerEvent.rowsPerFetch(100, 4, 1.0)).isEqualTo(37);
+        // events of two items: twice the rows, and twice their spread
+        assertThat(RowsPerEvent.rowsPerFetch(100, 4, 2.0)).isEqualTo(71);
+        // one bucket holds every event of the page: no spread, the margin for bigger events only
+        assertThat(RowsPerEvent.rowsPerFetch(100, 1, 1.0)).isEqualTo(110);
+        assertThat(RowsPerEvent.rowsPerFetch(0, 4, 0.5)).isEqualTo(5);
         assertThat(RowsPerEvent.rowsPerFetch(1_000_000, 1, 1.0)).isEqualTo(5_000);
+    }
+
+    @Test
+    void aPageOfEventsHashedOverItsBucketsRarelyNeedsASecondQuery() {
+        // the page's 101 newest events fall into 4 buckets at random; a bucket asked for fewer
+        // rows than its events took is queried again
+        Random random = new Random(27);
+        int pages = 20_000;
+        int secondQueries = 0;
+        for (int rowsPerEvent = 1; rowsPerEvent <= 3; rowsPerEvent++) {
+            int fetch = RowsPerEvent.rowsPerFetch(100, 4, rowsPerEvent);
+            for (int page = 0; page < pages; page++) {
+                int[] rows = new int[4];
+                for (int e = 0; e < 101; e++) {
+                    rows[random.nextInt(4)] += rowsPerEvent;
+                }
+                if (Arrays.stream(rows).anyMatch(r -> r > fetch)) {
+                    secondQueries++;
+                }
+            }
+            // and the four first fetches ask for less than 50% more rows than the page takes
+            assertThat(4.0 * fetch / (101 * rowsPerEvent)).isLessThan(1.5);
+        }
+        assertThat((double) secondQueries / (3 * pages)).isBetween(0.001, 0.1);
     }
 
     @Test
