@@ -111,6 +111,31 @@ def hottest(collapsed: Path, n: int = 25, inclusive: bool = True) -> list[tuple[
     return [(v / max(samples, 1), f) for f, v in counts.most_common(n)]
 
 
+def by_thread_frames(collapsed: Path, groups: int = 4, n: int = 6) -> list[tuple[str, float, list[tuple[float, str]]]]:
+    """The thread groups with the most samples (numbered threads of a pool as one, from the stacks'
+    first frame, `[name tid=N]`), each with its share of all samples and its hottest frames as
+    shares of all samples, inclusive; frames on 80% or more of a group's stacks (its run loops)
+    left out, so what a thread does shows, not how it waits for work."""
+    samples = 0
+    by_group: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    group_samples: collections.Counter = collections.Counter()
+    for line in collapsed.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        c = int(count)
+        samples += c
+        frames = stack.split(";")
+        thread = re.match(r"\[(.*?)(?: tid=\d+)?\]$", frames[0])
+        group = re.sub(r"\d+", "#", thread.group(1)) if thread else "(no thread name)"
+        group_samples[group] += c
+        for frame in set(frames[1:] if thread else frames):
+            by_group[group][frame] += c
+    out = []
+    for group, gs in group_samples.most_common(groups):
+        frames = [(v / samples, f) for f, v in by_group[group].most_common() if v < 0.8 * gs][:n]
+        out.append((group, gs / max(samples, 1), frames))
+    return out
+
+
 def agent(pid: int, so: Path, command: str) -> None:
     # jcmd splits its arguments at spaces and commas: the agent's options go quoted, as one
     r = subprocess.run(["jcmd", str(pid), "JVMTI.agent_load", str(so), f'"{command}"'], capture_output=True, text=True)
@@ -139,7 +164,8 @@ def profile(stack: Stack, say, component: str, operation: str, seconds: float = 
         else operation_load(stack, say, ops[operation], seconds)
     )
     say(f"profiling {component} (pid {pid}, {event}) under {operation} for {seconds:g} s ...")
-    agent(pid, so, f"start,event={event},interval=1ms")
+    # threads: each stack begins with its thread's name, which hottest() skips and by_thread_frames() reads
+    agent(pid, so, f"start,event={event},interval=1ms,threads")
     before, t0 = thread_cpu(pid), time.monotonic()
     try:
         n, what = load()
@@ -160,7 +186,13 @@ def profile(stack: Stack, say, component: str, operation: str, seconds: float = 
     say("hottest frames on the stack (inclusive; the threads' run loops, on most stacks, left out):")
     for share, frame in [h for h in hottest(collapsed, 60) if h[0] < 0.8][:25]:
         say(f"  {share * 100:5.1f}%  {frame[:140]}")
+    say("hottest frames by thread group (inclusive, a group's run loops left out):")
+    for group, share, frames in by_thread_frames(collapsed, groups=4, n=6):
+        say(f"  {group}: {share * 100:.1f}% of the samples")
+        for frame_share, frame in frames:
+            say(f"    {frame_share * 100:5.1f}%  {frame[:136]}")
     say(f"collapsed stacks: {stem}.collapsed")
+    say(f"async-profiler stays loaded in {component} (pid {pid}) until it restarts; bench cost warns of it")
     return Path(f"{stem}.collapsed")
 
 
