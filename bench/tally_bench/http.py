@@ -192,6 +192,25 @@ def component_cpu(stack: Stack) -> dict[str, float]:
     return out
 
 
+def host_ticks() -> dict[str, int]:
+    """The host's CPU time so far (/proc/stat, in clock ticks): busy (user, nice, system, irq,
+    softirq), stolen by the hypervisor (steal), and the total of every state."""
+    f = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    f += [0] * (8 - len(f))
+    return {"busy": f[0] + f[1] + f[2] + f[5] + f[6], "steal": f[7], "total": sum(f[:8])}
+
+
+def host_shares(before: dict[str, int], after: dict[str, int], wall_s: float) -> dict[str, float]:
+    """Between two host_ticks(): the host's busy CPU and the hypervisor's steal, in % of a core
+    (as the components' cgroups are read): a p99 that moves with steal moved with the host, not
+    the code, and busy time beyond the components' sum is another process's (vegeta's own)."""
+    per_core = 100 / (os.sysconf("SC_CLK_TCK") * max(wall_s, 1e-9))
+    return {
+        "host_busy_percent_of_a_core": (after["busy"] - before["busy"]) * per_core,
+        "steal_percent_of_a_core": (after["steal"] - before["steal"]) * per_core,
+    }
+
+
 def cpu_idle_fraction(seconds: float) -> float:
     """The host's idle share of CPU time over the next `seconds` (from /proc/stat)."""
 
@@ -253,13 +272,13 @@ def runs_at_rates(
         figures: dict[str, list[float]] = {}
         cpu, series = {}, []
         for k in range(runs):
-            c0, t0 = component_cpu(stack), time.monotonic()
+            c0, h0, t0 = component_cpu(stack), host_ticks(), time.monotonic()
             if one_run is not None:
                 rep = one_run(rate)
             else:
                 rep = attack(exe, target_lines, rate, seconds, series=k == runs - 1)
             wall = time.monotonic() - t0
-            c1 = component_cpu(stack)
+            c1, host = component_cpu(stack), host_shares(h0, host_ticks(), wall)
             for name in c1:
                 cpu.setdefault(name, []).append(100 * (c1[name] - c0.get(name, c1[name])) / wall)
             lat = rep["latencies"]
@@ -270,6 +289,7 @@ def runs_at_rates(
                 "success": rep["success"],
                 "answered_per_s": rep.get("throughput", 0.0),
                 "load1": os.getloadavg()[0],
+                **host,
                 **{key: rep[key] for key in extras},
             }
             for key, value in got.items():
@@ -277,8 +297,9 @@ def runs_at_rates(
             series = rep.get("per_second", series)
             say(
                 f"  {what} {rate}/s run {k + 1}: p50 {got['p50_ms']:.2f} ms, p99 {got['p99_ms']:.2f} ms,"
-                f" success {rep['success']:.4f}, codes {rep.get('status_codes')}"
-                + "".join(f", {key} {rep[key]:.2f}" for key in extras)
+                f" success {rep['success']:.4f}, codes {rep.get('status_codes')},"
+                f" host busy {host['host_busy_percent_of_a_core']:.0f}% of a core,"
+                f" steal {host['steal_percent_of_a_core']:.1f}%" + "".join(f", {key} {rep[key]:.2f}" for key in extras)
             )
         out[str(rate)] = {
             **{key: summary(values) for key, values in figures.items()},

@@ -74,3 +74,17 @@ def test_the_mitigations_are_those_the_kernel_says_it_applies_and_the_line_names
         "up since 2026-11-29T22:39:00Z, mitigating spec_rstack_overflow (Safe RET), spectre_v2 (Retpolines)"
     )
     assert mitigations(tmp_path / "absent") == {}
+
+
+def test_host_shares_are_percent_of_a_core_over_the_run():
+    import os
+
+    from tally_bench.http import host_shares, host_ticks
+
+    tick = os.sysconf("SC_CLK_TCK")
+    before = {"busy": 1000, "steal": 50, "total": 5000}
+    after = {"busy": 1000 + 3 * tick, "steal": 50 + tick // 2, "total": 5000 + 4 * tick}
+    shares = host_shares(before, after, wall_s=2.0)
+    assert shares == {"host_busy_percent_of_a_core": 150.0, "steal_percent_of_a_core": 25.0}
+    now = host_ticks()
+    assert 0 <= now["steal"] <= now["total"] and 0 < now["busy"] <= now["total"]
