@@ -200,8 +200,8 @@ def table(result: dict) -> str:
     rows = [
         f"| ReadEventRecords, first page (100) of an id with {result['events']:,} events in one hour bucket, "
         f"open loop (vegeta), {result['seconds']:g} s a run | p50 ms | p99 ms | success | "
-        "gateway CPU (% of a core) | Cassandra CPU | host load (1 min) |",
-        "|---|---|---|---|---|---|---|",
+        "gateway CPU (% of a core) | Cassandra CPU | host busy | steal | host load (1 min) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     # a report made before the second layout holds bench_ts's rates alone
     layouts = [("", result)]
@@ -223,7 +223,10 @@ def table(result: dict) -> str:
             cpu = r["cpu_percent_of_a_core"]
             rows.append(
                 f"| {name}{label} | {fmt(r['p50_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['success'], 4)} | "
-                f"{fmt(cpu.get('gateway'), 0)} | {fmt(cpu.get('cassandra'), 0)} | {fmt(r['load1'])} |"
+                f"{fmt(cpu.get('gateway'), 0)} | {fmt(cpu.get('cassandra'), 0)} | "
+                # the host's busy CPU and the hypervisor's steal (% of a core): reports since 2026-12-08
+                f"{fmt(r.get('host_busy_percent_of_a_core'), 0)} | {fmt(r.get('steal_percent_of_a_core'), 1)} | "
+                f"{fmt(r['load1'])} |"
             )
     plots = (
         "plots `bench/out/reads.png`"
