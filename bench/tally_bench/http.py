@@ -192,11 +192,17 @@ def component_cpu(stack: Stack) -> dict[str, float]:
     return out
 
 
-def host_ticks() -> dict[str, int]:
-    """The host's CPU time so far (/proc/stat, in clock ticks): busy (user, nice, system, irq,
-    softirq), stolen by the hypervisor (steal), and the total of every state."""
+def _proc_stat() -> list[int]:
+    """The host's CPU time so far by state (/proc/stat's first line, in clock ticks): user, nice,
+    system, idle, iowait, irq, softirq, steal, ..."""
     f = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    f += [0] * (8 - len(f))
+    return f + [0] * (8 - len(f))
+
+
+def host_ticks() -> dict[str, int]:
+    """The host's CPU time so far: busy (user, nice, system, irq, softirq), stolen by the
+    hypervisor (steal), and the total of every state."""
+    f = _proc_stat()
     return {"busy": f[0] + f[1] + f[2] + f[5] + f[6], "steal": f[7], "total": sum(f[:8])}
 
 
@@ -215,7 +221,7 @@ def cpu_idle_fraction(seconds: float) -> float:
     """The host's idle share of CPU time over the next `seconds` (from /proc/stat)."""
 
     def read() -> tuple[int, int]:
-        fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+        fields = _proc_stat()
         return sum(fields), fields[3] + fields[4]  # idle + iowait
 
     t0, i0 = read()

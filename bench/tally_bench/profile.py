@@ -96,16 +96,21 @@ def by_thread_group(before: dict, after: dict, ops: int) -> list[tuple[str, floa
     return [(g, v * scale, system[g] * scale) for g, v in total.most_common()]
 
 
+def _stacks(collapsed: Path):
+    """Each line of collapsed stacks: its frames, first (the thread's) to last, and its samples."""
+    for line in collapsed.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        yield stack.split(";"), int(count)
+
+
 def hottest(collapsed: Path, n: int = 25, inclusive: bool = True) -> list[tuple[float, str]]:
     """The frames with the most samples, as shares of all samples: on the stack (inclusive, a frame
     counted once a stack) or at its top (self)."""
     counts: collections.Counter = collections.Counter()
     samples = 0
-    for line in collapsed.read_text().splitlines():
-        stack, _, count = line.rpartition(" ")
-        c = int(count)
+    for frames, c in _stacks(collapsed):
         samples += c
-        frames = stack.split(";")[1:]
+        frames = frames[1:]
         for frame in set(frames) if inclusive else frames[-1:]:
             counts[frame] += c
     return [(v / max(samples, 1), f) for f, v in counts.most_common(n)]
@@ -119,11 +124,8 @@ def by_thread_frames(collapsed: Path, groups: int = 4, n: int = 6) -> list[tuple
     samples = 0
     by_group: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     group_samples: collections.Counter = collections.Counter()
-    for line in collapsed.read_text().splitlines():
-        stack, _, count = line.rpartition(" ")
-        c = int(count)
+    for frames, c in _stacks(collapsed):
         samples += c
-        frames = stack.split(";")
         thread = re.match(r"\[(.*?)(?: tid=\d+)?\]$", frames[0])
         group = re.sub(r"\d+", "#", thread.group(1)) if thread else "(no thread name)"
         group_samples[group] += c
